@@ -1,0 +1,136 @@
+# lanced — build, test and run. GNU Make. `make` builds the library, the tools and the
+# tests; `make test` installs what is missing (make deps), builds and runs every test.
+# New source files are picked up by wildcard: one folder per layer under lib/, one folder
+# per program under daemon/ and loadtest/, one Check test per tests/unit/test_*.c.
+
+SHELL := /bin/bash
+CC ?= cc
+BUILD ?= build
+# Where the library and binaries land: lib/ and bin/ for the normal build, inside the
+# build directory for sanitizer builds so both can coexist.
+LIBOUT ?= lib
+BINOUT ?= bin
+
+PKGS_LIB := libprotobuf-c libzstd liblz4 liburing
+PKGS_DAEMON := libmicrohttpd jansson
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS_LIB) $(PKGS_DAEMON) check 2>/dev/null)
+LIB_LIBS = $(shell pkg-config --libs $(PKGS_LIB) 2>/dev/null) -lm -lpthread
+DAEMON_LIBS = $(shell pkg-config --libs $(PKGS_DAEMON) 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+OPT ?= -O2
+SAN ?=
+CFLAGS_BASE := -std=gnu11 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC
+CFLAGS ?= $(OPT)
+ALL_CFLAGS = $(CFLAGS_BASE) $(CFLAGS) $(SAN) -Ilib -I$(BUILD)/gen $(PKG_CFLAGS)
+LDFLAGS_ALL = $(SAN) $(LDFLAGS)
+
+# ---- protobuf ---------------------------------------------------------------------------
+PROTOS := $(shell find proto -name '*.proto' | sort)
+PROTO_C := $(patsubst proto/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+PROTO_H := $(PROTO_C:.c=.h)
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen -Iproto $<
+
+# ---- library ----------------------------------------------------------------------------
+LIB_SRCS := $(sort $(wildcard lib/*/*.c lib/*/*/*.c lib/*.c))
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
+            $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
+LIB_A := $(LIBOUT)/liblance.a
+LIB_SO := $(LIBOUT)/liblance.so
+
+$(BUILD)/obj/%.o: %.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
+
+# ---- programs: every daemon/<name>/*.c and loadtest/*.c becomes bin/<name> ----------------
+PROGRAMS := $(notdir $(patsubst %/,%,$(sort $(dir $(wildcard daemon/*/*.c)))))
+BINS := $(addprefix $(BINOUT)/,$(PROGRAMS))
+ifneq ($(wildcard loadtest/*.c),)
+BINS += $(BINOUT)/lanced-load
+endif
+
+define program_rule
+$(BINOUT)/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard daemon/$(1)/*.c)) $(LIB_A)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(DAEMON_LIBS) $$(LIB_LIBS)
+endef
+$(foreach p,$(PROGRAMS),$(eval $(call program_rule,$(p))))
+
+$(BINOUT)/lanced-load: $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard loadtest/*.c)) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS) $(LIB_LIBS)
+
+# ---- unit tests (Check) -------------------------------------------------------------------
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+UNIT_SUPPORT := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard tests/unit/support/*.c))
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) $(LIB_LIBS)
+
+# ---- fuzz targets: each tests/fuzz/fuzz_*.c, built with a replay driver for CI ------------
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/replay.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
+
+# ---- top-level targets --------------------------------------------------------------------
+.PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean \
+        install bench
+.DEFAULT_GOAL := all
+
+all: $(LIB_A) $(LIB_SO) $(BINS) $(UNIT_BINS) $(FUZZ_BINS)
+
+deps:
+	@scripts/deps.sh
+
+unit-test: $(UNIT_BINS)
+	@scripts/run-unit-tests.sh $(UNIT_BINS)
+
+conformance: $(BINS)
+	@BIN=$(BINOUT) tests/conformance/run.sh
+
+fuzz-replay: $(FUZZ_BINS)
+	@scripts/run-fuzz-replay.sh $(FUZZ_BINS)
+
+integration: $(BINS)
+	@BIN=$(BINOUT) tests/integration/run.sh
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit-test conformance fuzz-replay integration
+	$(MAKE) asan
+
+# ASan + UBSan: a separate build tree and output dirs, then the same tests.
+asan:
+	$(MAKE) BUILD=build-asan LIBOUT=build-asan/lib BINOUT=build-asan/bin OPT=-O1 \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  all unit-test conformance fuzz-replay
+
+run: deps all
+	@scripts/run-sample.sh $(BINOUT)
+
+fixtures:
+	node tests/fixtures/gen.mjs
+
+clean:
+	rm -rf build build-asan bin lib/liblance.a lib/liblance.so
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

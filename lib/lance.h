@@ -1,0 +1,91 @@
+/* liblance: read rows of Lance files (format 2.1 / 2.2) into Arrow C Data Interface arrays.
+ * This is the whole public API; everything under lib/ besides this header is internal.
+ * Conventions: functions return 0 on success or a positive LNC_E* code and then fill the
+ * caller's struct lnc_error (which may be NULL). Ownership is stated at each function. */
+#ifndef LANCE_H
+#define LANCE_H
+#include <stddef.h>
+#include <stdint.h>
+#include "arrow/abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------------------ */
+enum lnc_code {
+  LNC_OK = 0,
+  LNC_EINVAL,       /* bad argument from the caller: malformed ids, unknown column, ... */
+  LNC_ERANGE,       /* a row id past the last row */
+  LNC_EIO,          /* the operating system refused a read or open */
+  LNC_ENOTFOUND,    /* no such file */
+  LNC_ECORRUPT,     /* the file is not a valid Lance file: bad magic, offsets, protobuf, ... */
+  LNC_EUNSUPPORTED, /* valid Lance, but a version/layout/encoding/type we do not read */
+  LNC_ENOMEM,       /* allocation failed or a configured memory limit was hit */
+  LNC_ELIMIT,       /* a configured request limit was exceeded */
+  LNC_EINTERNAL     /* a bug in liblance */
+};
+
+struct lnc_error {
+  int code;          /* enum lnc_code */
+  char message[512]; /* names the file, column, page and problem */
+};
+
+const char *lnc_code_name(int code); /* "invalid_argument", "corrupt", ...; static storage */
+
+/* ---- growable byte buffer (used for encoded output) -------------------------------- */
+struct lnc_buf {
+  uint8_t *data;
+  size_t len, cap;
+};
+void lnc_buf_free(struct lnc_buf *b); /* frees data; the struct itself is the caller's */
+
+/* ---- files ------------------------------------------------------------------------- */
+typedef struct lnc_file lnc_file;
+
+/* Opens and validates a Lance data file (footer, offset tables, schema, column metadata).
+ * The returned handle is owned by the caller and freed with lnc_file_close. A handle may
+ * be used by one thread at a time. */
+int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err);
+void lnc_file_close(lnc_file *f);
+
+uint64_t lnc_file_num_rows(const lnc_file *f);
+void lnc_file_version(const lnc_file *f, int *major, int *minor);
+
+/* The file's schema as an Arrow struct schema (one child per top-level field). The caller
+ * owns *out and must call out->release(out). */
+int lnc_file_schema(const lnc_file *f, struct ArrowSchema *out, struct lnc_error *err);
+
+/* A JSON description of the file (version, rows, schema, per column: pages, layout,
+ * encoding tree, sizes) as printed by `lancectl inspect --json`; appended to *out. */
+int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *err);
+
+/* ---- take -------------------------------------------------------------------------- */
+struct lnc_take_stats {
+  uint64_t reads;          /* read requests issued to the device */
+  uint64_t bytes_read;     /* bytes those reads covered */
+  uint64_t bytes_decoded;  /* bytes of pages actually decoded */
+  uint64_t cache_hits, cache_misses, cache_loads;
+};
+
+/* Takes rows `ids[0..n)` (any order, duplicates allowed, each < num_rows) of the fields
+ * named in `columns` (top-level names or dotted paths to nested fields; NULL/0 = all) and
+ * produces a struct array with one child per selected top-level field, rows in request
+ * order. The caller owns *schema and *array and releases both. `stats` may be NULL; when
+ * given, counts are added to it. */
+int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
+             size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
+             struct lnc_take_stats *stats, struct lnc_error *err);
+
+/* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
+/* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */
+int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
+                    struct lnc_buf *out, struct lnc_error *err);
+/* Arrow IPC stream: schema message, one record batch, end-of-stream marker. */
+int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
+                         struct lnc_buf *out, struct lnc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

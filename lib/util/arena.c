@@ -1,0 +1,69 @@
+/* Bump allocator: chained blocks that double in size, each allocation 16-byte aligned. */
+#include "arena.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct lnc_arena_block {
+  struct lnc_arena_block *next;
+  size_t size, used;
+  _Alignas(16) unsigned char data[];
+};
+
+void lnc_arena_init(struct lnc_arena *a, size_t limit) {
+  a->head = NULL;
+  a->total = 0;
+  a->limit = limit;
+}
+
+void *lnc_arena_alloc(struct lnc_arena *a, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  if (n == 0) n = 16;
+  struct lnc_arena_block *b = a->head;
+  if (b && b->size - b->used >= n) {
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+  }
+  size_t size = b ? b->size * 2 : 64 * 1024;
+  if (size > 64 * 1024 * 1024) size = 64 * 1024 * 1024;
+  if (size < n) size = n;
+  if (a->limit && a->total + size > a->limit) return NULL;
+  b = malloc(sizeof *b + size);
+  if (!b) return NULL;
+  b->size = size;
+  b->used = n;
+  b->next = a->head;
+  a->head = b;
+  a->total += sizeof *b + size;
+  return b->data;
+}
+
+void *lnc_arena_calloc(struct lnc_arena *a, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = lnc_arena_alloc(a, count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+
+void lnc_arena_reset(struct lnc_arena *a) {
+  struct lnc_arena_block *b = a->head;
+  if (!b) return;
+  while (b->next) {
+    struct lnc_arena_block *n = b->next;
+    b->next = n->next;
+    a->total -= sizeof *n + n->size;
+    free(n);
+  }
+  b->used = 0;
+}
+
+void lnc_arena_free(struct lnc_arena *a) {
+  struct lnc_arena_block *b = a->head;
+  while (b) {
+    struct lnc_arena_block *n = b->next;
+    free(b);
+    b = n;
+  }
+  a->head = NULL;
+  a->total = 0;
+}

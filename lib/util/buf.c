@@ -1,0 +1,74 @@
+/* struct lnc_buf: a growable byte buffer, doubling capacity. */
+#include "buf.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void lnc_buf_free(struct lnc_buf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}
+
+int lnc_buf_reserve(struct lnc_buf *b, size_t extra) {
+  if (extra > SIZE_MAX - b->len) return LNC_ENOMEM;
+  size_t need = b->len + extra;
+  if (need <= b->cap) return 0;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+  uint8_t *p = realloc(b->data, cap);
+  if (!p) return LNC_ENOMEM;
+  b->data = p;
+  b->cap = cap;
+  return 0;
+}
+
+int lnc_buf_append(struct lnc_buf *b, const void *p, size_t n) {
+  if (n == 0) return 0;
+  int rc = lnc_buf_reserve(b, n);
+  if (rc) return rc;
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+  return 0;
+}
+
+int lnc_buf_putc(struct lnc_buf *b, char c) { return lnc_buf_append(b, &c, 1); }
+int lnc_buf_puts(struct lnc_buf *b, const char *s) { return lnc_buf_append(b, s, strlen(s)); }
+
+int lnc_buf_printf(struct lnc_buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return LNC_EINTERNAL;
+  int rc = lnc_buf_reserve(b, (size_t)n + 1);
+  if (rc) return rc;
+  va_start(ap, fmt);
+  vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+  return 0;
+}
+
+int lnc_buf_json_str(struct lnc_buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  if (lnc_buf_reserve(b, n + 2)) return LNC_ENOMEM;
+  b->data[b->len++] = '"';
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char esc[7];
+    size_t elen = 0;
+    if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; elen = 2; }
+    else if (c == '\n') { esc[0] = '\\'; esc[1] = 'n'; elen = 2; }
+    else if (c == '\r') { esc[0] = '\\'; esc[1] = 'r'; elen = 2; }
+    else if (c == '\t') { esc[0] = '\\'; esc[1] = 't'; elen = 2; }
+    else if (c == '\b') { esc[0] = '\\'; esc[1] = 'b'; elen = 2; }
+    else if (c == '\f') { esc[0] = '\\'; esc[1] = 'f'; elen = 2; }
+    else if (c < 0x20) {
+      memcpy(esc, "\\u00", 4); esc[4] = hex[c >> 4]; esc[5] = hex[c & 15]; elen = 6;
+    }
+    if (elen) { if (lnc_buf_append(b, esc, elen)) return LNC_ENOMEM; }
+    else if (lnc_buf_putc(b, (char)c)) return LNC_ENOMEM;
+  }
+  return lnc_buf_putc(b, '"');
+}
