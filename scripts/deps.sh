@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PKGS=(build-essential pkg-config libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler
-      libzstd-dev liblz4-dev liburing-dev libjansson-dev check nodejs npm curl
+      libzstd-dev liblz4-dev liburing-dev libjansson-dev check protobuf-compiler nodejs npm curl
       ${LANCED_EXTRA_PKGS:-})
 missing=()
 for p in "${PKGS[@]}"; do
