@@ -47,6 +47,10 @@ typedef struct lnc_file lnc_file;
  * The returned handle is owned by the caller and freed with lnc_file_close. A handle may
  * be used by one thread at a time. */
 int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err);
+/* Same, from a descriptor opened read-only by the caller (e.g. with openat2 and
+ * RESOLVE_BENEATH). Ownership of fd passes to liblance in every case, even on failure.
+ * `name` is used in error messages only. */
+int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err);
 void lnc_file_close(lnc_file *f);
 
 uint64_t lnc_file_num_rows(const lnc_file *f);
