@@ -1,0 +1,28 @@
+/* Allocation of Arrow C Data Interface structs that own their memory: each ArrowSchema /
+ * ArrowArray made here frees its strings, buffers and children in its release callback.
+ * Buffers handed to lnc_array_set_buffer become owned by the array (freed with free()). */
+#ifndef LNC_ARROW_BUILDER_H
+#define LNC_ARROW_BUILDER_H
+#include <stdint.h>
+#include "abi.h"
+
+/* Initialises *out with copies of format and name and n_children zeroed child schemas
+ * (each to be filled by the caller, e.g. recursively with this function). 0 or LNC_ENOMEM. */
+int lnc_schema_init(struct ArrowSchema *out, const char *format, const char *name,
+                    int64_t flags, int64_t n_children);
+/* Sets Arrow metadata from key/value pairs (encoded per the C Data Interface). */
+int lnc_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
+                            const char *const *values, int32_t n);
+
+/* Initialises *out with n_buffers NULL buffers and n_children child arrays whose release
+ * is NULL until the caller fills them. 0 or LNC_ENOMEM. */
+int lnc_array_init(struct ArrowArray *out, int64_t length, int64_t null_count,
+                   int64_t n_buffers, int64_t n_children);
+/* Gives buffer i to the array; the array frees it on release. */
+void lnc_array_set_buffer(struct ArrowArray *a, int64_t i, void *buf);
+
+/* Convenience: release if set, then zero. */
+void lnc_schema_release(struct ArrowSchema *s);
+void lnc_array_release(struct ArrowArray *a);
+
+#endif

@@ -1,0 +1,91 @@
+/* Internal model of an opened Lance data file: footer, schema as a field tree, columns and
+ * pages with their decoded layouts. Built once by lnc_file_open (format/file.c), read by
+ * the layout decoders and the take path. Everything here is owned by struct lnc_file. */
+#ifndef LNC_FORMAT_READER_H
+#define LNC_FORMAT_READER_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "../lance.h"
+#include "lance/encodings21.pb-c.h"
+#include "lance/file.pb-c.h"
+#include "lance/file2.pb-c.h"
+
+/* Arrow type of a field, as far as the reader needs to know it. */
+enum lnc_type {
+  LNC_T_NULL, LNC_T_BOOL,
+  LNC_T_INT8, LNC_T_INT16, LNC_T_INT32, LNC_T_INT64,
+  LNC_T_UINT8, LNC_T_UINT16, LNC_T_UINT32, LNC_T_UINT64,
+  LNC_T_FLOAT16, LNC_T_FLOAT32, LNC_T_FLOAT64,
+  LNC_T_DECIMAL128, LNC_T_DECIMAL256,
+  LNC_T_DATE32, LNC_T_DATE64, LNC_T_TIME32, LNC_T_TIME64, LNC_T_TIMESTAMP, LNC_T_DURATION,
+  LNC_T_UTF8, LNC_T_LARGE_UTF8, LNC_T_BINARY, LNC_T_LARGE_BINARY, LNC_T_FIXED_BINARY,
+  LNC_T_LIST, LNC_T_LARGE_LIST, LNC_T_FIXED_LIST, LNC_T_STRUCT
+};
+
+struct lnc_field {
+  char *name;
+  int32_t id, parent_id;
+  enum lnc_type type;
+  char *format;          /* Arrow C format string, e.g. "i", "tsu:UTC", "+w:128" */
+  bool nullable;
+  uint32_t byte_width;   /* fixed-width leaves: bytes per value (0 for bool and var-width) */
+  int32_t fixed_size;    /* FIXED_LIST / FIXED_BINARY size */
+  bool packed;           /* lance-encoding:packed struct: one column for the whole struct */
+  bool blob;             /* lance-encoding:blob */
+  int column;            /* column index read by this field if it is a column leaf, else -1 */
+  struct lnc_field *parent;
+  struct lnc_field **children;
+  size_t n_children;
+  char *logical_type;    /* as stored, for inspect */
+};
+
+enum lnc_layout_kind { LNC_LAYOUT_MINIBLOCK = 1, LNC_LAYOUT_CONSTANT, LNC_LAYOUT_FULLZIP,
+                       LNC_LAYOUT_BLOB };
+
+struct lnc_page {
+  uint64_t row_start, rows;
+  uint32_t n_buffers;
+  uint64_t *buf_off, *buf_len;
+  Lance__Encodings21__PageLayout *layout;   /* parsed page layout (protobuf-c owned) */
+  enum lnc_layout_kind kind;
+  void *state;            /* layout-specific search-cache state, built on first use */
+  void (*free_state)(void *);
+  size_t state_bytes;     /* bytes the state holds, for accounting */
+};
+
+struct lnc_column {
+  uint32_t n_pages;
+  struct lnc_page *pages;
+  struct lnc_field *leaf;  /* the field this column stores */
+};
+
+struct lnc_file {
+  char *name;
+  int fd;
+  uint64_t size;
+  dev_t dev;
+  ino_t ino;
+  int64_t mtime_ns;
+  uint16_t major, minor;
+  uint64_t num_rows;
+  uint32_t n_columns;
+  struct lnc_column *columns;
+  struct lnc_field root;   /* a struct; children = top-level fields */
+  struct lnc_field **all_fields;  /* every field, pre-order, for freeing and lookup */
+  size_t n_all_fields;
+};
+
+/* Reads exactly len bytes at off into dst (pread loop); LNC_EIO / LNC_ECORRUPT on failure. */
+int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
+                   struct lnc_error *err);
+
+/* Schema: builds f->root from a FileDescriptor schema and assigns column indices. */
+int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, struct lnc_error *err);
+void lnc_schema_free(struct lnc_file *f);
+/* Fills an ArrowSchema for field (recursively). */
+int lnc_schema_export(const struct lnc_field *field, struct ArrowSchema *out, struct lnc_error *err);
+/* Finds a field by dotted path ("a", "s.b"); NULL when absent. */
+struct lnc_field *lnc_schema_find(struct lnc_file *f, const char *path);
+
+#endif

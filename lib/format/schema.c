@@ -1,0 +1,277 @@
+/* The file schema: Lance's flattened pre-order Field list -> a tree of struct lnc_field with
+ * Arrow types, plus which column each leaf reads (2.1/2.2: one column per leaf, packed
+ * structs and blobs count as leaves) and the export to an ArrowSchema. */
+#include "reader.h"
+#include "../arrow/builder.h"
+#include "../util/error.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
+
+/* Returns the metadata value of key as a NUL-terminated copy in buf, or NULL. */
+static const char *meta_get(Lance__File__Field *f, const char *key, char *buf, size_t cap) {
+  for (size_t i = 0; i < f->n_metadata; i++) {
+    Lance__File__Field__MetadataEntry *e = f->metadata[i];
+    if (e->key && strcmp(e->key, key) == 0) {
+      size_t n = e->value.len < cap - 1 ? e->value.len : cap - 1;
+      memcpy(buf, e->value.data, n);
+      buf[n] = 0;
+      return buf;
+    }
+  }
+  return NULL;
+}
+
+static struct lnc_field *field_new(struct lnc_file *f) {
+  struct lnc_field *fld = calloc(1, sizeof *fld);
+  if (!fld) return NULL;
+  struct lnc_field **all = realloc(f->all_fields, (f->n_all_fields + 1) * sizeof *all);
+  if (!all) { free(fld); return NULL; }
+  f->all_fields = all;
+  all[f->n_all_fields++] = fld;
+  fld->column = -1;
+  return fld;
+}
+
+static int add_child(struct lnc_field *parent, struct lnc_field *child) {
+  struct lnc_field **c = realloc(parent->children, (parent->n_children + 1) * sizeof *c);
+  if (!c) return LNC_ENOMEM;
+  parent->children = c;
+  c[parent->n_children++] = child;
+  child->parent = parent;
+  return 0;
+}
+
+static char unit_char(const char *u) {
+  if (strcmp(u, "s") == 0) return 's';
+  if (strcmp(u, "ms") == 0) return 'm';
+  if (strcmp(u, "us") == 0) return 'u';
+  if (strcmp(u, "ns") == 0) return 'n';
+  return 0;
+}
+
+/* Sets type, format and widths of fld from a Lance logical type string. Fixed-size lists
+ * get a synthetic child "item" (Lance stores none). */
+static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *lt,
+                         struct lnc_error *err) {
+  static const struct { const char *lt, *fmt; enum lnc_type t; uint32_t w; } simple[] = {
+    {"null", "n", LNC_T_NULL, 0},       {"bool", "b", LNC_T_BOOL, 0},
+    {"int8", "c", LNC_T_INT8, 1},       {"uint8", "C", LNC_T_UINT8, 1},
+    {"int16", "s", LNC_T_INT16, 2},     {"uint16", "S", LNC_T_UINT16, 2},
+    {"int32", "i", LNC_T_INT32, 4},     {"uint32", "I", LNC_T_UINT32, 4},
+    {"int64", "l", LNC_T_INT64, 8},     {"uint64", "L", LNC_T_UINT64, 8},
+    {"halffloat", "e", LNC_T_FLOAT16, 2}, {"float", "f", LNC_T_FLOAT32, 4},
+    {"double", "g", LNC_T_FLOAT64, 8},  {"string", "u", LNC_T_UTF8, 0},
+    {"large_string", "U", LNC_T_LARGE_UTF8, 0}, {"binary", "z", LNC_T_BINARY, 0},
+    {"large_binary", "Z", LNC_T_LARGE_BINARY, 0}, {"json", "Z", LNC_T_LARGE_BINARY, 0},
+    {"date32:day", "tdD", LNC_T_DATE32, 4}, {"date64:ms", "tdm", LNC_T_DATE64, 8},
+    {"time32:s", "tts", LNC_T_TIME32, 4}, {"time32:ms", "ttm", LNC_T_TIME32, 4},
+    {"time64:us", "ttu", LNC_T_TIME64, 8}, {"time64:ns", "ttn", LNC_T_TIME64, 8},
+    {"duration:s", "tDs", LNC_T_DURATION, 8}, {"duration:ms", "tDm", LNC_T_DURATION, 8},
+    {"duration:us", "tDu", LNC_T_DURATION, 8}, {"duration:ns", "tDn", LNC_T_DURATION, 8},
+    {"struct", "+s", LNC_T_STRUCT, 0},  {"list", "+l", LNC_T_LIST, 0},
+    {"list.struct", "+l", LNC_T_LIST, 0}, {"large_list", "+L", LNC_T_LARGE_LIST, 0},
+    {"large_list.struct", "+L", LNC_T_LARGE_LIST, 0},
+  };
+  for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
+    if (strcmp(lt, simple[i].lt) == 0) {
+      fld->type = simple[i].t;
+      fld->byte_width = simple[i].w;
+      fld->format = xstrdup(simple[i].fmt);
+      return fld->format ? 0 : LNC_ENOMEM;
+    }
+  }
+  char buf[256];
+  if (strncmp(lt, "timestamp:", 10) == 0) {
+    const char *u = lt + 10, *colon = strchr(u, ':');
+    if (!colon || (size_t)(colon - u) > 2) goto bad;
+    char unit[3] = {0};
+    memcpy(unit, u, (size_t)(colon - u));
+    char uc = unit_char(unit);
+    if (!uc) goto bad;
+    const char *tz = colon + 1;
+    snprintf(buf, sizeof buf, "ts%c:%s", uc, strcmp(tz, "-") == 0 ? "" : tz);
+    fld->type = LNC_T_TIMESTAMP;
+    fld->byte_width = 8;
+    fld->format = xstrdup(buf);
+    return fld->format ? 0 : LNC_ENOMEM;
+  }
+  if (strncmp(lt, "decimal:", 8) == 0) {
+    int bits, p, s;
+    if (sscanf(lt + 8, "%d:%d:%d", &bits, &p, &s) != 3 || (bits != 128 && bits != 256)) goto bad;
+    if (bits == 128) snprintf(buf, sizeof buf, "d:%d,%d", p, s);
+    else snprintf(buf, sizeof buf, "d:%d,%d,256", p, s);
+    fld->type = bits == 128 ? LNC_T_DECIMAL128 : LNC_T_DECIMAL256;
+    fld->byte_width = (uint32_t)bits / 8;
+    fld->format = xstrdup(buf);
+    return fld->format ? 0 : LNC_ENOMEM;
+  }
+  if (strncmp(lt, "fixed_size_binary:", 18) == 0) {
+    char *end;
+    long n = strtol(lt + 18, &end, 10);
+    if (*end || n <= 0 || n > (1 << 30)) goto bad;
+    snprintf(buf, sizeof buf, "w:%ld", n);
+    fld->type = LNC_T_FIXED_BINARY;
+    fld->fixed_size = (int32_t)n;
+    fld->byte_width = (uint32_t)n;
+    fld->format = xstrdup(buf);
+    return fld->format ? 0 : LNC_ENOMEM;
+  }
+  if (strncmp(lt, "fixed_size_list:", 16) == 0) {
+    const char *inner = lt + 16, *last = strrchr(lt, ':');
+    if (last <= inner) goto bad;
+    char *end;
+    long n = strtol(last + 1, &end, 10);
+    if (*end || n <= 0 || n > (1 << 24)) goto bad;
+    size_t il = (size_t)(last - inner);
+    if (il >= sizeof buf) goto bad;
+    char inner_lt[256];
+    memcpy(inner_lt, inner, il);
+    inner_lt[il] = 0;
+    snprintf(buf, sizeof buf, "+w:%ld", n);
+    fld->type = LNC_T_FIXED_LIST;
+    fld->fixed_size = (int32_t)n;
+    fld->format = xstrdup(buf);
+    if (!fld->format) return LNC_ENOMEM;
+    struct lnc_field *item = field_new(f);
+    if (!item) return LNC_ENOMEM;
+    item->name = xstrdup("item");
+    item->id = -2; /* synthetic: not in the file's field list */
+    item->parent_id = fld->id;
+    item->nullable = true;
+    if (!item->name) return LNC_ENOMEM;
+    int rc;
+    if (strcmp(inner_lt, "lance.bfloat16") == 0) rc = parse_logical(f, item, "fixed_size_binary:2", err);
+    else rc = parse_logical(f, item, inner_lt, err);
+    if (rc) return rc;
+    item->logical_type = xstrdup(inner_lt);
+    return add_child(fld, item);
+  }
+  if (strncmp(lt, "dict:", 5) == 0)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': dictionary logical type '%s' is not supported",
+                    fld->name, lt);
+bad:
+  return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': unknown logical type '%s'", fld->name, lt);
+}
+
+static bool is_leaf_column(const struct lnc_field *fld) {
+  if (fld->type == LNC_T_STRUCT) return fld->packed || fld->blob;
+  if (fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST) return false;
+  return true; /* primitives, FSL of primitives (synthetic child), binary, ... */
+}
+
+static void assign_columns(struct lnc_field *fld, int *next) {
+  if (fld->id != -2 && is_leaf_column(fld)) {
+    fld->column = (*next)++;
+    return;
+  }
+  for (size_t i = 0; i < fld->n_children; i++) assign_columns(fld->children[i], next);
+}
+
+int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, struct lnc_error *err) {
+  f->root.name = xstrdup("");
+  f->root.type = LNC_T_STRUCT;
+  f->root.format = xstrdup("+s");
+  f->root.id = -1;
+  f->root.column = -1;
+  if (!f->root.name || !f->root.format) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  if (schema->n_fields == 0) return lnc_errf(err, LNC_ECORRUPT, "schema has no fields");
+  if (schema->n_fields > 100000) return lnc_errf(err, LNC_ECORRUPT, "schema has %zu fields", schema->n_fields);
+  /* Pre-order list; a parent precedes its children, so a stack of open parents suffices:
+   * the parent of field i is the nearest earlier field whose id equals its parent_id. */
+  size_t start = f->n_all_fields;
+  for (size_t i = 0; i < schema->n_fields; i++) {
+    Lance__File__Field *pf = schema->fields[i];
+    struct lnc_field *fld = field_new(f);
+    if (!fld) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    fld->name = xstrdup(pf->name);
+    fld->id = pf->id;
+    fld->parent_id = pf->parent_id;
+    fld->nullable = pf->nullable;
+    fld->logical_type = xstrdup(pf->logical_type);
+    if (!fld->name || !fld->logical_type) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    char mv[64];
+    const char *v = meta_get(pf, "lance-encoding:packed", mv, sizeof mv);
+    if (!v) v = meta_get(pf, "packed", mv, sizeof mv);
+    fld->packed = v && strcasecmp(v, "true") == 0;
+    v = meta_get(pf, "lance-encoding:blob", mv, sizeof mv);
+    fld->blob = v && strcasecmp(v, "true") == 0;
+    int rc = parse_logical(f, fld, pf->logical_type ? pf->logical_type : "", err);
+    if (rc) return rc;
+    struct lnc_field *parent = &f->root;
+    if (pf->parent_id != -1) {
+      parent = NULL;
+      for (size_t j = f->n_all_fields - 1; j-- > start;) {
+        struct lnc_field *cand = f->all_fields[j];
+        if (cand != fld && cand->id == pf->parent_id && cand->id != -2) { parent = cand; break; }
+      }
+      if (!parent)
+        return lnc_errf(err, LNC_ECORRUPT, "field '%s' (id %d) names parent %d, which does not precede it",
+                        fld->name, fld->id, pf->parent_id);
+    }
+    if ((rc = add_child(parent, fld))) return lnc_errf(err, rc, "out of memory");
+  }
+  /* Shape checks: lists have one child, structs at least one (unless packed/blob leaf). */
+  for (size_t i = start; i < f->n_all_fields; i++) {
+    struct lnc_field *fld = f->all_fields[i];
+    if ((fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST) && fld->n_children != 1)
+      return lnc_errf(err, LNC_ECORRUPT, "list field '%s' has %zu children", fld->name, fld->n_children);
+    if (fld->type == LNC_T_STRUCT && fld->n_children == 0)
+      return lnc_errf(err, LNC_ECORRUPT, "struct field '%s' has no children", fld->name);
+    if (fld->type != LNC_T_STRUCT && fld->type != LNC_T_LIST && fld->type != LNC_T_LARGE_LIST &&
+        fld->type != LNC_T_FIXED_LIST && fld->n_children)
+      return lnc_errf(err, LNC_ECORRUPT, "field '%s' of type %s has children", fld->name, fld->logical_type);
+  }
+  int next = 0;
+  assign_columns(&f->root, &next);
+  return 0;
+}
+
+void lnc_schema_free(struct lnc_file *f) {
+  for (size_t i = 0; i < f->n_all_fields; i++) {
+    struct lnc_field *fld = f->all_fields[i];
+    free(fld->name); free(fld->format); free(fld->children); free(fld->logical_type); free(fld);
+  }
+  free(f->all_fields);
+  free(f->root.name); free(f->root.format); free(f->root.children);
+  f->all_fields = NULL;
+  f->n_all_fields = 0;
+}
+
+int lnc_schema_export(const struct lnc_field *fld, struct ArrowSchema *out, struct lnc_error *err) {
+  if (lnc_schema_init(out, fld->format, fld->name, fld->nullable ? ARROW_FLAG_NULLABLE : 0,
+                      (int64_t)fld->n_children))
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < fld->n_children; i++) {
+    int rc = lnc_schema_export(fld->children[i], out->children[i], err);
+    if (rc) { out->release(out); return rc; }
+  }
+  return 0;
+}
+
+struct lnc_field *lnc_schema_find(struct lnc_file *f, const char *path) {
+  struct lnc_field *cur = &f->root;
+  const char *p = path;
+  while (*p) {
+    const char *dot = strchr(p, '.');
+    size_t n = dot ? (size_t)(dot - p) : strlen(p);
+    struct lnc_field *next = NULL;
+    for (size_t i = 0; i < cur->n_children; i++) {
+      struct lnc_field *c = cur->children[i];
+      if (strlen(c->name) == n && memcmp(c->name, p, n) == 0) { next = c; break; }
+    }
+    if (!next) {
+      /* A field name may itself contain dots: try the whole remainder as one name. */
+      for (size_t i = 0; i < cur->n_children; i++)
+        if (strcmp(cur->children[i]->name, p) == 0) return cur->children[i];
+      return NULL;
+    }
+    cur = next;
+    if (!dot) return cur;
+    p = dot + 1;
+  }
+  return NULL;
+}
