@@ -81,6 +81,40 @@ int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *colu
              size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
              struct lnc_take_stats *stats, struct lnc_error *err);
 
+/* ---- datasets (a <name>.lance directory: _versions/, data/, _deletions/) --------------- */
+typedef struct lnc_dataset lnc_dataset;
+
+/* Opens one version of a dataset (version 0 = the latest in _versions/): reads and checks
+ * its manifest, loads every deletion file and checks that every data file exists. Data files
+ * themselves are opened on first take. The handle is owned by the caller (lnc_dataset_close)
+ * and is immutable: any number of threads may use one handle concurrently. */
+int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
+                     struct lnc_error *err);
+/* Same, for `name` relative to the directory descriptor dirfd (which stays the caller's;
+ * name "." opens dirfd itself). Paths from the manifest never leave the dataset directory. */
+int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_dataset **out,
+                        struct lnc_error *err);
+void lnc_dataset_close(lnc_dataset *ds);
+
+uint64_t lnc_dataset_num_rows(const lnc_dataset *ds); /* live (not deleted) rows */
+uint64_t lnc_dataset_version(const lnc_dataset *ds);  /* the version this handle reads */
+/* Lists _versions/ again and stores the newest version now present in *latest (cheap: one
+ * directory listing, no manifest read), so callers can reopen when it exceeds
+ * lnc_dataset_version. Thread-safe. */
+int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct lnc_error *err);
+
+/* As lnc_take, with ids = offsets among the dataset's live rows in fragment order (what
+ * Lance's dataset.take / LanceDB takeOffsets mean); an id >= lnc_dataset_num_rows is
+ * LNC_ERANGE. Output: one child per selected top-level field (schema order when columns is
+ * NULL, else in the order the fields are first named), rows in request order. Thread-safe. */
+int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
+                     size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
+                     struct lnc_take_stats *stats, struct lnc_error *err);
+
+/* JSON description (versions present, this version, schema, fragments with physical/live
+ * rows, data files, deletion files) appended to *out. */
+int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct lnc_error *err);
+
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */
 int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
