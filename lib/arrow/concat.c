@@ -1,0 +1,559 @@
+/* Gather rows from several Arrow C Data arrays of one schema into a new array (concat and
+ * gather by index are both special cases), plus all-null arrays and deep schema copies.
+ * Works recursively on the C Data layout: validity bitmaps, offsets, children. */
+#include "concat.h"
+#include "../util/error.h"
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum kind { K_NULL, K_BOOL, K_FIXED, K_VAR32, K_VAR64, K_LIST32, K_LIST64, K_FSL, K_STRUCT };
+
+struct ktype {
+  enum kind kind;
+  int64_t width; /* K_FIXED: bytes per value; K_FSL: items per row */
+};
+
+static int parse_int(const char *s, int64_t *out) {
+  int64_t v = 0;
+  if (*s < '0' || *s > '9') return -1;
+  while (*s >= '0' && *s <= '9') {
+    v = v * 10 + (*s++ - '0');
+    if (v > (int64_t)1 << 40) return -1;
+  }
+  if (*s != '\0') return -1;
+  *out = v;
+  return 0;
+}
+
+static int classify(const struct ArrowSchema *s, struct ktype *t, struct lnc_error *err) {
+  const char *f = s->format;
+  t->width = 0;
+  if (!f) return lnc_errf(err, LNC_EINVAL, "arrow: schema without a format string");
+  if (s->dictionary)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: dictionary arrays cannot be concatenated");
+  size_t len = strlen(f);
+  if (len == 1) {
+    switch (f[0]) {
+    case 'n': t->kind = K_NULL; return 0;
+    case 'b': t->kind = K_BOOL; return 0;
+    case 'c': case 'C': t->kind = K_FIXED; t->width = 1; return 0;
+    case 's': case 'S': case 'e': t->kind = K_FIXED; t->width = 2; return 0;
+    case 'i': case 'I': case 'f': t->kind = K_FIXED; t->width = 4; return 0;
+    case 'l': case 'L': case 'g': t->kind = K_FIXED; t->width = 8; return 0;
+    case 'z': case 'u': t->kind = K_VAR32; return 0;
+    case 'Z': case 'U': t->kind = K_VAR64; return 0;
+    default: break;
+    }
+  } else if (f[0] == 'w' && f[1] == ':') {
+    if (parse_int(f + 2, &t->width) == 0 && t->width > 0) { t->kind = K_FIXED; return 0; }
+  } else if (f[0] == 'd' && f[1] == ':') {
+    const char *c2 = strchr(f + 2, ',');
+    const char *c3 = c2 ? strchr(c2 + 1, ',') : NULL;
+    int64_t bits = 128;
+    if (c2 && (!c3 || (parse_int(c3 + 1, &bits) == 0 && bits % 8 == 0 && bits > 0))) {
+      t->kind = K_FIXED;
+      t->width = bits / 8;
+      return 0;
+    }
+  } else if (f[0] == 't' && len >= 3) {
+    t->kind = K_FIXED;
+    if (!strcmp(f, "tdD") || !strcmp(f, "tts") || !strcmp(f, "ttm") || !strcmp(f, "tiM")) {
+      t->width = 4; return 0;
+    }
+    if (!strcmp(f, "tdm") || !strcmp(f, "ttu") || !strcmp(f, "ttn") || !strcmp(f, "tiD") ||
+        (f[1] == 's' && len >= 4 && f[3] == ':') || (f[1] == 'D' && len == 3)) {
+      t->width = 8; return 0;
+    }
+    if (!strcmp(f, "tin")) { t->width = 16; return 0; }
+  } else if (f[0] == '+') {
+    if (!strcmp(f, "+l") || !strcmp(f, "+m")) { t->kind = K_LIST32; return 0; }
+    if (!strcmp(f, "+L")) { t->kind = K_LIST64; return 0; }
+    if (!strcmp(f, "+s")) { t->kind = K_STRUCT; return 0; }
+    if (f[1] == 'w' && f[2] == ':' && parse_int(f + 3, &t->width) == 0) {
+      t->kind = K_FSL; return 0;
+    }
+  }
+  return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: cannot concatenate arrays of format '%s'", f);
+}
+
+static int n_buffers_of(enum kind k) {
+  switch (k) {
+  case K_NULL: return 0;
+  case K_VAR32: case K_VAR64: return 3;
+  case K_LIST32: case K_LIST64: case K_BOOL: case K_FIXED: return 2;
+  case K_FSL: case K_STRUCT: return 1;
+  }
+  return 0;
+}
+
+/* ---- owned arrays ------------------------------------------------------------------- */
+struct arr_priv {
+  void *mem[3];
+  const void *bufptr[3];
+  struct ArrowArray *kids;
+  struct ArrowArray *kidptr[];
+};
+
+static void arr_release(struct ArrowArray *a) {
+  struct arr_priv *p = a->private_data;
+  if (p) {
+    for (int64_t i = 0; i < a->n_children; i++)
+      if (p->kids[i].release) p->kids[i].release(&p->kids[i]);
+    free(p->kids);
+    for (int i = 0; i < 3; i++) free(p->mem[i]);
+    free(p);
+  }
+  a->release = NULL;
+}
+
+static int arr_alloc(struct ArrowArray *a, int64_t length, int nbuf, int64_t nkids) {
+  memset(a, 0, sizeof *a);
+  struct arr_priv *p = calloc(1, sizeof *p + (size_t)nkids * sizeof(struct ArrowArray *));
+  if (!p) return LNC_ENOMEM;
+  if (nkids > 0) {
+    p->kids = calloc((size_t)nkids, sizeof *p->kids);
+    if (!p->kids) { free(p); return LNC_ENOMEM; }
+    for (int64_t i = 0; i < nkids; i++) p->kidptr[i] = &p->kids[i];
+  }
+  a->length = length;
+  a->n_buffers = nbuf;
+  a->n_children = nkids;
+  a->buffers = p->bufptr;
+  a->children = nkids > 0 ? p->kidptr : NULL;
+  a->private_data = p;
+  a->release = arr_release;
+  return 0;
+}
+
+static void *arr_buf(struct ArrowArray *a, int i, size_t bytes) {
+  struct arr_priv *p = a->private_data;
+  void *m = calloc(1, bytes ? bytes : 1);
+  if (!m) return NULL;
+  p->mem[i] = m;
+  p->bufptr[i] = m;
+  return m;
+}
+
+static inline bool get_bit(const uint8_t *b, uint64_t i) { return (b[i >> 3] >> (i & 7)) & 1; }
+static inline void set_bit(uint8_t *b, uint64_t i) { b[i >> 3] |= (uint8_t)(1u << (i & 7)); }
+
+/* ---- gather --------------------------------------------------------------------------- */
+#define MAX_DEPTH 64
+
+static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *parts,
+                  size_t nparts, const struct lnc_row_ref *refs, size_t n,
+                  struct ArrowArray *out, struct lnc_error *err, int depth);
+
+/* Checks the parts' shape against the type and every ref's bounds. */
+static int check_parts(const struct ArrowSchema *s, const struct ktype *t,
+                       const struct ArrowArray *const *parts, size_t nparts,
+                       const struct lnc_row_ref *refs, size_t n, struct lnc_error *err) {
+  int nb = n_buffers_of(t->kind);
+  int64_t nk = t->kind == K_STRUCT ? s->n_children
+               : (t->kind == K_LIST32 || t->kind == K_LIST64 || t->kind == K_FSL) ? 1 : 0;
+  if (nk != s->n_children)
+    return lnc_errf(err, LNC_EINVAL, "arrow: schema '%s' has %lld children, expected %lld",
+                    s->format, (long long)s->n_children, (long long)nk);
+  for (size_t i = 0; i < nparts; i++) {
+    const struct ArrowArray *a = parts[i];
+    if (!a || !a->release)
+      return lnc_errf(err, LNC_EINVAL, "arrow: part %zu is missing or released", i);
+    if (a->n_buffers != nb || a->n_children != nk || a->length < 0 || a->offset < 0)
+      return lnc_errf(err, LNC_EINVAL,
+                      "arrow: part %zu (format '%s') has %lld buffers and %lld children, "
+                      "expected %d and %lld", i, s->format, (long long)a->n_buffers,
+                      (long long)a->n_children, nb, (long long)nk);
+    if (a->length > 0)
+      for (int b = 1; b < nb; b++)
+        if (!a->buffers[b] && !(b == 2 && (t->kind == K_VAR32 || t->kind == K_VAR64)))
+          return lnc_errf(err, LNC_EINVAL, "arrow: part %zu (format '%s') buffer %d is NULL",
+                          i, s->format, b);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (refs[i].part >= nparts || refs[i].row >= (uint64_t)parts[refs[i].part]->length)
+      return lnc_errf(err, LNC_EINVAL, "arrow: row reference %zu (part %u, row %llu) out of "
+                      "bounds", i, refs[i].part, (unsigned long long)refs[i].row);
+  }
+  return 0;
+}
+
+/* Nested rows for lists: the child refs of every selected row, and output offsets. */
+static int list_child_refs(const struct ktype *t, const struct ArrowArray *const *parts,
+                           const struct lnc_row_ref *refs, size_t n, void *offsets_out,
+                           struct lnc_row_ref **child_refs, size_t *nchild,
+                           struct lnc_error *err) {
+  uint64_t total = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    uint64_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct ArrowArray *a = parts[refs[i].part];
+      uint64_t r = (uint64_t)a->offset + refs[i].row;
+      int64_t st, en;
+      if (t->kind == K_LIST32) {
+        const int32_t *o = a->buffers[1];
+        st = o[r]; en = o[r + 1];
+      } else if (t->kind == K_LIST64) {
+        const int64_t *o = a->buffers[1];
+        st = o[r]; en = o[r + 1];
+      } else {
+        st = (int64_t)r * t->width; en = st + t->width;
+      }
+      if (st < 0 || en < st)
+        return lnc_errf(err, LNC_EINVAL, "arrow: list offsets decrease at row %llu",
+                        (unsigned long long)r);
+      if (pass == 1) {
+        for (int64_t k = st; k < en; k++) {
+          (*child_refs)[pos].part = refs[i].part;
+          (*child_refs)[pos].row = (uint64_t)k;
+          pos++;
+        }
+        if (t->kind == K_LIST32) ((int32_t *)offsets_out)[i + 1] = (int32_t)pos;
+        else if (t->kind == K_LIST64) ((int64_t *)offsets_out)[i + 1] = (int64_t)pos;
+      } else {
+        total += (uint64_t)(en - st);
+      }
+    }
+    if (pass == 0) {
+      if (t->kind == K_LIST32 && total > INT32_MAX)
+        return lnc_errf(err, LNC_ELIMIT, "arrow: list items exceed the int32 offset range");
+      if (total > ((uint64_t)1 << 40))
+        return lnc_errf(err, LNC_ELIMIT, "arrow: too many list items (%llu)",
+                        (unsigned long long)total);
+      *child_refs = malloc((size_t)(total ? total : 1) * sizeof **child_refs);
+      if (!*child_refs) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+      *nchild = (size_t)total;
+    }
+  }
+  return 0;
+}
+
+static int gather_children_of(const struct ArrowSchema *s, int64_t ci,
+                              const struct ArrowArray *const *parts, size_t nparts,
+                              const struct lnc_row_ref *refs, size_t n,
+                              struct ArrowArray *out, struct lnc_error *err, int depth) {
+  const struct ArrowArray **kp = malloc((nparts ? nparts : 1) * sizeof *kp);
+  if (!kp) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+  for (size_t i = 0; i < nparts; i++) kp[i] = parts[i]->children[ci];
+  int rc = gather(s->children[ci], kp, nparts, refs, n, out, err, depth + 1);
+  free(kp);
+  if (rc) lnc_err_prefix(err, "child '%s'", s->children[ci]->name ? s->children[ci]->name : "");
+  return rc;
+}
+
+static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *parts,
+                  size_t nparts, const struct lnc_row_ref *refs, size_t n,
+                  struct ArrowArray *out, struct lnc_error *err, int depth) {
+  struct ktype t;
+  int rc;
+  if (depth > MAX_DEPTH) return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: nesting too deep");
+  if ((rc = classify(s, &t, err))) return rc;
+  if ((rc = check_parts(s, &t, parts, nparts, refs, n, err))) return rc;
+  int nb = n_buffers_of(t.kind);
+  if (arr_alloc(out, (int64_t)n, nb, s->n_children))
+    return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+
+  /* validity */
+  int64_t nulls = 0;
+  if (t.kind == K_NULL) {
+    nulls = (int64_t)n;
+  } else {
+    for (size_t i = 0; i < n; i++) {
+      const struct ArrowArray *a = parts[refs[i].part];
+      if (a->buffers[0] && !get_bit(a->buffers[0], (uint64_t)a->offset + refs[i].row)) nulls++;
+    }
+    if (nulls > 0) {
+      uint8_t *v = arr_buf(out, 0, (n + 7) / 8);
+      if (!v) goto oom;
+      for (size_t i = 0; i < n; i++) {
+        const struct ArrowArray *a = parts[refs[i].part];
+        if (!a->buffers[0] || get_bit(a->buffers[0], (uint64_t)a->offset + refs[i].row))
+          set_bit(v, i);
+      }
+    }
+  }
+  out->null_count = nulls;
+
+  switch (t.kind) {
+  case K_NULL:
+    return 0;
+  case K_BOOL: {
+    uint8_t *d = arr_buf(out, 1, (n + 7) / 8);
+    if (!d) goto oom;
+    for (size_t i = 0; i < n; i++) {
+      const struct ArrowArray *a = parts[refs[i].part];
+      if (get_bit(a->buffers[1], (uint64_t)a->offset + refs[i].row)) set_bit(d, i);
+    }
+    return 0;
+  }
+  case K_FIXED: {
+    size_t w = (size_t)t.width;
+    if (n > SIZE_MAX / w) goto oom;
+    uint8_t *d = arr_buf(out, 1, n * w);
+    if (!d) goto oom;
+    for (size_t i = 0; i < n; i++) {
+      const struct ArrowArray *a = parts[refs[i].part];
+      memcpy(d + i * w, (const uint8_t *)a->buffers[1] + ((uint64_t)a->offset + refs[i].row) * w,
+             w);
+    }
+    return 0;
+  }
+  case K_VAR32:
+  case K_VAR64: {
+    bool big = t.kind == K_VAR64;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct ArrowArray *a = parts[refs[i].part];
+      uint64_t r = (uint64_t)a->offset + refs[i].row;
+      int64_t st = big ? ((const int64_t *)a->buffers[1])[r] : ((const int32_t *)a->buffers[1])[r];
+      int64_t en = big ? ((const int64_t *)a->buffers[1])[r + 1]
+                       : ((const int32_t *)a->buffers[1])[r + 1];
+      if (st < 0 || en < st) {
+        out->release(out);
+        return lnc_errf(err, LNC_EINVAL, "arrow: '%s' offsets decrease at row %llu", s->format,
+                        (unsigned long long)r);
+      }
+      total += (uint64_t)(en - st);
+    }
+    if (!big && total > INT32_MAX) {
+      out->release(out);
+      return lnc_errf(err, LNC_ELIMIT, "arrow: '%s' data exceeds the int32 offset range",
+                      s->format);
+    }
+    void *offs = arr_buf(out, 1, (n + 1) * (big ? 8 : 4));
+    uint8_t *d = arr_buf(out, 2, (size_t)total);
+    if (!offs || !d) goto oom;
+    uint64_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct ArrowArray *a = parts[refs[i].part];
+      uint64_t r = (uint64_t)a->offset + refs[i].row;
+      int64_t st = big ? ((const int64_t *)a->buffers[1])[r] : ((const int32_t *)a->buffers[1])[r];
+      int64_t en = big ? ((const int64_t *)a->buffers[1])[r + 1]
+                       : ((const int32_t *)a->buffers[1])[r + 1];
+      if (en > st) {
+        if (!a->buffers[2]) {
+          out->release(out);
+          return lnc_errf(err, LNC_EINVAL, "arrow: '%s' data buffer is NULL", s->format);
+        }
+        memcpy(d + pos, (const uint8_t *)a->buffers[2] + st, (size_t)(en - st));
+      }
+      pos += (uint64_t)(en - st);
+      if (big) ((int64_t *)offs)[i + 1] = (int64_t)pos;
+      else ((int32_t *)offs)[i + 1] = (int32_t)pos;
+    }
+    return 0;
+  }
+  case K_LIST32:
+  case K_LIST64:
+  case K_FSL: {
+    void *offs = NULL;
+    if (t.kind != K_FSL) {
+      offs = arr_buf(out, 1, (n + 1) * (t.kind == K_LIST64 ? 8 : 4));
+      if (!offs) goto oom;
+    }
+    struct lnc_row_ref *crefs = NULL;
+    size_t nc = 0;
+    if ((rc = list_child_refs(&t, parts, refs, n, offs, &crefs, &nc, err))) {
+      out->release(out);
+      return rc;
+    }
+    rc = gather_children_of(s, 0, parts, nparts, crefs, nc, out->children[0], err, depth);
+    free(crefs);
+    if (rc) out->release(out);
+    return rc;
+  }
+  case K_STRUCT: {
+    struct lnc_row_ref *crefs = malloc((n ? n : 1) * sizeof *crefs);
+    if (!crefs) goto oom;
+    for (size_t i = 0; i < n; i++) {
+      crefs[i].part = refs[i].part;
+      crefs[i].row = (uint64_t)parts[refs[i].part]->offset + refs[i].row;
+    }
+    for (int64_t c = 0; c < s->n_children; c++) {
+      rc = gather_children_of(s, c, parts, nparts, crefs, n, out->children[c], err, depth);
+      if (rc) {
+        free(crefs);
+        out->release(out);
+        return rc;
+      }
+    }
+    free(crefs);
+    return 0;
+  }
+  }
+oom:
+  out->release(out);
+  return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory gathering %zu rows of '%s'", n,
+                  s->format);
+}
+
+int lnc_arrow_gather_multi(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,
+                           size_t nparts, const struct lnc_row_ref *refs, size_t n,
+                           struct ArrowArray *out, struct lnc_error *err) {
+  if (nparts > UINT32_MAX) return lnc_errf(err, LNC_EINVAL, "arrow: too many parts");
+  return gather(schema, parts, nparts, refs, n, out, err, 0);
+}
+
+int lnc_arrow_concat(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,
+                     size_t nparts, struct ArrowArray *out, struct lnc_error *err) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < nparts; i++) {
+    if (!parts[i] || parts[i]->length < 0)
+      return lnc_errf(err, LNC_EINVAL, "arrow: concat part %zu is invalid", i);
+    total += (uint64_t)parts[i]->length;
+  }
+  if (total > SIZE_MAX / sizeof(struct lnc_row_ref))
+    return lnc_errf(err, LNC_ELIMIT, "arrow: concat of %llu rows", (unsigned long long)total);
+  struct lnc_row_ref *refs = malloc((size_t)(total ? total : 1) * sizeof *refs);
+  if (!refs) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+  size_t k = 0;
+  for (size_t i = 0; i < nparts; i++)
+    for (int64_t r = 0; r < parts[i]->length; r++) refs[k++] = (struct lnc_row_ref){(uint32_t)i, (uint64_t)r};
+  int rc = lnc_arrow_gather_multi(schema, parts, nparts, refs, k, out, err);
+  free(refs);
+  return rc;
+}
+
+int lnc_arrow_gather(const struct ArrowSchema *schema, const struct ArrowArray *src,
+                     const uint64_t *idx, size_t n, struct ArrowArray *out,
+                     struct lnc_error *err) {
+  struct lnc_row_ref *refs = malloc((n ? n : 1) * sizeof *refs);
+  if (!refs) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+  for (size_t i = 0; i < n; i++) refs[i] = (struct lnc_row_ref){0, idx[i]};
+  int rc = lnc_arrow_gather_multi(schema, &src, 1, refs, n, out, err);
+  free(refs);
+  return rc;
+}
+
+/* ---- all-null arrays ------------------------------------------------------------------ */
+static int nulls(const struct ArrowSchema *s, uint64_t n, struct ArrowArray *out,
+                 struct lnc_error *err, int depth) {
+  struct ktype t;
+  int rc;
+  if (depth > MAX_DEPTH) return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: nesting too deep");
+  if ((rc = classify(s, &t, err))) return rc;
+  int64_t nk = t.kind == K_STRUCT ? s->n_children
+               : (t.kind == K_LIST32 || t.kind == K_LIST64 || t.kind == K_FSL) ? 1 : 0;
+  if (nk != s->n_children)
+    return lnc_errf(err, LNC_EINVAL, "arrow: schema '%s' has the wrong number of children",
+                    s->format);
+  if (n > ((uint64_t)1 << 40)) return lnc_errf(err, LNC_ELIMIT, "arrow: too many rows");
+  int nb = n_buffers_of(t.kind);
+  if (arr_alloc(out, (int64_t)n, nb, nk)) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+  out->null_count = (int64_t)n;
+  if (nb > 0 && !arr_buf(out, 0, (size_t)(n + 7) / 8)) goto oom;
+  switch (t.kind) {
+  case K_NULL: case K_STRUCT: case K_FSL: break;
+  case K_BOOL: if (!arr_buf(out, 1, (size_t)(n + 7) / 8)) goto oom; break;
+  case K_FIXED: if (!arr_buf(out, 1, (size_t)(n * (uint64_t)t.width))) goto oom; break;
+  case K_VAR32: case K_VAR64:
+    if (!arr_buf(out, 1, (size_t)(n + 1) * (t.kind == K_VAR64 ? 8 : 4)) || !arr_buf(out, 2, 0))
+      goto oom;
+    break;
+  case K_LIST32: case K_LIST64:
+    if (!arr_buf(out, 1, (size_t)(n + 1) * (t.kind == K_LIST64 ? 8 : 4))) goto oom;
+    break;
+  }
+  for (int64_t c = 0; c < nk; c++) {
+    uint64_t cn = t.kind == K_STRUCT ? n : t.kind == K_FSL ? n * (uint64_t)t.width : 0;
+    if ((rc = nulls(s->children[c], cn, out->children[c], err, depth + 1))) {
+      out->release(out);
+      return rc;
+    }
+  }
+  return 0;
+oom:
+  out->release(out);
+  return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+}
+
+int lnc_arrow_make_nulls(const struct ArrowSchema *schema, uint64_t n, struct ArrowArray *out,
+                         struct lnc_error *err) {
+  return nulls(schema, n, out, err, 0);
+}
+
+/* ---- schema copies -------------------------------------------------------------------- */
+struct sch_priv {
+  char *format, *name, *metadata;
+  struct ArrowSchema *kids;
+  struct ArrowSchema *dict;
+  struct ArrowSchema *kidptr[];
+};
+
+static void sch_release(struct ArrowSchema *s) {
+  struct sch_priv *p = s->private_data;
+  if (p) {
+    for (int64_t i = 0; i < s->n_children; i++)
+      if (p->kids[i].release) p->kids[i].release(&p->kids[i]);
+    if (p->dict && p->dict->release) p->dict->release(p->dict);
+    free(p->dict);
+    free(p->kids);
+    free(p->format);
+    free(p->name);
+    free(p->metadata);
+    free(p);
+  }
+  s->release = NULL;
+}
+
+static size_t metadata_len(const char *m) {
+  int32_t n, k;
+  size_t pos = 4;
+  memcpy(&n, m, 4);
+  for (int32_t i = 0; i < n; i++) {
+    memcpy(&k, m + pos, 4); /* key */
+    pos += 4 + (size_t)k;
+    memcpy(&k, m + pos, 4); /* value */
+    pos += 4 + (size_t)k;
+  }
+  return pos;
+}
+
+static int schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out,
+                       struct lnc_error *err, int depth) {
+  memset(out, 0, sizeof *out);
+  if (depth > MAX_DEPTH) return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: nesting too deep");
+  if (src->n_children < 0 || (src->n_children > 0 && !src->children))
+    return lnc_errf(err, LNC_EINVAL, "arrow: schema with bad children");
+  struct sch_priv *p = calloc(1, sizeof *p + (size_t)src->n_children * sizeof(struct ArrowSchema *));
+  if (!p) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+  out->private_data = p;
+  out->release = sch_release;
+  out->flags = src->flags;
+  p->format = strdup(src->format ? src->format : "");
+  p->name = src->name ? strdup(src->name) : NULL;
+  if (!p->format || (src->name && !p->name)) goto oom;
+  if (src->metadata) {
+    size_t ml = metadata_len(src->metadata);
+    if (!(p->metadata = malloc(ml))) goto oom;
+    memcpy(p->metadata, src->metadata, ml);
+  }
+  out->format = p->format;
+  out->name = p->name;
+  out->metadata = p->metadata;
+  if (src->n_children > 0) {
+    if (!(p->kids = calloc((size_t)src->n_children, sizeof *p->kids))) goto oom;
+    out->children = p->kidptr;
+  }
+  for (int64_t i = 0; i < src->n_children; i++) {
+    p->kidptr[i] = &p->kids[i];
+    out->n_children = i + 1;
+    int rc = schema_copy(src->children[i], &p->kids[i], err, depth + 1);
+    if (rc) { out->release(out); return rc; }
+  }
+  if (src->dictionary) {
+    if (!(p->dict = calloc(1, sizeof *p->dict))) goto oom;
+    int rc = schema_copy(src->dictionary, p->dict, err, depth + 1);
+    if (rc) { out->release(out); return rc; }
+    out->dictionary = p->dict;
+  }
+  return 0;
+oom:
+  out->release(out);
+  return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+}
+
+int lnc_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out,
+                          struct lnc_error *err) {
+  return schema_copy(src, out, err, 0);
+}

@@ -1,0 +1,42 @@
+/* Concatenate Arrow C Data arrays of one schema and gather rows by index, for every type a
+ * take can produce (null, bool, fixed width, var-width and large var-width, fixed-size
+ * binary, list / large list / map, fixed-size list, struct; validity at every level).
+ * Inputs are only read; outputs own all their memory and are freed by their release. */
+#ifndef LNC_ARROW_CONCAT_H
+#define LNC_ARROW_CONCAT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "../lance.h"
+
+/* One output row: row `row` (logical, before the part's own offset) of part `part`. */
+struct lnc_row_ref {
+  uint32_t part;
+  uint64_t row;
+};
+
+/* out[i] = parts[refs[i].part][refs[i].row] for i in [0, n). Every part must match `schema`;
+ * refs are bounds-checked (LNC_EINVAL). The result has offset 0. Dictionary-encoded arrays
+ * and unions are LNC_EUNSUPPORTED. */
+int lnc_arrow_gather_multi(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,
+                           size_t nparts, const struct lnc_row_ref *refs, size_t n,
+                           struct ArrowArray *out, struct lnc_error *err);
+
+/* All rows of parts[0], then all of parts[1], ... */
+int lnc_arrow_concat(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,
+                     size_t nparts, struct ArrowArray *out, struct lnc_error *err);
+
+/* out[i] = src[idx[i]]; indices in any order, repeats allowed. */
+int lnc_arrow_gather(const struct ArrowSchema *schema, const struct ArrowArray *src,
+                     const uint64_t *idx, size_t n, struct ArrowArray *out,
+                     struct lnc_error *err);
+
+/* An array of `n` nulls of `schema`'s type (children sized accordingly, all null). */
+int lnc_arrow_make_nulls(const struct ArrowSchema *schema, uint64_t n, struct ArrowArray *out,
+                         struct lnc_error *err);
+
+/* Deep copy of a schema (format, name, metadata, flags, children, dictionary); the copy owns
+ * its memory. */
+int lnc_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out,
+                          struct lnc_error *err);
+
+#endif

@@ -1,0 +1,112 @@
+/* Internal types of lib/dataset: version discovery, the parsed manifest, deletion vectors and
+ * the offset → (fragment, physical row) map. The public handle (struct lnc_dataset) is built
+ * from these in open.c and is immutable after open, except for lazily opened data files. */
+#ifndef LNC_DATASET_DATASET_H
+#define LNC_DATASET_DATASET_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "../lance.h"
+#include "lance/table.pb-c.h"
+
+/* ---- versions.c --------------------------------------------------------------------- */
+enum lnc_ds_naming { LNC_DS_NAMING_V1 = 1, LNC_DS_NAMING_V2 = 2 };
+
+struct lnc_ds_version {
+  uint64_t version;
+  enum lnc_ds_naming naming;
+};
+
+/* Parses one `_versions/` entry name: 1 and *out set for a manifest name, 0 for anything else
+ * (detached versions, hints, temporary files). */
+int lnc_ds_parse_manifest_name(const char *name, struct lnc_ds_version *out);
+/* Formats the manifest file name of a version in a naming scheme into buf (>= 32 bytes). */
+void lnc_ds_manifest_name(const struct lnc_ds_version *v, char *buf, size_t cap);
+/* Lists the manifests in the `_versions` directory (descriptor vfd, not consumed), sorted by
+ * version ascending; *out is malloc'd (NULL when none). `what` names the dataset in errors. */
+int lnc_ds_list_versions(int vfd, const char *what, struct lnc_ds_version **out, size_t *n,
+                         struct lnc_error *err);
+/* Picks `want` (0 = the latest) from the listing; LNC_ENOTFOUND naming what exists. */
+int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want,
+                        const char *what, struct lnc_ds_version *out, struct lnc_error *err);
+
+/* ---- manifest.c --------------------------------------------------------------------- */
+/* Parses a whole manifest file image (src,len): the 16-byte tail, the length-prefixed
+ * protobuf, then checks what a reader relies on (feature flags, fragments, data files,
+ * deletion files). The result is freed with lance__table__manifest__free_unpacked(m, NULL). */
+int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
+                          Lance__Table__Manifest **out, struct lnc_error *err);
+/* Reader feature flags lanced understands; any other bit makes a dataset unreadable. */
+#define LNC_DS_KNOWN_READER_FLAGS (1u | 2u | 4u | 8u | 32u)
+
+/* ---- deletion_arrow.c / deletion_roaring.c / deletion.c --------------------------- */
+/* Deleted physical row offsets of one fragment: sorted ascending, unique. */
+struct lnc_ds_deletions {
+  uint32_t *rows;
+  size_t n;
+};
+/* Arrow IPC file with one non-null uint32 column (Lance's ARROW_ARRAY deletion files). The
+ * values are returned as stored (unsorted, possibly repeated); *out is malloc'd. */
+int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint32_t **out,
+                          size_t *n, struct lnc_error *err);
+/* Portable Roaring bitmap serialization (Lance's BITMAP deletion files): sorted values. */
+int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint32_t **out,
+                        size_t *n, struct lnc_error *err);
+/* `_deletions/<fragment>-<read_version>-<id>.<arrow|bin>` for a deletion file. */
+void lnc_ds_deletion_path(uint64_t fragment_id, const Lance__Table__DeletionFile *df, char *buf,
+                          size_t cap);
+/* Reads and checks one fragment's deletion file (relative to the dataset dir fd): values
+ * sorted, unique, below physical_rows, count equal to num_deleted_rows when recorded. */
+int lnc_ds_load_deletions(int dsfd, const char *what, uint64_t fragment_id,
+                          uint64_t physical_rows, const Lance__Table__DeletionFile *df,
+                          struct lnc_ds_deletions *out, struct lnc_error *err);
+
+/* ---- rowmap.c ----------------------------------------------------------------------- */
+struct lnc_ds_rowmap {
+  size_t nfrag;
+  uint64_t *live_start; /* nfrag + 1 entries: live rows before fragment i; [nfrag] = total */
+  const struct lnc_ds_deletions *del; /* nfrag entries, borrowed */
+};
+/* Live rank k of a fragment → physical row, skipping deleted rows. k < live rows. */
+uint64_t lnc_ds_live_to_physical(const struct lnc_ds_deletions *d, uint64_t k);
+/* Global live offset → (fragment index, physical row); LNC_ERANGE past the end. */
+int lnc_ds_rowmap_lookup(const struct lnc_ds_rowmap *m, uint64_t offset, size_t *frag,
+                         uint64_t *row, struct lnc_error *err);
+
+/* ---- open.c: the public handle ------------------------------------------------------ */
+struct lnc_ds_datafile {
+  const Lance__Table__DataFile *pb;
+  pthread_mutex_t lock; /* guards file: an lnc_file serves one thread at a time */
+  lnc_file *file;       /* opened on first take */
+};
+
+struct lnc_ds_fragment {
+  const Lance__Table__DataFragment *pb;
+  struct lnc_ds_datafile *files;
+  size_t nfiles;
+  struct lnc_ds_deletions del;
+};
+
+struct lnc_dataset {
+  int dsfd;            /* the dataset directory */
+  char *name;          /* for messages */
+  struct lnc_ds_version version;
+  Lance__Table__Manifest *m;
+  struct lnc_ds_fragment *frags;
+  struct lnc_ds_deletions *dels; /* nfrag entries (also in frags[i].del), for the rowmap */
+  size_t nfrag;
+  struct lnc_ds_rowmap map;
+  uint64_t physical_rows;
+};
+
+/* Opens (or returns the already opened) data file j of fragment i; caller holds its lock. */
+int lnc_ds_file_get(lnc_dataset *ds, size_t i, size_t j, lnc_file **out, struct lnc_error *err);
+/* openat beneath dirfd of a relative path without ".." components or a leading '/'. */
+int lnc_ds_openat(int dirfd, const char *rel, int flags, const char *what,
+                  struct lnc_error *err);
+/* Reads a whole regular file (at most `limit` bytes) relative to dirfd; *out malloc'd. */
+int lnc_ds_read_file(int dirfd, const char *rel, size_t limit, const char *what, uint8_t **out,
+                     size_t *len, struct lnc_error *err);
+
+#endif

@@ -1,0 +1,211 @@
+/* The public dataset handle: open a version (pick it, parse its manifest, load deletion
+ * vectors, check data files exist, build the row map), version queries, lazily opened data
+ * files, close. Everything but the lazily opened lnc_file handles is immutable after open. */
+#include "dataset.h"
+#include "../util/error.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST_LIMIT ((size_t)1 << 30)
+
+void lnc_dataset_close(lnc_dataset *ds) {
+  if (!ds) return;
+  for (size_t i = 0; i < ds->nfrag; i++) {
+    struct lnc_ds_fragment *f = &ds->frags[i];
+    for (size_t j = 0; j < f->nfiles; j++) {
+      if (f->files[j].file) lnc_file_close(f->files[j].file);
+      pthread_mutex_destroy(&f->files[j].lock);
+    }
+    free(f->files);
+    free(f->del.rows);
+  }
+  free(ds->frags);
+  free(ds->dels);
+  free(ds->map.live_start);
+  if (ds->m) lance__table__manifest__free_unpacked(ds->m, NULL);
+  if (ds->dsfd >= 0) close(ds->dsfd);
+  free(ds->name);
+  free(ds);
+}
+
+static int check_data_file(lnc_dataset *ds, const Lance__Table__DataFragment *fr,
+                           const Lance__Table__DataFile *df, struct lnc_error *err) {
+  char rel[4096];
+  if ((size_t)snprintf(rel, sizeof rel, "data/%s", df->path) >= sizeof rel)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: data file path too long", ds->name);
+  int fd = lnc_ds_openat(ds->dsfd, rel, O_RDONLY, ds->name, err);
+  if (fd < 0) {
+    return lnc_err_prefix(err, "fragment %llu lists a data file that cannot be opened",
+                          (unsigned long long)fr->id);
+  }
+  struct stat st;
+  int rc = 0;
+  if (fstat(fd, &st) != 0)
+    rc = lnc_errf(err, LNC_EIO, "%s: %s: %s", ds->name, rel, strerror(errno));
+  else if (df->file_size_bytes != 0 && (uint64_t)st.st_size != df->file_size_bytes)
+    rc = lnc_errf(err, LNC_ECORRUPT, "%s: %s is %lld bytes, the manifest says %llu", ds->name,
+                  rel, (long long)st.st_size, (unsigned long long)df->file_size_bytes);
+  close(fd);
+  return rc;
+}
+
+static int build(lnc_dataset *ds, struct lnc_error *err) {
+  const Lance__Table__Manifest *m = ds->m;
+  ds->nfrag = m->n_fragments;
+  ds->frags = calloc(ds->nfrag ? ds->nfrag : 1, sizeof *ds->frags);
+  ds->dels = calloc(ds->nfrag ? ds->nfrag : 1, sizeof *ds->dels);
+  ds->map.live_start = calloc(ds->nfrag + 1, sizeof *ds->map.live_start);
+  if (!ds->frags || !ds->dels || !ds->map.live_start)
+    return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  uint64_t live = 0;
+  for (size_t i = 0; i < ds->nfrag; i++) {
+    const Lance__Table__DataFragment *fr = m->fragments[i];
+    struct lnc_ds_fragment *f = &ds->frags[i];
+    f->pb = fr;
+    f->files = calloc(fr->n_files, sizeof *f->files);
+    if (!f->files) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+    for (size_t j = 0; j < fr->n_files; j++) {
+      f->files[j].pb = fr->files[j];
+      pthread_mutex_init(&f->files[j].lock, NULL);
+      f->nfiles = j + 1;
+      int rc = check_data_file(ds, fr, fr->files[j], err);
+      if (rc) return rc;
+    }
+    int rc = lnc_ds_load_deletions(ds->dsfd, ds->name, fr->id, fr->physical_rows,
+                                   fr->deletion_file, &f->del, err);
+    if (rc) return rc;
+    ds->dels[i] = f->del;
+    ds->map.live_start[i] = live;
+    live += fr->physical_rows - f->del.n;
+    ds->physical_rows += fr->physical_rows;
+  }
+  ds->map.live_start[ds->nfrag] = live;
+  ds->map.nfrag = ds->nfrag;
+  ds->map.del = ds->dels;
+  return 0;
+}
+
+static int open_versions_dir(int dsfd, const char *what, struct lnc_error *err) {
+  int vfd = openat(dsfd, "_versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (vfd < 0) {
+    int e = errno;
+    return -lnc_errf(err, e == ENOENT ? LNC_ENOTFOUND : LNC_EIO,
+                     "%s: no _versions directory (not a Lance dataset?): %s", what, strerror(e));
+  }
+  return vfd;
+}
+
+static int open_at(int dsfd, const char *name, uint64_t version, lnc_dataset **out,
+                   struct lnc_error *err) {
+  *out = NULL;
+  lnc_dataset *ds = calloc(1, sizeof *ds);
+  if (!ds) {
+    close(dsfd);
+    return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", name);
+  }
+  ds->dsfd = dsfd;
+  ds->name = strdup(name);
+  if (!ds->name) {
+    lnc_dataset_close(ds);
+    return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", name);
+  }
+  int rc, vfd = open_versions_dir(dsfd, name, err);
+  if (vfd < 0) {
+    lnc_dataset_close(ds);
+    return -vfd;
+  }
+  struct lnc_ds_version *vs;
+  size_t nv;
+  rc = lnc_ds_list_versions(vfd, name, &vs, &nv, err);
+  close(vfd);
+  if (!rc) rc = lnc_ds_pick_version(vs, nv, version, name, &ds->version, err);
+  free(vs);
+  if (rc) {
+    lnc_dataset_close(ds);
+    return rc;
+  }
+  char rel[64], what[600];
+  memcpy(rel, "_versions/", 10);
+  lnc_ds_manifest_name(&ds->version, rel + 10, sizeof rel - 10);
+  snprintf(what, sizeof what, "%s: %s", name, rel);
+  uint8_t *data;
+  size_t len;
+  rc = lnc_ds_read_file(dsfd, rel, MANIFEST_LIMIT, name, &data, &len, err);
+  if (!rc) {
+    rc = lnc_ds_manifest_parse(data, len, what, &ds->m, err);
+    free(data);
+  }
+  if (!rc && ds->m->version != ds->version.version)
+    rc = lnc_errf(err, LNC_ECORRUPT, "%s: manifest says version %llu", what,
+                  (unsigned long long)ds->m->version);
+  if (!rc) rc = build(ds, err);
+  if (rc) {
+    lnc_dataset_close(ds);
+    return rc;
+  }
+  *out = ds;
+  return 0;
+}
+
+int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_dataset **out,
+                        struct lnc_error *err) {
+  if (!name || !out) return lnc_errf(err, LNC_EINVAL, "lnc_dataset_open_fd: NULL argument");
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO,
+                    "%s: cannot open dataset directory: %s", name, strerror(e));
+  }
+  return open_at(fd, name, version, out, err);
+}
+
+int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
+                     struct lnc_error *err) {
+  return lnc_dataset_open_fd(AT_FDCWD, dir, version, out, err);
+}
+
+uint64_t lnc_dataset_num_rows(const lnc_dataset *ds) { return ds->map.live_start[ds->nfrag]; }
+uint64_t lnc_dataset_version(const lnc_dataset *ds) { return ds->version.version; }
+
+int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct lnc_error *err) {
+  int vfd = open_versions_dir(ds->dsfd, ds->name, err);
+  if (vfd < 0) return -vfd;
+  struct lnc_ds_version *vs, v;
+  size_t n;
+  int rc = lnc_ds_list_versions(vfd, ds->name, &vs, &n, err);
+  close(vfd);
+  if (rc) return rc;
+  rc = lnc_ds_pick_version(vs, n, 0, ds->name, &v, err);
+  free(vs);
+  if (!rc) *latest = v.version;
+  return rc;
+}
+
+int lnc_ds_file_get(lnc_dataset *ds, size_t i, size_t j, lnc_file **out, struct lnc_error *err) {
+  struct lnc_ds_datafile *df = &ds->frags[i].files[j];
+  if (!df->file) {
+    char rel[4096];
+    snprintf(rel, sizeof rel, "data/%s", df->pb->path);
+    int fd = lnc_ds_openat(ds->dsfd, rel, O_RDONLY, ds->name, err);
+    if (fd < 0) return -fd;
+    int rc = lnc_file_open_fd(fd, df->pb->path, &df->file, err);
+    if (rc) {
+      df->file = NULL;
+      return lnc_err_prefix(err, "%s: fragment %llu", ds->name,
+                            (unsigned long long)ds->frags[i].pb->id);
+    }
+    uint64_t rows = lnc_file_num_rows(df->file);
+    if (rows != ds->frags[i].pb->physical_rows)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: data file %s has %llu rows, fragment %llu has "
+                      "%llu", ds->name, df->pb->path, (unsigned long long)rows,
+                      (unsigned long long)ds->frags[i].pb->id,
+                      (unsigned long long)ds->frags[i].pb->physical_rows);
+  }
+  *out = df->file;
+  return 0;
+}
