@@ -23,7 +23,7 @@ int lnc_err_prefix(struct lnc_error *err, const char *fmt, ...) {
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, err->message, sizeof old);
-  snprintf(err->message, sizeof err->message, "%s: %s", prefix, old);
+  if (snprintf(err->message, sizeof err->message, "%s: %s", prefix, old) < 0) err->message[0] = 0;
   return err->code;
 }
 
