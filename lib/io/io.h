@@ -1,0 +1,21 @@
+/* The I/O seam of the reader: a batch of reads into caller-provided buffers. The take path
+ * plans every read of a step first and submits them together, so the backend can coalesce
+ * neighbours and issue them at once (pread here; the io_uring engine plugs in behind it). */
+#ifndef LNC_IO_IO_H
+#define LNC_IO_IO_H
+#include <stddef.h>
+#include <stdint.h>
+#include "../lance.h"
+
+struct lnc_file;
+
+struct lnc_read {
+  uint64_t off, len;
+  uint8_t *dst;          /* len bytes */
+};
+
+/* Performs every read (any order). Adds to stats->reads/bytes_read when stats is given. */
+int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
+                      struct lnc_take_stats *stats, struct lnc_error *err);
+
+#endif

@@ -1,0 +1,44 @@
+/* pread backend of lnc_io_read_batch: sorts the batch by offset and merges reads that touch
+ * or overlap into one system call, so a batch costs one read per contiguous region. */
+#include "io.h"
+#include "../format/reader.h"
+#include "../util/error.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int by_off(const void *a, const void *b) {
+  const struct lnc_read *x = *(const struct lnc_read *const *)a, *y = *(const struct lnc_read *const *)b;
+  return x->off < y->off ? -1 : x->off > y->off;
+}
+
+int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
+                      struct lnc_take_stats *stats, struct lnc_error *err) {
+  if (n == 0) return 0;
+  struct lnc_read **ord = malloc(n * sizeof *ord);
+  if (!ord) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) ord[i] = &reads[i];
+  qsort(ord, n, sizeof *ord, by_off);
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc;) {
+    uint64_t start = ord[i]->off, end = ord[i]->off + ord[i]->len;
+    size_t j = i + 1;
+    while (j < n && ord[j]->off <= end) {
+      if (ord[j]->off + ord[j]->len > end) end = ord[j]->off + ord[j]->len;
+      j++;
+    }
+    if (j == i + 1) {
+      rc = lnc_file_pread(f, ord[i]->dst, ord[i]->len, start, err);
+    } else {
+      uint8_t *tmp = malloc(end - start);
+      if (!tmp) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); break; }
+      rc = lnc_file_pread(f, tmp, end - start, start, err);
+      for (size_t k = i; k < j && !rc; k++)
+        memcpy(ord[k]->dst, tmp + (ord[k]->off - start), ord[k]->len);
+      free(tmp);
+    }
+    if (stats) { stats->reads++; stats->bytes_read += end - start; }
+    i = j;
+  }
+  free(ord);
+  return rc;
+}

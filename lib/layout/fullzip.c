@@ -1,0 +1,197 @@
+/* Full-zip pages: every level's control word zipped with its value bytes. Fixed-width pages
+ * without repetition address row r directly (r * stride); otherwise the page's repetition
+ * index (kept in the search cache) gives each row's byte range, so a row is one read. */
+#include "page.h"
+#include "../io/io.h"
+#include "../util/error.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct fz_state {
+  const Lance__Encodings21__FullZipLayout *fz;
+  struct lnc_layers L;
+  uint32_t cw_bytes;        /* control word size: 0, 1, 2 or 4 */
+  uint32_t value_bytes;     /* fixed: bytes per visible value */
+  uint32_t len_bytes;       /* variable: length prefix size (4 or 8) */
+  uint8_t *repidx;          /* rows+1 entries of repidx_w bytes, or NULL */
+  uint32_t repidx_w;
+};
+
+static void fz_free(void *p) {
+  struct fz_state *s = p;
+  if (!s) return;
+  free(s->repidx);
+  free(s);
+}
+
+static uint64_t rd_le(const uint8_t *p, uint32_t w) {
+  uint64_t v = 0;
+  memcpy(&v, p, w);
+  return v;
+}
+
+static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state **out) {
+  const Lance__Encodings21__FullZipLayout *fz = pg->layout->full_zip_layout;
+  if (!fz || !fz->value_compression) return lnc_page_err(c, LNC_ECORRUPT, "full-zip layout without a value encoding");
+  struct fz_state *s = calloc(1, sizeof *s);
+  if (!s) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  s->fz = fz;
+  int rc = lnc_page_layers(c, (const int *)fz->layers, fz->n_layers, &s->L);
+  if (rc) goto fail;
+  uint32_t bits = fz->bits_rep + fz->bits_def;
+  if (fz->bits_rep > 16 || fz->bits_def > 16) { rc = lnc_page_err(c, LNC_ECORRUPT, "control word of %u+%u bits", fz->bits_rep, fz->bits_def); goto fail; }
+  s->cw_bytes = bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ? 2 : 4;
+  if (fz->details_case == LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_VALUE) {
+    if (fz->bits_per_value == 0 || fz->bits_per_value % 8) {
+      rc = lnc_page_err(c, LNC_EUNSUPPORTED, "full-zip values of %u bits", fz->bits_per_value);
+      goto fail;
+    }
+    s->value_bytes = fz->bits_per_value / 8;
+  } else if (fz->details_case == LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET) {
+    if (fz->bits_per_offset != 32 && fz->bits_per_offset != 64) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip length prefix of %u bits", fz->bits_per_offset);
+      goto fail;
+    }
+    s->len_bytes = fz->bits_per_offset / 8;
+  } else {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip layout says neither value nor offset width");
+    goto fail;
+  }
+  if (pg->n_buffers < 1) { rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no buffers"); goto fail; }
+  bool need_index = s->len_bytes || s->L.max_rep;
+  if (need_index) {
+    if (pg->n_buffers < 2) { rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no repetition index"); goto fail; }
+    uint64_t len = pg->buf_len[1], entries = pg->rows + 1;
+    if (len % entries || (len / entries != 1 && len / entries != 2 && len / entries != 4 && len / entries != 8)) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index of %llu bytes for %llu rows",
+                        (unsigned long long)len, (unsigned long long)pg->rows);
+      goto fail;
+    }
+    s->repidx_w = (uint32_t)(len / entries);
+    s->repidx = malloc(len);
+    if (!s->repidx) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
+    struct lnc_read r = {pg->buf_off[1], len, s->repidx};
+    if ((rc = lnc_io_read_batch(c->f, &r, 1, c->stats, c->err))) goto fail;
+    uint64_t prev = 0;
+    for (uint64_t i = 0; i < entries; i++) {
+      uint64_t v = rd_le(s->repidx + i * s->repidx_w, s->repidx_w);
+      if (v < prev || v > pg->buf_len[0]) {
+        rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %llu (%llu) is out of order or range",
+                          (unsigned long long)i, (unsigned long long)v);
+        goto fail;
+      }
+      prev = v;
+    }
+    pg->state_bytes = sizeof *s + len;
+  } else {
+    uint64_t stride = (uint64_t)s->cw_bytes + s->value_bytes;
+    if (pg->buf_len[0] < stride * pg->rows) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "data buffer of %llu bytes is too small for %llu rows",
+                        (unsigned long long)pg->buf_len[0], (unsigned long long)pg->rows);
+      goto fail;
+    }
+    pg->state_bytes = sizeof *s;
+  }
+  *out = s;
+  return 0;
+fail:
+  fz_free(s);
+  return rc;
+}
+
+/* Decodes one row's zipped bytes [p, p+len). */
+static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t *p, size_t len,
+                      struct lnc_leafrows *out) {
+  const Lance__Encodings21__FullZipLayout *fz = s->fz;
+  size_t pos = 0;
+  bool first = true;
+  uint32_t def_mask = (1u << fz->bits_def) - 1;
+  while (pos < len || first) {
+    uint16_t rep = 0, def = 0;
+    if (s->cw_bytes) {
+      if (s->cw_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated control word");
+      uint32_t cw = (uint32_t)rd_le(p + pos, s->cw_bytes);
+      pos += s->cw_bytes;
+      def = (uint16_t)(cw & def_mask);
+      rep = (uint16_t)(cw >> fz->bits_def);
+    }
+    if (!first && s->L.max_rep && rep == s->L.max_rep)
+      return lnc_page_err(c, LNC_ECORRUPT, "row range holds more than one row");
+    first = false;
+    if (def > s->L.max_def) return lnc_page_err(c, LNC_ECORRUPT, "def level %u > %u", def, s->L.max_def);
+    uint16_t canon = s->L.def_map[def];
+    bool visible = lnc_def_visible(&s->L, canon);
+    struct lnc_values v = {0};
+    const struct lnc_values *vp = NULL;
+    int rc;
+    if (visible && s->value_bytes) {
+      if (s->value_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated value");
+      if (canon == 0) {
+        rc = lnc_enc_fixed_per_value(fz->value_compression, (struct lnc_slice){p + pos, s->value_bytes},
+                                     c->arena, &v, c->err);
+        if (rc) return lnc_page_err(c, rc, "value: %s", c->err->message);
+        vp = &v;
+      }
+      pos += s->value_bytes;
+    } else if (visible && canon == 0) {
+      if (s->len_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated length prefix");
+      uint64_t vl = rd_le(p + pos, s->len_bytes);
+      pos += s->len_bytes;
+      if (vl > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "value of %llu bytes overruns its row", (unsigned long long)vl);
+      struct lnc_slice dec;
+      rc = lnc_enc_variable_per_value(fz->value_compression, (struct lnc_slice){p + pos, (size_t)vl},
+                                      c->arena, &dec, c->err);
+      if (rc) return lnc_page_err(c, rc, "value: %s", c->err->message);
+      pos += vl;
+      uint64_t offs[2] = {0, dec.len};
+      v.kind = LNC_VALUES_VARIABLE;
+      v.n = 1;
+      v.data = dec.p;
+      v.data_len = dec.len;
+      v.offsets = offs;
+      if ((rc = lnc_emit_level(c, &s->L, out, rep, def, &v, 0))) return rc;
+      if (!s->L.max_rep) break;
+      continue;
+    }
+    if ((rc = lnc_emit_level(c, &s->L, out, rep, def, vp, 0))) return rc;
+    if (!s->L.max_rep && !s->len_bytes) break;
+    if (!s->L.max_rep) break;
+  }
+  if (pos != len && s->L.max_rep) return lnc_page_err(c, LNC_ECORRUPT, "row has %zu trailing bytes", len - pos);
+  return 0;
+}
+
+int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                     struct lnc_leafrows *out) {
+  int rc;
+  if (!pg->state) {
+    struct fz_state *s = NULL;
+    if ((rc = fz_init(c, pg, &s))) return rc;
+    pg->state = s;
+    pg->free_state = fz_free;
+  }
+  struct fz_state *s = pg->state;
+  struct lnc_read *reads = lnc_arena_alloc(c->arena, (n ? n : 1) * sizeof *reads);
+  if (!reads) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    uint64_t a, b;
+    if (s->repidx) {
+      a = rd_le(s->repidx + rows[i] * s->repidx_w, s->repidx_w);
+      b = rd_le(s->repidx + (rows[i] + 1) * s->repidx_w, s->repidx_w);
+    } else {
+      uint64_t stride = (uint64_t)s->cw_bytes + s->value_bytes;
+      a = rows[i] * stride;
+      b = a + stride;
+    }
+    uint8_t *dst = lnc_arena_alloc(c->arena, b - a ? b - a : 1);
+    if (!dst) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    reads[i] = (struct lnc_read){pg->buf_off[0] + a, b - a, dst};
+  }
+  if ((rc = lnc_io_read_batch(c->f, reads, n, c->stats, c->err))) return rc;
+  for (size_t i = 0; i < n; i++) {
+    if (c->stats) c->stats->bytes_decoded += reads[i].len;
+    if ((rc = decode_row(c, s, reads[i].dst, (size_t)reads[i].len, out))) return rc;
+    if ((rc = lnc_leafrows_end_row(out))) return lnc_page_err(c, rc, "out of memory");
+  }
+  return 0;
+}

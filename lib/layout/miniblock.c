@@ -1,0 +1,403 @@
+/* Mini-block pages: chunk table (byte range, values, rows started) from the chunk metadata
+ * words and the repetition index, the page dictionary, and taking rows by reading only the
+ * chunks that hold them. A row of a list column may start in one chunk and continue through
+ * later chunks' preambles; the rep index says which. */
+#include "page.h"
+#include "../io/io.h"
+#include "../util/error.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct mb_chunk {
+  uint64_t off;          /* byte offset in the file */
+  uint32_t size;         /* bytes */
+  uint32_t n_values;
+  uint64_t first_value;  /* page-local index of the chunk's first value */
+  uint64_t first_row;    /* with a rep index: first row that starts in this chunk */
+  uint32_t rows_started; /* with a rep index: rows that start in this chunk */
+  uint8_t preamble, trailer;
+};
+
+struct mb_state {
+  const Lance__Encodings21__MiniBlockLayout *mb;
+  struct lnc_layers L;
+  uint32_t n_chunks;
+  struct mb_chunk *chunks;
+  bool has_dict;
+  struct lnc_values dict;   /* decoded dictionary; memory in dict_arena */
+  struct lnc_arena dict_arena;
+};
+
+static void mb_free(void *p) {
+  struct mb_state *s = p;
+  if (!s) return;
+  free(s->chunks);
+  lnc_arena_free(&s->dict_arena);
+  free(s);
+}
+
+static uint64_t rd_le(const uint8_t *p, int w) {
+  uint64_t v = 0;
+  memcpy(&v, p, (size_t)w);
+  return v;
+}
+
+static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state **out) {
+  const Lance__Encodings21__MiniBlockLayout *mb = pg->layout->mini_block_layout;
+  if (!mb || !mb->value_compression)
+    return lnc_page_err(c, LNC_ECORRUPT, "mini-block layout without a value encoding");
+  struct mb_state *s = calloc(1, sizeof *s);
+  if (!s) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  lnc_arena_init(&s->dict_arena, 0);
+  s->mb = mb;
+  uint8_t *meta = NULL, *repidx = NULL;
+  int rc = lnc_page_layers(c, (const int *)mb->layers, mb->n_layers, &s->L);
+  if (rc) goto fail;
+  uint32_t need = 2 + (mb->dictionary ? 1 : 0) + (mb->repetition_index_depth ? 1 : 0);
+  if (pg->n_buffers < need) {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "mini-block page has %u buffers, needs %u", pg->n_buffers, need);
+    goto fail;
+  }
+  if (mb->repetition_index_depth > 1) {
+    rc = lnc_page_err(c, LNC_EUNSUPPORTED, "repetition index depth %u", mb->repetition_index_depth);
+    goto fail;
+  }
+  if ((mb->repetition_index_depth > 0) != (s->L.max_rep > 0)) {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index depth %u but %u list layers",
+                      mb->repetition_index_depth, s->L.max_rep);
+    goto fail;
+  }
+  int word = mb->has_large_chunk ? 4 : 2;
+  uint64_t meta_len = pg->buf_len[0];
+  if (meta_len % (uint64_t)word || meta_len / (uint64_t)word > (1u << 26)) {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "chunk metadata of %llu bytes", (unsigned long long)meta_len);
+    goto fail;
+  }
+  s->n_chunks = (uint32_t)(meta_len / (uint64_t)word);
+  s->chunks = calloc(s->n_chunks ? s->n_chunks : 1, sizeof *s->chunks);
+  meta = malloc(meta_len ? meta_len : 1);
+  if (!s->chunks || !meta) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
+  /* The chunk table and repetition index are read in one batch (2 reads at most). */
+  struct lnc_read reads[2];
+  size_t nr = 0;
+  reads[nr++] = (struct lnc_read){pg->buf_off[0], meta_len, meta};
+  uint32_t ri_buf = mb->dictionary ? 3 : 2;
+  uint64_t ri_len = 0;
+  if (mb->repetition_index_depth) {
+    ri_len = pg->buf_len[ri_buf];
+    if (ri_len != (uint64_t)s->n_chunks * 16) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index is %llu bytes for %u chunks",
+                        (unsigned long long)ri_len, s->n_chunks);
+      goto fail;
+    }
+    repidx = malloc(ri_len ? ri_len : 1);
+    if (!repidx) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
+    reads[nr++] = (struct lnc_read){pg->buf_off[ri_buf], ri_len, repidx};
+  }
+  if ((rc = lnc_io_read_batch(c->f, reads, nr, c->stats, c->err))) goto fail;
+  uint64_t off = pg->buf_off[1], end = pg->buf_off[1] + pg->buf_len[1], value = 0, row = 0;
+  bool prev_partial = false;
+  for (uint32_t k = 0; k < s->n_chunks; k++) {
+    uint64_t w = rd_le(meta + (size_t)k * (size_t)word, word);
+    struct mb_chunk *ch = &s->chunks[k];
+    uint64_t size = ((w >> 4) + 1) * 8;
+    if (size > end - off) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "chunk %u (%llu bytes) runs past the data buffer", k,
+                        (unsigned long long)size);
+      goto fail;
+    }
+    ch->off = off;
+    ch->size = (uint32_t)size;
+    off += size;
+    ch->first_value = value;
+    if (k + 1 < s->n_chunks) {
+      ch->n_values = 1u << (w & 15);
+    } else {
+      if (mb->num_items < value) {
+        rc = lnc_page_err(c, LNC_ECORRUPT, "chunks hold more values than the page's %llu",
+                          (unsigned long long)mb->num_items);
+        goto fail;
+      }
+      uint64_t last = mb->num_items - value;
+      if (last > 65536) { rc = lnc_page_err(c, LNC_ECORRUPT, "last chunk holds %llu values", (unsigned long long)last); goto fail; }
+      ch->n_values = (uint32_t)last;
+    }
+    value += ch->n_values;
+    if (repidx) {
+      uint64_t ends = rd_le(repidx + 16 * (size_t)k, 8), partial = rd_le(repidx + 16 * (size_t)k + 8, 8);
+      ch->preamble = prev_partial;
+      ch->trailer = partial > 0;
+      int64_t started = (int64_t)ends + ch->trailer - ch->preamble;
+      if (started < 0 || ends > pg->rows) {
+        rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %u is inconsistent", k);
+        goto fail;
+      }
+      ch->first_row = row;
+      ch->rows_started = (uint32_t)started;
+      row += (uint64_t)started;
+      prev_partial = ch->trailer;
+    } else {
+      ch->first_row = ch->first_value;
+      ch->rows_started = ch->n_values;
+    }
+  }
+  if (value != mb->num_items || (repidx && row != pg->rows) || (!repidx && value != pg->rows)) {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "chunk table covers %llu values / %llu rows; page has %llu items, %llu rows",
+                      (unsigned long long)value, (unsigned long long)(repidx ? row : value),
+                      (unsigned long long)mb->num_items, (unsigned long long)pg->rows);
+    goto fail;
+  }
+  if (mb->dictionary) {
+    uint64_t dl = pg->buf_len[2];
+    uint8_t *d = lnc_arena_alloc(&s->dict_arena, dl ? dl : 1);
+    if (!d) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
+    struct lnc_read r = {pg->buf_off[2], dl, d};
+    if ((rc = lnc_io_read_batch(c->f, &r, 1, c->stats, c->err))) goto fail;
+    rc = lnc_enc_block(mb->dictionary, (struct lnc_slice){d, dl}, mb->num_dictionary_items,
+                       &s->dict_arena, &s->dict, c->err);
+    if (rc) { rc = lnc_page_err(c, rc, "dictionary: %s", c->err->message); goto fail; }
+    s->has_dict = true;
+  }
+  free(meta);
+  free(repidx);
+  pg->state_bytes = sizeof *s + (size_t)s->n_chunks * sizeof *s->chunks + s->dict_arena.total;
+  *out = s;
+  return 0;
+fail:
+  free(meta);
+  free(repidx);
+  mb_free(s);
+  return rc;
+}
+
+/* A chunk read and decoded for this take. */
+struct mb_decoded {
+  uint32_t n_levels;         /* levels in the chunk (= values when the page has no levels) */
+  uint16_t *rep, *def;       /* page values; NULL when absent */
+  struct lnc_values vals;    /* dictionary already applied */
+  uint32_t n_starts;         /* levels with rep == max_rep, and their positions */
+  uint32_t *starts;
+  uint32_t *vis_before;      /* visible levels before each level (n_levels + 1) */
+};
+
+static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, const uint8_t *p,
+                        struct mb_decoded *d) {
+  const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
+  const struct mb_chunk *ch = &s->chunks[k];
+  size_t len = ch->size, pos = 0;
+  bool has_rep = mb->rep_compression != NULL, has_def = mb->def_compression != NULL;
+  int sw = mb->has_large_chunk ? 4 : 2;
+  uint64_t nb = mb->num_buffers;
+  if (nb == 0 || nb > 16) return lnc_page_err(c, LNC_ECORRUPT, "mini-block chunks with %llu value buffers", (unsigned long long)nb);
+  size_t hdr = 2 + (has_rep ? 2 : 0) + (has_def ? 2 : 0) + (size_t)nb * (size_t)sw;
+  if (hdr > len) return lnc_page_err(c, LNC_ECORRUPT, "chunk %u header does not fit", k);
+  uint32_t n_levels = (uint32_t)rd_le(p, 2);
+  pos = 2;
+  uint32_t rep_bytes = 0, def_bytes = 0;
+  if (has_rep) { rep_bytes = (uint32_t)rd_le(p + pos, 2); pos += 2; }
+  if (has_def) { def_bytes = (uint32_t)rd_le(p + pos, 2); pos += 2; }
+  uint64_t sizes[16];
+  for (uint64_t b = 0; b < nb; b++) { sizes[b] = rd_le(p + pos, sw); pos += (size_t)sw; }
+  pos = (pos + 7) & ~(size_t)7;
+  struct lnc_slice rep_s = {0}, def_s = {0}, bufs[16];
+  if (rep_bytes) {
+    if (rep_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "chunk %u rep buffer overruns", k);
+    rep_s = (struct lnc_slice){p + pos, rep_bytes};
+    pos = (pos + rep_bytes + 7) & ~(size_t)7;
+  }
+  if (def_bytes) {
+    if (pos > len || def_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "chunk %u def buffer overruns", k);
+    def_s = (struct lnc_slice){p + pos, def_bytes};
+    pos = (pos + def_bytes + 7) & ~(size_t)7;
+  }
+  for (uint64_t b = 0; b < nb; b++) {
+    if (pos > len || sizes[b] > len - pos)
+      return lnc_page_err(c, LNC_ECORRUPT, "chunk %u value buffer %llu overruns", k, (unsigned long long)b);
+    bufs[b] = (struct lnc_slice){p + pos, (size_t)sizes[b]};
+    pos = (pos + (size_t)sizes[b] + 7) & ~(size_t)7;
+  }
+  memset(d, 0, sizeof *d);
+  int rc;
+  if (!has_rep && !has_def) n_levels = ch->n_values;
+  if (n_levels < ch->n_values)
+    return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u levels for %u values", k, n_levels, ch->n_values);
+  d->n_levels = n_levels;
+  if (has_rep && rep_bytes &&
+      (rc = lnc_enc_levels(mb->rep_compression, rep_s, n_levels, c->arena, &d->rep, c->err)))
+    return lnc_page_err(c, rc, "chunk %u rep levels: %s", k, c->err->message);
+  if (has_def && def_bytes &&
+      (rc = lnc_enc_levels(mb->def_compression, def_s, n_levels, c->arena, &d->def, c->err)))
+    return lnc_page_err(c, rc, "chunk %u def levels: %s", k, c->err->message);
+  struct lnc_values raw;
+  rc = lnc_enc_miniblock(mb->value_compression, bufs, (size_t)nb, ch->n_values, c->arena, &raw, c->err);
+  if (rc) return lnc_page_err(c, rc, "chunk %u values: %s", k, c->err->message);
+  if (raw.n != ch->n_values)
+    return lnc_page_err(c, LNC_ECORRUPT, "chunk %u decoded %llu values, expected %u", k,
+                        (unsigned long long)raw.n, ch->n_values);
+  if (c->stats) c->stats->bytes_decoded += ch->size;
+  if (s->has_dict) {
+    /* Map indices to dictionary items: rebuild a values view over the dictionary. */
+    if (raw.kind != LNC_VALUES_FIXED || (raw.bits != 8 && raw.bits != 16 && raw.bits != 32 && raw.bits != 64))
+      return lnc_page_err(c, LNC_ECORRUPT, "dictionary indices of %u bits", raw.bits);
+    const struct lnc_values *dv = &s->dict;
+    struct lnc_values *o = &d->vals;
+    *o = *dv;
+    o->n = raw.n;
+    o->n_item_validity = 0;
+    uint32_t bw = raw.bits / 8;
+    uint64_t *idx = lnc_arena_alloc(c->arena, raw.n * sizeof *idx + 8);
+    if (!idx) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    for (uint64_t i = 0; i < raw.n; i++) idx[i] = rd_le(raw.data + i * bw, (int)bw);
+    if (dv->kind == LNC_VALUES_VARIABLE) {
+      size_t total = 0;
+      for (uint64_t i = 0; i < raw.n; i++) {
+        if (idx[i] >= dv->n) idx[i] = UINT64_MAX; /* null slots carry junk indices */
+        else total += dv->offsets[idx[i] + 1] - dv->offsets[idx[i]];
+      }
+      uint8_t *data = lnc_arena_alloc(c->arena, total + 1);
+      uint64_t *offs = lnc_arena_alloc(c->arena, (raw.n + 1) * sizeof *offs);
+      if (!data || !offs) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+      offs[0] = 0;
+      size_t at = 0;
+      for (uint64_t i = 0; i < raw.n; i++) {
+        if (idx[i] != UINT64_MAX) {
+          uint64_t a = dv->offsets[idx[i]], b = dv->offsets[idx[i] + 1];
+          memcpy(data + at, dv->data + a, b - a);
+          at += b - a;
+        }
+        offs[i + 1] = at;
+      }
+      o->data = data; o->data_len = at; o->offsets = offs;
+    } else {
+      if (dv->bits % 8) return lnc_page_err(c, LNC_EUNSUPPORTED, "dictionary of %u-bit items", dv->bits);
+      size_t w = dv->bits / 8 * (dv->fsl_dim ? dv->fsl_dim : 1);
+      uint8_t *data = lnc_arena_calloc(c->arena, raw.n ? raw.n : 1, w);
+      if (!data) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+      for (uint64_t i = 0; i < raw.n; i++)
+        if (idx[i] < dv->n) memcpy(data + i * w, dv->data + idx[i] * w, w);
+      o->data = data; o->data_len = raw.n * w;
+    }
+  } else {
+    d->vals = raw;
+  }
+  /* Row starts and visible-level prefix, for locating rows inside the chunk. */
+  d->vis_before = lnc_arena_alloc(c->arena, ((size_t)n_levels + 1) * sizeof(uint32_t));
+  d->starts = lnc_arena_alloc(c->arena, ((size_t)n_levels + 1) * sizeof(uint32_t));
+  if (!d->vis_before || !d->starts) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  uint32_t vis = 0;
+  for (uint32_t i = 0; i < n_levels; i++) {
+    d->vis_before[i] = vis;
+    uint16_t def = d->def ? d->def[i] : 0;
+    if (def > s->L.max_def) return lnc_page_err(c, LNC_ECORRUPT, "chunk %u def level %u > %u", k, def, s->L.max_def);
+    if (lnc_def_visible(&s->L, s->L.def_map[def])) vis++;
+    uint16_t rep = d->rep ? d->rep[i] : s->L.max_rep;
+    if (rep == s->L.max_rep) d->starts[d->n_starts++] = i;
+  }
+  d->vis_before[n_levels] = vis;
+  if (vis != ch->n_values)
+    return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u visible levels for %u values", k, vis, ch->n_values);
+  return 0;
+}
+
+/* Emits levels [a, b) of a decoded chunk. */
+static int emit_range(struct lnc_take_ctx *c, struct mb_state *s, const struct mb_decoded *d,
+                      uint32_t a, uint32_t b, struct lnc_leafrows *out) {
+  for (uint32_t i = a; i < b; i++) {
+    uint16_t rep = d->rep ? d->rep[i] : 0, def = d->def ? d->def[i] : 0;
+    int rc = lnc_emit_level(c, &s->L, out, rep, def, &d->vals, d->vis_before[i]);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Finds the chunk in which page row r starts. */
+static uint32_t find_chunk(const struct mb_state *s, uint64_t r) {
+  uint32_t lo = 0, hi = s->n_chunks;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (s->chunks[mid].first_row <= r) lo = mid; else hi = mid;
+  }
+  while (lo > 0 && s->chunks[lo].rows_started == 0) lo--;
+  /* Several chunks can share first_row (pure continuations); pick the one that starts r. */
+  while (lo + 1 < s->n_chunks && s->chunks[lo].first_row + s->chunks[lo].rows_started <= r) lo++;
+  return lo;
+}
+
+int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                       struct lnc_leafrows *out) {
+  int rc;
+  if (!pg->state) {
+    struct mb_state *s = NULL;
+    if ((rc = mb_init(c, pg, &s))) return rc;
+    pg->state = s;
+    pg->free_state = mb_free;
+  }
+  struct mb_state *s = pg->state;
+  /* Plan: every chunk the rows touch, continuation chunks included. */
+  uint8_t *need = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, 1);
+  if (!need) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    if (rows[i] >= pg->rows) return lnc_page_err(c, LNC_EINTERNAL, "row %llu past page", (unsigned long long)rows[i]);
+    uint32_t k = find_chunk(s, rows[i]);
+    need[k] = 1;
+    const struct mb_chunk *ch = &s->chunks[k];
+    if (s->L.max_rep && ch->trailer && rows[i] == ch->first_row + ch->rows_started - 1) {
+      for (uint32_t j = k + 1; j < s->n_chunks; j++) {
+        need[j] = 1;
+        if (!(s->chunks[j].rows_started == 0 && s->chunks[j].trailer)) break;
+      }
+    }
+  }
+  size_t n_need = 0;
+  for (uint32_t k = 0; k < s->n_chunks; k++) n_need += need[k];
+  struct lnc_read *reads = lnc_arena_alloc(c->arena, (n_need ? n_need : 1) * sizeof *reads);
+  uint8_t **data = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *data);
+  struct mb_decoded **dec = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *dec);
+  if (!reads || !data || !dec) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  size_t nr = 0;
+  for (uint32_t k = 0; k < s->n_chunks; k++) {
+    if (!need[k]) continue;
+    data[k] = lnc_arena_alloc(c->arena, s->chunks[k].size);
+    if (!data[k]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    reads[nr++] = (struct lnc_read){s->chunks[k].off, s->chunks[k].size, data[k]};
+  }
+  if ((rc = lnc_io_read_batch(c->f, reads, nr, c->stats, c->err))) return rc;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t r = rows[i];
+    uint32_t k = find_chunk(s, r);
+    const struct mb_chunk *ch = &s->chunks[k];
+    if (!dec[k]) {
+      dec[k] = lnc_arena_alloc(c->arena, sizeof **dec);
+      if (!dec[k]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+      if ((rc = decode_chunk(c, s, k, data[k], dec[k]))) return rc;
+    }
+    struct mb_decoded *d = dec[k];
+    if (!s->L.max_rep) {
+      uint32_t li = (uint32_t)(r - ch->first_value);
+      if ((rc = emit_range(c, s, d, li, li + 1, out))) return rc;
+    } else {
+      uint64_t kth = r - ch->first_row;
+      if (kth >= d->n_starts)
+        return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u row starts, row %llu needs %llu", k,
+                            d->n_starts, (unsigned long long)r, (unsigned long long)kth + 1);
+      uint32_t a = d->starts[kth];
+      uint32_t b = kth + 1 < d->n_starts ? d->starts[kth + 1] : d->n_levels;
+      if ((rc = emit_range(c, s, d, a, b, out))) return rc;
+      if (kth + 1 == d->n_starts && ch->trailer) {
+        for (uint32_t j = k + 1; j < s->n_chunks; j++) {
+          if (!dec[j]) {
+            dec[j] = lnc_arena_alloc(c->arena, sizeof **dec);
+            if (!dec[j]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+            if ((rc = decode_chunk(c, s, j, data[j], dec[j]))) return rc;
+          }
+          struct mb_decoded *dj = dec[j];
+          uint32_t stop = dj->n_starts ? dj->starts[0] : dj->n_levels;
+          if ((rc = emit_range(c, s, dj, 0, stop, out))) return rc;
+          if (dj->n_starts) break;
+        }
+      }
+    }
+    if ((rc = lnc_leafrows_end_row(out))) return lnc_page_err(c, rc, "out of memory");
+  }
+  return 0;
+}

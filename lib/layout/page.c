@@ -1,0 +1,53 @@
+/* Page dispatch and the helpers every layout shares: layer validation, level emission and
+ * error messages that name the file, column and page. */
+#include "page.h"
+#include "../util/error.h"
+#include <stdarg.h>
+#include <stdio.h>
+
+int lnc_page_err(struct lnc_take_ctx *c, int code, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return lnc_errf(c->err, code, "%s: column %u (%s) page %u: %s", c->f->name, c->column,
+                  c->leaf->name, c->page, msg);
+}
+
+int lnc_page_layers(struct lnc_take_ctx *c, const int *kinds, size_t n, struct lnc_layers *L) {
+  int rc = lnc_layers_init(L, kinds, n, c->err);
+  if (rc) return lnc_page_err(c, rc, "%s", c->err->message);
+  if (L->n != c->depth)
+    return lnc_page_err(c, LNC_ECORRUPT, "page has %u rep/def layers but the field nests %u deep",
+                        L->n, c->depth);
+  return 0;
+}
+
+int lnc_emit_level(struct lnc_take_ctx *c, const struct lnc_layers *L, struct lnc_leafrows *out,
+                   uint16_t rep, uint16_t page_def, const struct lnc_values *vals, uint64_t i) {
+  if (page_def > L->max_def || rep > L->max_rep)
+    return lnc_page_err(c, LNC_ECORRUPT, "level (rep %u, def %u) out of range (max %u, %u)", rep,
+                        page_def, L->max_rep, L->max_def);
+  uint16_t canon = L->def_map[page_def];
+  int rc;
+  if (c->levels && (rc = lnc_leafrows_push_level(out, rep, canon)))
+    return lnc_page_err(c, rc, "out of memory");
+  if (!lnc_def_visible(L, canon)) return 0;
+  if (canon == 0 && vals) rc = lnc_valbuf_append(&out->values, vals, i);
+  else rc = lnc_valbuf_append_null(&out->values);
+  if (rc) return lnc_page_err(c, rc, rc == LNC_ENOMEM ? "out of memory" : "value %llu is malformed",
+                              (unsigned long long)i);
+  return 0;
+}
+
+int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                  struct lnc_leafrows *out) {
+  switch (pg->kind) {
+  case LNC_LAYOUT_MINIBLOCK: return lnc_miniblock_take(c, pg, rows, n, out);
+  case LNC_LAYOUT_FULLZIP: return lnc_fullzip_take(c, pg, rows, n, out);
+  case LNC_LAYOUT_CONSTANT: return lnc_constant_take(c, pg, rows, n, out);
+  case LNC_LAYOUT_BLOB: return lnc_page_err(c, LNC_EUNSUPPORTED, "unsupported layout: blob");
+  }
+  return lnc_page_err(c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)pg->kind);
+}

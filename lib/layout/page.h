@@ -1,0 +1,42 @@
+/* Taking rows from one page: each layout (mini-block, full-zip, constant/all-null) turns a
+ * sorted list of page-local rows into levels and values appended to a struct lnc_leafrows.
+ * A page's search-cache state (chunk tables, dictionary, repetition index) is built on
+ * first use and kept on the page. */
+#ifndef LNC_LAYOUT_PAGE_H
+#define LNC_LAYOUT_PAGE_H
+#include "stream.h"
+#include "../util/arena.h"
+
+struct lnc_take_ctx {
+  struct lnc_file *f;
+  uint32_t column, page;
+  const struct lnc_field *leaf;
+  uint32_t depth;            /* layers the leaf's path must have */
+  bool levels;               /* emit rep/def levels (path has a list or a nullable field) */
+  struct lnc_arena *arena;
+  struct lnc_take_stats *stats;
+  struct lnc_error *err;
+};
+
+/* Appends rows[0..n) (sorted, unique, page-local) to out. */
+int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                  struct lnc_leafrows *out);
+
+int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                       struct lnc_leafrows *out);
+int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                     struct lnc_leafrows *out);
+int lnc_constant_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                      struct lnc_leafrows *out);
+
+/* Shared helpers. */
+int lnc_page_layers(struct lnc_take_ctx *c, const int *kinds, size_t n, struct lnc_layers *L);
+/* Appends a level (when levels are on) and, for visible levels, a value (from vals[i]) or a
+ * null placeholder when the level is not valid. */
+int lnc_emit_level(struct lnc_take_ctx *c, const struct lnc_layers *L, struct lnc_leafrows *out,
+                   uint16_t rep, uint16_t page_def, const struct lnc_values *vals, uint64_t i);
+/* Error with the column/page context. */
+int lnc_page_err(struct lnc_take_ctx *c, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

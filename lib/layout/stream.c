@@ -1,0 +1,304 @@
+/* Value buffers and per-leaf row streams (see stream.h), and the page-layer table that maps
+ * a page's def values to the canonical form. */
+#include "stream.h"
+#include "../util/error.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *np = realloc(*p, c * elem);
+  if (!np) return LNC_ENOMEM;
+  *p = np;
+  *cap = c;
+  return 0;
+}
+
+void lnc_valbuf_free(struct lnc_valbuf *v) {
+  free(v->data);
+  free(v->offsets);
+  free(v->item_valid);
+  memset(v, 0, sizeof *v);
+}
+
+static int vb_setup(struct lnc_valbuf *v, const struct lnc_values *src) {
+  if (v->kind) {
+    if (v->kind != src->kind || (v->kind == LNC_VALUES_FIXED && src->bits != 0 && v->bits != src->bits))
+      return LNC_ECORRUPT;
+    if (v->kind == LNC_VALUES_FIXED && v->bits == 0 && src->bits != 0) return LNC_ECORRUPT;
+    return 0;
+  }
+  v->kind = src->kind;
+  v->bits = src->bits;
+  v->items_per_value = src->fsl_dim ? src->fsl_dim : 1;
+  if (v->kind == LNC_VALUES_VARIABLE) {
+    if (grow((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
+    v->offsets[0] = 0;
+  }
+  return 0;
+}
+
+/* Bits of one value and the byte-aligned copy helper for fixed values. */
+static int fixed_append(struct lnc_valbuf *v, const uint8_t *data, uint64_t i, bool null_value) {
+  uint64_t ipv = v->items_per_value;
+  if (v->bits % 8 == 0) {
+    size_t w = (size_t)(v->bits / 8 * ipv);
+    if (grow((void **)&v->data, &v->data_cap, v->data_len + w, 1)) return LNC_ENOMEM;
+    if (null_value || !data) memset(v->data + v->data_len, 0, w);
+    else memcpy(v->data + v->data_len, data + i * w, w);
+    v->data_len += w;
+  } else {
+    uint64_t nbits = (uint64_t)v->bits * ipv, at = v->n * nbits;
+    size_t need = (size_t)((at + nbits + 7) / 8);
+    if (grow((void **)&v->data, &v->data_cap, need, 1)) return LNC_ENOMEM;
+    if (need > v->data_len) { memset(v->data + v->data_len, 0, need - v->data_len); v->data_len = need; }
+    if (!null_value && data) {
+      uint64_t from = i * nbits;
+      for (uint64_t b = 0; b < nbits; b++) {
+        uint64_t s = from + b, d = at + b;
+        if ((data[s >> 3] >> (s & 7)) & 1) v->data[d >> 3] |= (uint8_t)(1u << (d & 7));
+      }
+    }
+  }
+  return 0;
+}
+
+static int item_validity_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64_t i,
+                                bool all_invalid) {
+  uint64_t ipv = v->items_per_value;
+  bool need = v->item_valid || all_invalid || (src && src->n_item_validity > 0);
+  if (!need) return 0;
+  uint64_t total = (v->n + 1) * ipv;
+  size_t bytes = (size_t)((total + 7) / 8);
+  if (!v->item_valid) {
+    /* First invalid item: materialise an all-valid bitmap for what came before. */
+    if (grow((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
+    memset(v->item_valid, 0xff, bytes);
+  } else {
+    size_t old = v->iv_cap;
+    if (grow((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
+    if (v->iv_cap > old) memset(v->item_valid + old, 0xff, v->iv_cap - old);
+  }
+  const uint8_t *sv = (src && src->n_item_validity) ? src->item_validity[src->n_item_validity - 1] : NULL;
+  for (uint64_t k = 0; k < ipv; k++) {
+    uint64_t d = v->n * ipv + k;
+    bool ok = !all_invalid && (!sv || ((sv[(i * ipv + k) >> 3] >> ((i * ipv + k) & 7)) & 1));
+    if (ok) v->item_valid[d >> 3] |= (uint8_t)(1u << (d & 7));
+    else v->item_valid[d >> 3] &= (uint8_t)~(1u << (d & 7));
+  }
+  return 0;
+}
+
+int lnc_valbuf_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64_t i) {
+  int rc = vb_setup(v, src);
+  if (rc) return rc;
+  if (i >= src->n) return LNC_ECORRUPT;
+  if (v->kind == LNC_VALUES_VARIABLE) {
+    uint64_t a = src->offsets[i], b = src->offsets[i + 1];
+    if (a > b || b > src->data_len) return LNC_ECORRUPT;
+    if (grow((void **)&v->data, &v->data_cap, v->data_len + (b - a), 1) ||
+        grow((void **)&v->offsets, &v->off_cap, v->n + 2, 8))
+      return LNC_ENOMEM;
+    if (b > a) memcpy(v->data + v->data_len, src->data + a, b - a);
+    v->data_len += b - a;
+    v->offsets[++v->n] = v->data_len;
+    return 0;
+  }
+  if ((rc = item_validity_append(v, src, i, src->bits == 0))) return rc;
+  if ((rc = fixed_append(v, src->data, i, src->bits == 0))) return rc;
+  v->n++;
+  return 0;
+}
+
+int lnc_valbuf_init(struct lnc_valbuf *v, int kind, uint32_t bits, uint64_t items_per_value) {
+  memset(v, 0, sizeof *v);
+  v->kind = kind;
+  v->bits = bits;
+  v->items_per_value = items_per_value ? items_per_value : 1;
+  if (kind == LNC_VALUES_VARIABLE) {
+    if (grow((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
+    v->offsets[0] = 0;
+  }
+  return 0;
+}
+
+int lnc_valbuf_append_null(struct lnc_valbuf *v) {
+  if (!v->kind) return LNC_EINTERNAL; /* lnc_valbuf_init first */
+  if (v->kind == LNC_VALUES_VARIABLE) {
+    if (grow((void **)&v->offsets, &v->off_cap, v->n + 2, 8)) return LNC_ENOMEM;
+    v->offsets[++v->n] = v->data_len;
+    return 0;
+  }
+  int rc = fixed_append(v, NULL, 0, true);
+  if (rc) return rc;
+  if (v->item_valid && (rc = item_validity_append(v, NULL, 0, false))) return rc;
+  v->n++;
+  return 0;
+}
+
+int lnc_valbuf_append_bytes(struct lnc_valbuf *v, const uint8_t *p, size_t len) {
+  struct lnc_values one = {0};
+  uint64_t offs[2] = {0, len};
+  one.kind = v->kind;
+  one.n = 1;
+  one.bits = v->bits;
+  one.data = p;
+  one.data_len = len;
+  one.offsets = offs;
+  one.fsl_dim = v->items_per_value > 1 ? v->items_per_value : 0;
+  if (v->kind == LNC_VALUES_FIXED && (uint64_t)len * 8 < (uint64_t)v->bits * v->items_per_value)
+    return LNC_ECORRUPT;
+  return lnc_valbuf_append(v, &one, 0);
+}
+
+int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src, uint64_t from,
+                            uint64_t count) {
+  if (count == 0) return 0;
+  if (from + count > src->n) return LNC_EINTERNAL;
+  if (!dst->kind) {
+    dst->kind = src->kind;
+    dst->bits = src->bits;
+    dst->items_per_value = src->items_per_value;
+    if (dst->kind == LNC_VALUES_VARIABLE) {
+      if (grow((void **)&dst->offsets, &dst->off_cap, 1, 8)) return LNC_ENOMEM;
+      dst->offsets[0] = 0;
+    }
+  }
+  if (src->kind == LNC_VALUES_VARIABLE) {
+    uint64_t a = src->offsets[from], b = src->offsets[from + count];
+    if (grow((void **)&dst->data, &dst->data_cap, dst->data_len + (b - a), 1) ||
+        grow((void **)&dst->offsets, &dst->off_cap, dst->n + count + 1, 8))
+      return LNC_ENOMEM;
+    if (b > a) memcpy(dst->data + dst->data_len, src->data + a, b - a);
+    for (uint64_t k = 1; k <= count; k++)
+      dst->offsets[dst->n + k] = dst->data_len + (src->offsets[from + k] - a);
+    dst->data_len += b - a;
+    dst->n += count;
+    return 0;
+  }
+  /* Fixed: reuse the single-value path (it handles bit widths and item validity). */
+  struct lnc_values view = {0};
+  view.kind = LNC_VALUES_FIXED;
+  view.n = src->n;
+  view.bits = src->bits;
+  view.data = src->data;
+  view.data_len = src->data_len;
+  view.fsl_dim = src->items_per_value > 1 ? src->items_per_value : 0;
+  if (src->item_valid) { view.n_item_validity = 1; view.item_validity[0] = src->item_valid; }
+  if (src->kind == LNC_VALUES_FIXED && src->bits % 8 == 0 && !src->item_valid && !dst->item_valid) {
+    size_t w = (size_t)(src->bits / 8 * src->items_per_value);
+    if (grow((void **)&dst->data, &dst->data_cap, dst->data_len + w * count, 1)) return LNC_ENOMEM;
+    memcpy(dst->data + dst->data_len, src->data + from * w, w * count);
+    dst->data_len += w * count;
+    dst->n += count;
+    return 0;
+  }
+  for (uint64_t k = 0; k < count; k++) {
+    int rc = lnc_valbuf_append(dst, &view, from + k);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+void lnc_leafrows_free(struct lnc_leafrows *r) {
+  free(r->rep);
+  free(r->def);
+  free(r->row_lev);
+  free(r->row_val);
+  lnc_valbuf_free(&r->values);
+  memset(r, 0, sizeof *r);
+}
+
+int lnc_leafrows_push_level(struct lnc_leafrows *r, uint16_t rep, uint16_t def) {
+  if (r->n_levels + 1 > r->lev_cap) {
+    size_t cap = r->lev_cap, cap2 = r->lev_cap;
+    if (grow((void **)&r->rep, &cap, r->n_levels + 1, 2) ||
+        grow((void **)&r->def, &cap2, r->n_levels + 1, 2))
+      return LNC_ENOMEM;
+    r->lev_cap = cap < cap2 ? cap : cap2;
+  }
+  r->rep[r->n_levels] = rep;
+  r->def[r->n_levels] = def;
+  r->n_levels++;
+  return 0;
+}
+
+int lnc_leafrows_end_row(struct lnc_leafrows *r) {
+  if (r->n_rows + 2 > r->rows_cap) {
+    size_t c1 = r->rows_cap, c2 = r->rows_cap;
+    if (grow((void **)&r->row_lev, &c1, r->n_rows + 2, 8) ||
+        grow((void **)&r->row_val, &c2, r->n_rows + 2, 8))
+      return LNC_ENOMEM;
+    r->rows_cap = c1 < c2 ? c1 : c2;
+  }
+  if (r->n_rows == 0) { r->row_lev[0] = 0; r->row_val[0] = 0; }
+  r->n_rows++;
+  r->row_lev[r->n_rows] = r->n_levels;
+  r->row_val[r->n_rows] = r->values.n;
+  return 0;
+}
+
+int lnc_leafrows_permute(const struct lnc_leafrows *src, const uint32_t *perm, uint64_t n,
+                         struct lnc_leafrows *dst) {
+  memset(dst, 0, sizeof *dst);
+  dst->has_rep = src->has_rep;
+  dst->has_def = src->has_def;
+  dst->values.kind = src->values.kind;
+  dst->values.bits = src->values.bits;
+  dst->values.items_per_value = src->values.items_per_value;
+  if (dst->values.kind == LNC_VALUES_VARIABLE) {
+    dst->values.offsets = malloc(64 * 8);
+    if (!dst->values.offsets) return LNC_ENOMEM;
+    dst->values.off_cap = 64;
+    dst->values.offsets[0] = 0;
+  }
+  for (uint64_t k = 0; k < n; k++) {
+    uint32_t u = perm[k];
+    if (u >= src->n_rows) return LNC_EINTERNAL;
+    for (uint64_t l = src->row_lev[u]; l < src->row_lev[u + 1]; l++)
+      if (lnc_leafrows_push_level(dst, src->rep ? src->rep[l] : 0, src->def ? src->def[l] : 0))
+        return LNC_ENOMEM;
+    int rc = lnc_valbuf_append_range(&dst->values, &src->values, src->row_val[u],
+                                     src->row_val[u + 1] - src->row_val[u]);
+    if (rc) return rc;
+    if ((rc = lnc_leafrows_end_row(dst))) return rc;
+  }
+  return 0;
+}
+
+int lnc_layers_init(struct lnc_layers *L, const int *kinds, size_t n, struct lnc_error *err) {
+  memset(L, 0, sizeof *L);
+  if (n == 0 || n > 30) return lnc_errf(err, LNC_ECORRUPT, "page has %zu rep/def layers", n);
+  L->n = (uint32_t)n;
+  L->first_list = (int)n;
+  uint16_t lo = 1;
+  L->def_map[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    int k = kinds[i];
+    bool is_list = k == LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_LIST ||
+                   k == LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_LIST ||
+                   k == LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_EMPTYABLE_LIST ||
+                   k == LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULL_AND_EMPTY_LIST;
+    if (is_list) {
+      L->max_rep++;
+      if (L->first_list == (int)n) L->first_list = (int)i;
+    }
+    uint16_t null_code = (uint16_t)(1 + 2 * i), empty_code = (uint16_t)(2 + 2 * i);
+    switch (k) {
+    case LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM:
+    case LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_ALL_VALID_LIST: break;
+    case LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM:
+    case LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULLABLE_LIST: L->def_map[lo++] = null_code; break;
+    case LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_EMPTYABLE_LIST: L->def_map[lo++] = empty_code; break;
+    case LANCE__ENCODINGS21__REP_DEF_LAYER__REPDEF_NULL_AND_EMPTY_LIST:
+      L->def_map[lo++] = null_code;
+      L->def_map[lo++] = empty_code;
+      break;
+    default: return lnc_errf(err, LNC_ECORRUPT, "unknown rep/def layer kind %d", k);
+    }
+  }
+  L->max_def = (uint16_t)(lo - 1);
+  return 0;
+}
