@@ -164,13 +164,14 @@ static bool round_trips(double x, int bits, uint16_t hbits, int prec, char *buf,
 /* x is finite and non-zero (sign handled by the caller via neg). */
 static char *put_shortest(char *p, double x, int bits, uint16_t hbits) {
   char buf[40];
-  int lo = 1, hi = bits == 64 ? 17 : bits == 32 ? 9 : 5, last = -1;
+  int lo = 1, hi = bits == 64 ? 17 : bits == 32 ? 9 : 5, cur = -1; /* cur: what buf holds */
   while (lo < hi) {
     int mid = (lo + hi) / 2;
-    if (round_trips(x, bits, hbits, mid, buf, sizeof buf)) { hi = mid; last = mid; }
+    cur = mid;
+    if (round_trips(x, bits, hbits, mid, buf, sizeof buf)) hi = mid;
     else lo = mid + 1;
   }
-  if (last != lo) snprintf(buf, sizeof buf, "%.*e", lo - 1, x);
+  if (cur != lo) snprintf(buf, sizeof buf, "%.*e", lo - 1, x);
   /* buf: [-]d[.ddd]e±XX */
   const char *s = buf;
   bool neg = false;
