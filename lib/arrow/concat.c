@@ -557,3 +557,40 @@ int lnc_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out
                           struct lnc_error *err) {
   return schema_copy(src, out, err, 0);
 }
+
+int lnc_arrow_struct_wrap(size_t n, struct ArrowSchema *child_schemas,
+                          struct ArrowArray *child_arrays, int64_t length,
+                          struct ArrowSchema *schema, struct ArrowArray *array,
+                          struct lnc_error *err) {
+  memset(schema, 0, sizeof *schema);
+  memset(array, 0, sizeof *array);
+  struct sch_priv *sp = calloc(1, sizeof *sp + n * sizeof(struct ArrowSchema *));
+  struct ArrowSchema *skids = calloc(n ? n : 1, sizeof *skids);
+  char *fmt = strdup("+s"), *name = strdup("");
+  if (!sp || !skids || !fmt || !name || arr_alloc(array, length, 1, (int64_t)n)) {
+    free(sp); free(skids); free(fmt); free(name);
+    for (size_t i = 0; i < n; i++) {
+      if (child_schemas[i].release) child_schemas[i].release(&child_schemas[i]);
+      if (child_arrays[i].release) child_arrays[i].release(&child_arrays[i]);
+    }
+    return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+  }
+  struct arr_priv *ap = array->private_data;
+  for (size_t i = 0; i < n; i++) {
+    skids[i] = child_schemas[i];
+    child_schemas[i].release = NULL;
+    sp->kidptr[i] = &skids[i];
+    ap->kids[i] = child_arrays[i];
+    child_arrays[i].release = NULL;
+  }
+  sp->kids = skids;
+  sp->format = fmt;
+  sp->name = name;
+  schema->format = fmt;
+  schema->name = name;
+  schema->n_children = (int64_t)n;
+  schema->children = n ? sp->kidptr : NULL;
+  schema->private_data = sp;
+  schema->release = sch_release;
+  return 0;
+}

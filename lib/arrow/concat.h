@@ -39,4 +39,13 @@ int lnc_arrow_make_nulls(const struct ArrowSchema *schema, uint64_t n, struct Ar
 int lnc_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out,
                           struct lnc_error *err);
 
+
+/* Builds a struct array (and schema) of `length` rows, no validity, from n moved children:
+ * child_schemas[i] / child_arrays[i] are moved in (their release is set to NULL). On
+ * failure the children are released. Used to assemble a take's output. */
+int lnc_arrow_struct_wrap(size_t n, struct ArrowSchema *child_schemas,
+                          struct ArrowArray *child_arrays, int64_t length,
+                          struct ArrowSchema *schema, struct ArrowArray *array,
+                          struct lnc_error *err);
+
 #endif

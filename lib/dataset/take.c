@@ -1,0 +1,297 @@
+/* lnc_dataset_take: dataset offsets → (fragment, physical row) → per fragment one lnc_take
+ * per data file holding requested fields → per output column one gather across fragments
+ * that also restores request order (duplicates included). Missing fields read as nulls. */
+#include "dataset.h"
+#include "../arrow/concat.h"
+#include "../util/error.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct outcol {
+  const Lance__File__Field *field; /* top-level field */
+  const char **req;                /* column strings passed to lnc_take */
+  size_t nreq;
+  const struct ArrowSchema *schema; /* from the first fragment that had it (borrowed) */
+  const struct ArrowArray **parts;  /* per touched fragment */
+};
+
+struct sorted_id {
+  size_t frag;
+  uint64_t row;
+  size_t orig;
+};
+
+struct result { /* one lnc_take answer, kept until the gathers are done */
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+};
+
+struct take_state {
+  struct outcol *cols;
+  size_t ncols;
+  struct sorted_id *sid;
+  struct lnc_row_ref *refs;
+  size_t *touched;      /* fragment index per part */
+  uint64_t **rows;      /* unique physical rows per part */
+  size_t *nrows;
+  size_t nparts;
+  struct result *res;
+  size_t nres, capres;
+  struct ArrowArray *nulls; /* ncols * nparts, only some used */
+};
+
+static int cmp_sid(const void *a, const void *b) {
+  const struct sorted_id *x = a, *y = b;
+  if (x->frag != y->frag) return x->frag < y->frag ? -1 : 1;
+  if (x->row != y->row) return x->row < y->row ? -1 : 1;
+  return 0;
+}
+
+static const Lance__File__Field *top_field(const Lance__Table__Manifest *m, const char *name,
+                                           size_t len) {
+  for (size_t i = 0; i < m->n_fields; i++) {
+    const Lance__File__Field *f = m->fields[i];
+    if (f->parent_id == -1 && strlen(f->name) == len && memcmp(f->name, name, len) == 0)
+      return f;
+  }
+  return NULL;
+}
+
+static int resolve_columns(const lnc_dataset *ds, const char *const *columns, size_t ncolumns,
+                           struct take_state *st, struct lnc_error *err) {
+  const Lance__Table__Manifest *m = ds->m;
+  size_t cap = columns && ncolumns ? ncolumns : m->n_fields;
+  st->cols = calloc(cap ? cap : 1, sizeof *st->cols);
+  if (!st->cols) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  if (!columns || ncolumns == 0) {
+    for (size_t i = 0; i < m->n_fields; i++) {
+      if (m->fields[i]->parent_id != -1) continue;
+      struct outcol *c = &st->cols[st->ncols++];
+      c->field = m->fields[i];
+      if (!(c->req = malloc(sizeof *c->req)))
+        return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+      c->req[c->nreq++] = c->field->name;
+    }
+    return 0;
+  }
+  for (size_t k = 0; k < ncolumns; k++) {
+    const char *name = columns[k];
+    if (!name) return lnc_errf(err, LNC_EINVAL, "column %zu is NULL", k);
+    const Lance__File__Field *f = top_field(m, name, strlen(name));
+    const char *dot = name;
+    while (!f && (dot = strchr(dot, '.')) != NULL) { /* dotted path: its top-level prefix */
+      f = top_field(m, name, (size_t)(dot - name));
+      dot++;
+    }
+    if (!f)
+      return lnc_errf(err, LNC_EINVAL, "%s: unknown column '%s'", ds->name, name);
+    size_t c;
+    for (c = 0; c < st->ncols; c++)
+      if (st->cols[c].field == f) break;
+    if (c == st->ncols) {
+      st->ncols++;
+      st->cols[c].field = f;
+      if (!(st->cols[c].req = malloc(ncolumns * sizeof *st->cols[c].req)))
+        return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+    }
+    st->cols[c].req[st->cols[c].nreq++] = name;
+  }
+  return 0;
+}
+
+/* Groups the ids by fragment: unique sorted physical rows per touched fragment and, per
+ * request position, a reference (part, index in that part). */
+static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, struct take_state *st,
+                struct lnc_error *err) {
+  st->sid = malloc((n ? n : 1) * sizeof *st->sid);
+  st->refs = malloc((n ? n : 1) * sizeof *st->refs);
+  size_t maxparts = ds->nfrag ? ds->nfrag : 1;
+  st->touched = malloc(maxparts * sizeof *st->touched);
+  st->rows = calloc(maxparts, sizeof *st->rows);
+  st->nrows = calloc(maxparts, sizeof *st->nrows);
+  if (!st->sid || !st->refs || !st->touched || !st->rows || !st->nrows)
+    return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  for (size_t i = 0; i < n; i++) {
+    int rc = lnc_ds_rowmap_lookup(&ds->map, ids[i], &st->sid[i].frag, &st->sid[i].row, err);
+    if (rc) return lnc_err_prefix(err, "%s", ds->name);
+    st->sid[i].orig = i;
+  }
+  if (n > 1) qsort(st->sid, n, sizeof *st->sid, cmp_sid);
+  for (size_t i = 0; i < n;) {
+    size_t j = i, k = st->nparts++;
+    while (j < n && st->sid[j].frag == st->sid[i].frag) j++;
+    st->touched[k] = st->sid[i].frag;
+    if (!(st->rows[k] = malloc((j - i) * sizeof **st->rows)))
+      return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+    for (size_t q = i; q < j; q++) {
+      if (st->nrows[k] == 0 || st->rows[k][st->nrows[k] - 1] != st->sid[q].row)
+        st->rows[k][st->nrows[k]++] = st->sid[q].row;
+      st->refs[st->sid[q].orig] = (struct lnc_row_ref){(uint32_t)k, st->nrows[k] - 1};
+    }
+    i = j;
+  }
+  if (st->nparts == 0 && ds->nfrag > 0) { /* no rows: still read one fragment for the types */
+    st->touched[0] = 0;
+    st->nparts = 1;
+  }
+  return 0;
+}
+
+static int file_holds(const Lance__Table__DataFile *df, int32_t id) {
+  for (size_t k = 0; k < df->n_fields; k++)
+    if (df->fields[k] == id) return 1;
+  return 0;
+}
+
+static int take_part(lnc_dataset *ds, size_t k, struct take_state *st,
+                     struct lnc_take_stats *stats, struct lnc_error *err) {
+  size_t fi = st->touched[k];
+  const struct lnc_ds_fragment *fr = &ds->frags[fi];
+  const char **names = malloc((st->ncols ? st->ncols : 1) * 8 * sizeof *names);
+  size_t namecap = (st->ncols ? st->ncols : 1) * 8;
+  if (!names) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  int rc = 0;
+  for (size_t j = 0; j < fr->nfiles && !rc; j++) {
+    const Lance__Table__DataFile *df = fr->files[j].pb;
+    size_t nn = 0;
+    for (size_t c = 0; c < st->ncols; c++) {
+      if (!file_holds(df, st->cols[c].field->id) || st->cols[c].parts[k]) continue;
+      for (size_t q = 0; q < st->cols[c].nreq; q++) {
+        if (nn == namecap) {
+          const char **nm = realloc(names, 2 * namecap * sizeof *names);
+          if (!nm) { free(names); return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name); }
+          names = nm;
+          namecap *= 2;
+        }
+        names[nn++] = st->cols[c].req[q];
+      }
+    }
+    if (nn == 0) continue;
+    if (st->nres == st->capres) {
+      size_t nc = st->capres ? st->capres * 2 : 8;
+      struct result *nr = realloc(st->res, nc * sizeof *nr);
+      if (!nr) { rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name); break; }
+      st->res = nr;
+      st->capres = nc;
+    }
+    struct result *r = &st->res[st->nres];
+    memset(r, 0, sizeof *r);
+    pthread_mutex_lock(&fr->files[j].lock);
+    lnc_file *file;
+    rc = lnc_ds_file_get(ds, fi, j, &file, err);
+    if (!rc) {
+      rc = lnc_take(file, st->rows[k], st->nrows[k], names, nn, &r->schema, &r->array, stats,
+                    err);
+      if (rc) lnc_err_prefix(err, "%s: fragment %llu, data file %s", ds->name,
+                             (unsigned long long)fr->pb->id, df->path);
+    }
+    pthread_mutex_unlock(&fr->files[j].lock);
+    if (rc) break;
+    st->nres++;
+    if (r->array.length != (int64_t)st->nrows[k] || r->schema.n_children != r->array.n_children) {
+      rc = lnc_errf(err, LNC_EINTERNAL, "%s: take from %s returned %lld rows, %zu asked",
+                    ds->name, df->path, (long long)r->array.length, st->nrows[k]);
+      break;
+    }
+    for (int64_t ch = 0; ch < r->schema.n_children && !rc; ch++) {
+      const struct ArrowSchema *cs = r->schema.children[ch];
+      for (size_t c = 0; c < st->ncols; c++) {
+        if (!cs->name || strcmp(cs->name, st->cols[c].field->name) != 0) continue;
+        if (st->cols[c].schema && strcmp(st->cols[c].schema->format, cs->format) != 0) {
+          rc = lnc_errf(err, LNC_ECORRUPT, "%s: column '%s' is '%s' in fragment %llu but '%s' "
+                        "elsewhere", ds->name, cs->name, cs->format,
+                        (unsigned long long)fr->pb->id, st->cols[c].schema->format);
+          break;
+        }
+        if (!st->cols[c].schema) st->cols[c].schema = cs;
+        st->cols[c].parts[k] = r->array.children[ch];
+      }
+    }
+  }
+  free(names);
+  return rc;
+}
+
+static void state_free(struct take_state *st) {
+  for (size_t c = 0; c < st->ncols; c++) {
+    free(st->cols[c].req);
+    free(st->cols[c].parts);
+  }
+  if (st->nulls)
+    for (size_t i = 0; i < st->ncols * st->nparts; i++)
+      if (st->nulls[i].release) st->nulls[i].release(&st->nulls[i]);
+  free(st->nulls);
+  for (size_t i = 0; i < st->nres; i++) {
+    if (st->res[i].array.release) st->res[i].array.release(&st->res[i].array);
+    if (st->res[i].schema.release) st->res[i].schema.release(&st->res[i].schema);
+  }
+  free(st->res);
+  free(st->cols);
+  free(st->sid);
+  free(st->refs);
+  free(st->touched);
+  if (st->rows)
+    for (size_t k = 0; k < st->nparts; k++) free(st->rows[k]);
+  free(st->rows);
+  free(st->nrows);
+}
+
+int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
+                     size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
+                     struct lnc_take_stats *stats, struct lnc_error *err) {
+  if (!ds || !schema || !array || (n && !ids))
+    return lnc_errf(err, LNC_EINVAL, "lnc_dataset_take: NULL argument");
+  memset(schema, 0, sizeof *schema);
+  memset(array, 0, sizeof *array);
+  struct take_state st;
+  memset(&st, 0, sizeof st);
+  struct ArrowSchema *osch = NULL;
+  struct ArrowArray *oarr = NULL;
+  int rc = resolve_columns(ds, columns, ncolumns, &st, err);
+  if (!rc) rc = plan(ds, ids, n, &st, err);
+  for (size_t c = 0; c < st.ncols && !rc; c++)
+    if (!(st.cols[c].parts = calloc(st.nparts ? st.nparts : 1, sizeof *st.cols[c].parts)))
+      rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  for (size_t k = 0; k < st.nparts && !rc; k++) rc = take_part(ds, k, &st, stats, err);
+  /* Fields a fragment has no data file for (e.g. added as all-null) read as nulls. */
+  if (!rc && !(st.nulls = calloc(st.ncols * st.nparts + 1, sizeof *st.nulls)))
+    rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  for (size_t c = 0; c < st.ncols && !rc; c++) {
+    if (!st.cols[c].schema && st.nparts > 0) {
+      rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column '%s' has no data in the fragments read",
+                    ds->name, st.cols[c].field->name);
+      break;
+    }
+    for (size_t k = 0; k < st.nparts && !rc; k++) {
+      if (st.cols[c].parts[k]) continue;
+      struct ArrowArray *na = &st.nulls[c * st.nparts + k];
+      rc = lnc_arrow_make_nulls(st.cols[c].schema, st.nrows[k], na, err);
+      st.cols[c].parts[k] = na;
+    }
+  }
+  if (!rc) {
+    osch = calloc(st.ncols ? st.ncols : 1, sizeof *osch);
+    oarr = calloc(st.ncols ? st.ncols : 1, sizeof *oarr);
+    if (!osch || !oarr) rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  }
+  for (size_t c = 0; c < st.ncols && !rc && st.nparts > 0; c++) {
+    rc = lnc_arrow_schema_copy(st.cols[c].schema, &osch[c], err);
+    if (!rc)
+      rc = lnc_arrow_gather_multi(st.cols[c].schema, st.cols[c].parts, st.nparts, st.refs, n,
+                                  &oarr[c], err);
+    if (rc) lnc_err_prefix(err, "%s: column '%s'", ds->name, st.cols[c].field->name);
+  }
+  if (!rc) {
+    size_t nout = st.nparts > 0 ? st.ncols : 0;
+    rc = lnc_arrow_struct_wrap(nout, osch, oarr, (int64_t)n, schema, array, err);
+  } else {
+    for (size_t c = 0; osch && oarr && c < st.ncols; c++) {
+      if (osch[c].release) osch[c].release(&osch[c]);
+      if (oarr[c].release) oarr[c].release(&oarr[c]);
+    }
+  }
+  free(osch);
+  free(oarr);
+  state_free(&st);
+  return rc;
+}
