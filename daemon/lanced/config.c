@@ -1,0 +1,301 @@
+/* Configuration: defaults, the `key = value` file (conf/lanced.conf documents every key),
+ * command-line flags that override it, validation for --check-config, and the live limits
+ * that SIGHUP replaces. */
+#include "lanced.h"
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void ld_config_defaults(struct ld_config *c) {
+  memset(c, 0, sizeof *c);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  c->workers = n > 0 ? (int)n : 1;
+  c->cache_budget = 1ull << 30;
+  c->io_mode = LD_IO_BUFFERED;
+  c->rep_policy = LD_REP_ALWAYS;
+  c->max_ids_per_request = 10000;
+  c->max_body_bytes = 1 << 20;
+  c->max_response_bytes = 64ull << 20;
+  c->request_timeout_ms = 30000;
+  c->connection_limit = 1024;
+  c->max_inflight = 256;
+  c->log_level = LD_LOG_INFO;
+  c->request_log = true;
+}
+
+/* "64M", "1GiB", "4096": binary multiples, because budgets are about memory. */
+static int parse_size(const char *v, uint64_t *out) {
+  char *end;
+  errno = 0;
+  if (!isdigit((unsigned char)*v)) return -1;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (errno) return -1;
+  uint64_t mul = 1;
+  if (*end) {
+    char u = (char)toupper((unsigned char)*end++);
+    if (u == 'K') mul = 1ull << 10;
+    else if (u == 'M') mul = 1ull << 20;
+    else if (u == 'G') mul = 1ull << 30;
+    else if (u == 'T') mul = 1ull << 40;
+    else if (u == 'B' && !*end) mul = 1;
+    else return -1;
+    if (mul > 1 && *end && strcasecmp(end, "B") && strcasecmp(end, "iB")) return -1;
+  }
+  if (n > UINT64_MAX / mul) return -1;
+  *out = n * mul;
+  return 0;
+}
+
+static int parse_uint(const char *v, uint64_t *out) {
+  return ld_parse_u64(v, strlen(v), out) ? 0 : -1;
+}
+
+static int parse_bool(const char *v, bool *out) {
+  if (!strcasecmp(v, "on") || !strcasecmp(v, "true") || !strcasecmp(v, "yes") || !strcmp(v, "1"))
+    *out = true;
+  else if (!strcasecmp(v, "off") || !strcasecmp(v, "false") || !strcasecmp(v, "no") ||
+           !strcmp(v, "0"))
+    *out = false;
+  else
+    return -1;
+  return 0;
+}
+
+/* Applies one setting; `replace_listen` makes the first `listen` drop earlier ones, so a
+ * file's listen lines (or the flags') form the whole list. Returns 0 or -1 with msg. */
+static int set_key(struct ld_config *c, const char *k, const char *v, bool *listen_reset,
+                   char *msg, size_t msglen) {
+  uint64_t u;
+  if (!strcmp(k, "root")) {
+    if (strlen(v) >= sizeof c->root) goto bad;
+    strcpy(c->root, v);
+  } else if (!strcmp(k, "listen")) {
+    if (!*listen_reset) c->nlisten = 0, *listen_reset = true;
+    if (c->nlisten >= LD_MAX_LISTEN) {
+      snprintf(msg, msglen, "too many listen addresses (at most %d)", LD_MAX_LISTEN);
+      return -1;
+    }
+    char host[256];
+    unsigned port;
+    if (strlen(v) >= sizeof c->listen[0] || ld_split_hostport(v, host, sizeof host, &port))
+      goto bad;
+    strcpy(c->listen[c->nlisten++], v);
+  } else if (!strcmp(k, "workers")) {
+    if (parse_uint(v, &u) || u < 1 || u > 1024) goto bad;
+    c->workers = (int)u;
+  } else if (!strcmp(k, "cache_budget")) {
+    if (parse_size(v, &c->cache_budget)) goto bad;
+  } else if (!strcmp(k, "io_mode")) {
+    if (!strcmp(v, "direct")) c->io_mode = LD_IO_DIRECT;
+    else if (!strcmp(v, "buffered")) c->io_mode = LD_IO_BUFFERED;
+    else goto bad;
+  } else if (!strcmp(k, "rep_index_policy")) {
+    if (!strcmp(v, "always")) c->rep_policy = LD_REP_ALWAYS;
+    else if (!strcmp(v, "never")) c->rep_policy = LD_REP_NEVER;
+    else if (!strncmp(v, "max:", 4) && !parse_size(v + 4, &c->rep_max_bytes))
+      c->rep_policy = LD_REP_MAX;
+    else goto bad;
+  } else if (!strcmp(k, "max_ids_per_request")) {
+    if (parse_uint(v, &c->max_ids_per_request) || !c->max_ids_per_request) goto bad;
+  } else if (!strcmp(k, "max_body_bytes")) {
+    if (parse_size(v, &c->max_body_bytes) || !c->max_body_bytes) goto bad;
+  } else if (!strcmp(k, "max_response_bytes")) {
+    if (parse_size(v, &c->max_response_bytes) || !c->max_response_bytes) goto bad;
+  } else if (!strcmp(k, "request_timeout_ms")) {
+    if (parse_uint(v, &c->request_timeout_ms) || !c->request_timeout_ms) goto bad;
+  } else if (!strcmp(k, "connection_limit")) {
+    if (parse_uint(v, &c->connection_limit) || !c->connection_limit || c->connection_limit > 1000000)
+      goto bad;
+  } else if (!strcmp(k, "max_inflight")) {
+    if (parse_uint(v, &c->max_inflight) || !c->max_inflight) goto bad;
+  } else if (!strcmp(k, "log_level")) {
+    int l = ld_log_level_parse(v);
+    if (l < 0) goto bad;
+    c->log_level = l;
+  } else if (!strcmp(k, "request_log")) {
+    if (parse_bool(v, &c->request_log)) goto bad;
+  } else {
+    snprintf(msg, msglen, "unknown key '%s'", k);
+    return -1;
+  }
+  return 0;
+bad:
+  snprintf(msg, msglen, "bad value for %s: '%s'", k, v);
+  return -1;
+}
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s)) s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+  return s;
+}
+
+int ld_config_load(struct ld_config *c, const char *path, char *msg, size_t msglen) {
+  FILE *f = fopen(path, "re");
+  if (!f) {
+    snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+    return -1;
+  }
+  char line[4096], err[600];
+  int lineno = 0, rc = 0;
+  bool listen_reset = false;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    char *hash = strchr(line, '#'); /* no key or value ever contains '#' */
+    if (hash) *hash = 0;
+    char *s = trim(line);
+    if (!*s) continue;
+    char *eq = strchr(s, '=');
+    if (!eq) {
+      snprintf(msg, msglen, "%s:%d: expected 'key = value'", path, lineno);
+      rc = -1;
+      break;
+    }
+    *eq = 0;
+    char *k = trim(s), *v = trim(eq + 1);
+    if (set_key(c, k, v, &listen_reset, err, sizeof err)) {
+      snprintf(msg, msglen, "%s:%d: %s", path, lineno, err);
+      rc = -1;
+      break;
+    }
+  }
+  fclose(f);
+  if (!rc && strlen(path) < sizeof c->config_path) strcpy(c->config_path, path);
+  return rc;
+}
+
+static void usage(FILE *o) {
+  fprintf(o,
+          "usage: lanced --root DIR --listen HOST:PORT [--listen ...] [--config FILE]\n"
+          "              [--workers N] [--log-level LEVEL] [--check-config]\n"
+          "Serves rows of the Lance files under DIR over HTTP (see lanced(8)).\n"
+          "Every config key is also a flag: --max-ids-per-request N, --io-mode direct, ...\n");
+}
+
+int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, size_t msglen) {
+  /* Every file key is accepted as --key-with-dashes VALUE. */
+  static const struct option opts[] = {
+      {"config", required_argument, 0, 'c'},   {"check-config", no_argument, 0, 'C'},
+      {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
+      {"root", required_argument, 0, 1},       {"listen", required_argument, 0, 1},
+      {"workers", required_argument, 0, 1},    {"cache-budget", required_argument, 0, 1},
+      {"io-mode", required_argument, 0, 1},    {"rep-index-policy", required_argument, 0, 1},
+      {"max-ids-per-request", required_argument, 0, 1},
+      {"max-body-bytes", required_argument, 0, 1},
+      {"max-response-bytes", required_argument, 0, 1},
+      {"request-timeout-ms", required_argument, 0, 1},
+      {"connection-limit", required_argument, 0, 1},
+      {"max-inflight", required_argument, 0, 1},
+      {"log-level", required_argument, 0, 1},  {"request-log", required_argument, 0, 1},
+      {0, 0, 0, 0}};
+  /* Pass 1: find --config (and --help) so the file is read before flags override it. */
+  const char *config = NULL;
+  int idx, o;
+  opterr = 0;
+  optind = 1;
+  while ((o = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+    if (o == 'c') config = optarg;
+    else if (o == 'h') { usage(stdout); return 1; }
+    else if (o == 'V') { printf("lanced %s\n", LD_VERSION); return 1; }
+    else if (o == '?') {
+      snprintf(msg, msglen, "unknown or incomplete option '%s'", argv[optind - 1]);
+      return -1;
+    }
+  }
+  if (optind < argc) {
+    snprintf(msg, msglen, "unexpected argument '%s'", argv[optind]);
+    return -1;
+  }
+  if (config && ld_config_load(c, config, msg, msglen)) return -1;
+  optind = 1;
+  bool listen_reset = false;
+  while ((o = getopt_long(argc, argv, "", opts, &idx)) != -1) {
+    if (o == 'C') c->check_only = true;
+    if (o != 1) continue;
+    char key[64], err[600];
+    snprintf(key, sizeof key, "%s", opts[idx].name);
+    for (char *p = key; *p; p++)
+      if (*p == '-') *p = '_';
+    if (set_key(c, key, optarg, &listen_reset, err, sizeof err)) {
+      snprintf(msg, msglen, "--%s: %s", opts[idx].name, err);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+int ld_split_hostport(const char *s, char *host, size_t hostlen, unsigned *port) {
+  const char *colon;
+  size_t hl;
+  if (s[0] == '[') {
+    const char *rb = strchr(s, ']');
+    if (!rb || rb[1] != ':') return -1;
+    hl = (size_t)(rb - s - 1);
+    if (hl >= hostlen) return -1;
+    memcpy(host, s + 1, hl);
+    colon = rb + 1;
+  } else {
+    colon = strrchr(s, ':');
+    if (!colon) return -1;
+    hl = (size_t)(colon - s);
+    if (hl >= hostlen || memchr(s, ':', hl)) return -1; /* bare IPv6 needs brackets */
+    memcpy(host, s, hl);
+  }
+  host[hl] = 0;
+  uint64_t p;
+  if (!ld_parse_u64(colon + 1, strlen(colon + 1), &p) || p > 65535) return -1;
+  *port = (unsigned)p;
+  return 0;
+}
+
+int ld_config_validate(const struct ld_config *c, char *msg, size_t msglen) {
+  struct stat st;
+  if (!c->root[0]) {
+    snprintf(msg, msglen, "no data root: set `root` or pass --root DIR");
+    return -1;
+  }
+  if (stat(c->root, &st) || !S_ISDIR(st.st_mode)) {
+    snprintf(msg, msglen, "root %s: %s", c->root, errno ? strerror(errno) : "not a directory");
+    return -1;
+  }
+  if (!c->nlisten) {
+    snprintf(msg, msglen, "no listen address: set `listen` or pass --listen HOST:PORT");
+    return -1;
+  }
+  if (c->max_body_bytes > (1ull << 30)) {
+    snprintf(msg, msglen, "max_body_bytes above 1G is not supported");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- live limits -------------------------------------------------------------------------- */
+static pthread_rwlock_t limits_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct ld_limits limits;
+
+void ld_limits_set(const struct ld_config *c) {
+  struct ld_limits l = {
+      .max_ids = c->max_ids_per_request, .max_body = c->max_body_bytes,
+      .max_response = c->max_response_bytes, .timeout_ms = c->request_timeout_ms,
+      .connection_limit = c->connection_limit, .max_inflight = c->max_inflight,
+      .request_log = c->request_log};
+  pthread_rwlock_wrlock(&limits_lock);
+  limits = l;
+  pthread_rwlock_unlock(&limits_lock);
+  __atomic_store_n(&ld_log_level, c->log_level, __ATOMIC_RELAXED);
+}
+
+struct ld_limits ld_limits_get(void) {
+  pthread_rwlock_rdlock(&limits_lock);
+  struct ld_limits l = limits;
+  pthread_rwlock_unlock(&limits_lock);
+  return l;
+}

@@ -1,0 +1,166 @@
+/* Connect protocol, unary: POST /lanced.v1.RowService/{Take,GetFile} with
+ * application/proto (binary) or application/json (proto3 JSON) bodies. Errors are Connect
+ * error bodies {"code":..,"message":..} with the HTTP status the Connect spec assigns. */
+#include "lanced.h"
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "lanced/v1/lanced.pb-c.h"
+
+/* Connect code → HTTP status (connectrpc.com/docs/protocol#error-codes). */
+static int connect_status(const char *code) {
+  static const struct { const char *code; int http; } t[] = {
+      {"canceled", 499},          {"unknown", 500},          {"invalid_argument", 400},
+      {"deadline_exceeded", 504}, {"not_found", 404},        {"already_exists", 409},
+      {"permission_denied", 403}, {"resource_exhausted", 429}, {"failed_precondition", 400},
+      {"aborted", 409},           {"out_of_range", 400},     {"unimplemented", 501},
+      {"internal", 500},          {"unavailable", 503},      {"data_loss", 500},
+      {"unauthenticated", 401}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (!strcmp(t[i].code, code)) return t[i].http;
+  return 500;
+}
+
+/* Our REST codes → Connect codes; most are already Connect names. */
+static const char *connect_code(const struct ld_err *e) {
+  const char *c = e->code;
+  if (!strcmp(c, "corrupt_file")) return "data_loss";
+  if (!strcmp(c, "unsupported")) return "failed_precondition";
+  if (!strcmp(c, "limit_exceeded")) return "resource_exhausted";
+  if (!strcmp(c, "io_error")) return "unavailable";
+  if (!strcmp(c, "method_not_allowed")) return "unimplemented";
+  if (connect_status(c) != 500 || !strcmp(c, "internal") || !strcmp(c, "unknown") ||
+      !strcmp(c, "data_loss"))
+    return c;
+  return "internal";
+}
+
+static void connect_error(struct ld_response *out, const struct ld_err *e) {
+  const char *code = connect_code(e);
+  lnc_buf_free(&out->body);
+  out->status = connect_status(code);
+  out->content_type = "application/json";
+  ld_buf_puts(&out->body, "{\"code\":");
+  ld_buf_json_str(&out->body, code, strlen(code));
+  ld_buf_puts(&out->body, ",\"message\":");
+  ld_buf_json_str(&out->body, e->message, strlen(e->message));
+  ld_buf_puts(&out->body, "}");
+  if (out->status == 503 || out->status == 429) out->retry_after = 1;
+}
+
+/* Decodes the request body as `d` in the negotiated codec; NULL with e filled on failure. */
+static ProtobufCMessage *decode(const struct ld_req *r, const ProtobufCMessageDescriptor *d,
+                                bool json, struct ld_err *e) {
+  ProtobufCMessage *m;
+  if (json) {
+    char msg[400];
+    m = ld_pbjson_read(d, r->body.len ? (const char *)r->body.data : "{}",
+                       r->body.len ? r->body.len : 2, msg, sizeof msg);
+    if (!m) ld_errf(e, 400, "invalid_argument", "%s", msg);
+  } else {
+    m = protobuf_c_message_unpack(d, NULL, r->body.len, r->body.data);
+    if (!m) ld_errf(e, 400, "invalid_argument", "body is not a valid %s", d->name);
+  }
+  return m;
+}
+
+static void free_msg(ProtobufCMessage *m, bool json) {
+  if (json) ld_pbjson_free(m);
+  else protobuf_c_message_free_unpacked(m, NULL);
+}
+
+static void take(struct ld_req *r, bool json, double deadline, struct ld_response *out) {
+  struct ld_err e;
+  struct ld_take_result t = {0};
+  Lanced__V1__TakeRequest *q =
+      (Lanced__V1__TakeRequest *)decode(r, &lanced__v1__take_request__descriptor, json, &e);
+  if (!q) return connect_error(out, &e);
+  int format = q->format == LANCED__V1__FORMAT__FORMAT_PROTO ? LANCED__V1__FORMAT__FORMAT_PROTO
+                                                             : LANCED__V1__FORMAT__FORMAT_ARROW;
+  r->format = format == LANCED__V1__FORMAT__FORMAT_PROTO ? LD_F_PROTO : LD_F_ARROW;
+  if (!q->n_ids)
+    ld_errf(&e, 400, "invalid_argument", "ids is empty");
+  else if (q->n_ids > r->lim.max_ids)
+    ld_errf(&e, 429, "resource_exhausted", "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
+            (unsigned long long)r->lim.max_ids);
+  else if (ld_service_take(q->path, q->ids, q->n_ids, (const char *const *)q->columns,
+                           q->n_columns, &t.schema, &t.array, &t.stats, &e) == 0) {
+    r->rows = q->n_ids;
+    ld_metrics_rows(q->n_ids, &t.stats);
+    int rc = ld_proto_take_response(&t, format, json, &out->body, &e);
+    t.array.release(&t.array);
+    t.schema.release(&t.schema);
+    if (!rc && out->body.len > r->lim.max_response)
+      rc = ld_errf(&e, 429, "resource_exhausted",
+                   "the answer is %zu bytes, over max_response_bytes (%llu)", out->body.len,
+                   (unsigned long long)r->lim.max_response);
+    if (!rc && deadline && ld_now() > deadline)
+      rc = ld_errf(&e, 504, "deadline_exceeded", "Connect-Timeout-Ms elapsed");
+    if (!rc) {
+      free_msg(&q->base, json);
+      out->status = 200;
+      return;
+    }
+  }
+  free_msg(&q->base, json);
+  connect_error(out, &e);
+}
+
+static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
+  struct ld_err e;
+  struct ld_file_info fi;
+  Lanced__V1__GetFileRequest *q =
+      (Lanced__V1__GetFileRequest *)decode(r, &lanced__v1__get_file_request__descriptor, json, &e);
+  if (!q) return connect_error(out, &e);
+  int rc = ld_service_describe(q->path, &fi, &e);
+  if (!rc) {
+    rc = ld_proto_file_info(q->path, &fi, json, &out->body, &e);
+    fi.schema.release(&fi.schema);
+    lnc_buf_free(&fi.describe);
+  }
+  free_msg(&q->base, json);
+  if (rc) return connect_error(out, &e);
+  out->status = 200;
+}
+
+void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
+                       struct ld_response *out) {
+  struct ld_err e;
+  const char *ct = ld_header(c, "Content-Type");
+  size_t ctlen = strcspn(ct, ";");
+  bool json;
+  if (ctlen == 16 && !strncasecmp(ct, "application/json", 16)) json = true;
+  else if (ctlen == 17 && !strncasecmp(ct, "application/proto", 17)) json = false;
+  else {
+    /* Not a Connect unary request we speak: 415, as the spec asks. */
+    ld_errf(&e, 415, "unsupported_media_type",
+            "Content-Type must be application/proto or application/json");
+    ld_json_error(out, &e);
+    out->extra_name = "Accept-Post", out->extra_value = "application/proto, application/json";
+    return;
+  }
+  const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Protocol-Version");
+  if (ver && strcmp(ver, "1")) {
+    ld_errf(&e, 400, "invalid_argument", "Connect-Protocol-Version must be 1");
+    return connect_error(out, &e);
+  }
+  double deadline = 0;
+  const char *tm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Timeout-Ms");
+  uint64_t ms;
+  if (tm) {
+    if (!ld_parse_u64(tm, strlen(tm), &ms) || strlen(tm) > 10) {
+      ld_errf(&e, 400, "invalid_argument", "Connect-Timeout-Ms must be a positive integer");
+      return connect_error(out, &e);
+    }
+    deadline = r->start + (double)ms / 1000.0;
+  }
+  if (!strcmp(method, "Take")) take(r, json, deadline, out);
+  else if (!strcmp(method, "GetFile")) get_file(r, json, out);
+  else {
+    ld_errf(&e, 501, "unimplemented", "lanced.v1.RowService has no method %.100s", method);
+    return connect_error(out, &e);
+  }
+  if (out->status == 200) out->content_type = json ? "application/json" : "application/proto";
+}

@@ -1,0 +1,190 @@
+/* lanced internals: one header for the daemon's modules (config, log, paths, service,
+ * server, routes, rows, connect, pbjson, protocols, metrics, notify). Every non-static symbol
+ * is ld_-prefixed; each section names the file that implements it. */
+#ifndef LANCED_H
+#define LANCED_H
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "lance.h"
+
+#define LD_VERSION "0.1.0"
+#define LD_MAX_LISTEN 16
+
+/* ---- log.c: one line per event on stderr ---------------------------------------------- */
+enum { LD_LOG_ERROR, LD_LOG_WARN, LD_LOG_INFO, LD_LOG_DEBUG };
+extern int ld_log_level; /* read racily by design: a stale level for one line is harmless */
+void ld_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int ld_log_level_parse(const char *s); /* -1 when unknown */
+const char *ld_log_level_name(int level);
+
+/* ---- config.c: lanced.conf and the command line ----------------------------------------- */
+enum { LD_IO_BUFFERED, LD_IO_DIRECT };
+enum { LD_REP_ALWAYS, LD_REP_NEVER, LD_REP_MAX };
+
+struct ld_config {
+  char root[PATH_MAX];
+  char listen[LD_MAX_LISTEN][256];
+  int nlisten;
+  int workers;
+  uint64_t cache_budget;
+  int io_mode;
+  int rep_policy;
+  uint64_t rep_max_bytes;
+  uint64_t max_ids_per_request;
+  uint64_t max_body_bytes;
+  uint64_t max_response_bytes;
+  uint64_t request_timeout_ms;
+  uint64_t connection_limit;
+  uint64_t max_inflight;
+  int log_level;
+  bool request_log;
+  char config_path[PATH_MAX]; /* "" when none */
+  bool check_only;            /* --check-config */
+};
+
+void ld_config_defaults(struct ld_config *c);
+/* Reads `key = value` lines into c; returns 0, or -1 with a message naming file and line. */
+int ld_config_load(struct ld_config *c, const char *path, char *msg, size_t msglen);
+/* Parses argv: --config is loaded first, the other flags override it. Returns 0, 1 when
+ * --help/--version was printed (exit 0), or -1 with a message. */
+int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, size_t msglen);
+/* Checks values that only make sense together (root is a directory, listen parses, ...). */
+int ld_config_validate(const struct ld_config *c, char *msg, size_t msglen);
+/* Splits "HOST:PORT", "[v6]:PORT" or ":PORT"; returns 0 or -1. host gets "" for any. */
+int ld_split_hostport(const char *s, char *host, size_t hostlen, unsigned *port);
+
+/* The limits requests read; replaced as a whole on SIGHUP (readers take the lock briefly). */
+struct ld_limits {
+  uint64_t max_ids, max_body, max_response, timeout_ms, connection_limit, max_inflight;
+  bool request_log;
+};
+void ld_limits_set(const struct ld_config *c);
+struct ld_limits ld_limits_get(void);
+
+/* ---- errors shared by every route --------------------------------------------------------- */
+struct ld_err {
+  int http;          /* HTTP status for the REST routes */
+  const char *code;  /* stable code string: "invalid_argument", "not_found", ... */
+  char message[600];
+};
+int ld_errf(struct ld_err *e, int http, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Maps a liblance error onto an HTTP status and code (routes.c). */
+int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le);
+
+/* ---- paths.c: relative path to descriptor, never outside the root ------------------------ */
+/* Rejects what is not a plain relative path (.., absolute, NUL, control bytes, empty
+ * segments), then opens it with openat2(RESOLVE_BENEATH). Returns an fd (caller owns it) or
+ * -1 with e filled. */
+int ld_path_check(const char *rel, struct ld_err *e);
+int ld_path_open(int rootfd, const char *rel, struct ld_err *e);
+
+/* ---- service.c: the single place that calls into liblance --------------------------------- */
+int ld_service_init(int rootfd, int handles_per_file);
+void ld_service_shutdown(void);
+/* Takes rows of rel; on success the caller owns schema and array and releases them. stats
+ * are added to. num_rows gets the file's row count (also on ERANGE errors). */
+int ld_service_take(const char *rel, const uint64_t *ids, size_t n, const char *const *cols,
+                    size_t ncols, struct ArrowSchema *schema, struct ArrowArray *array,
+                    struct lnc_take_stats *stats, struct ld_err *e);
+struct ld_file_info {
+  int major, minor;
+  uint64_t num_rows;
+  struct ArrowSchema schema; /* caller releases */
+  struct lnc_buf describe;   /* caller frees (lnc_buf_free) */
+};
+int ld_service_describe(const char *rel, struct ld_file_info *out, struct ld_err *e);
+/* Encodes with the shared liblance encoders (JSON rows, Arrow IPC), appending to out. */
+int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a,
+                      struct lnc_buf *out, struct ld_err *e);
+uint64_t ld_service_open_handles(void);
+
+/* ---- metrics.c: Prometheus counters ------------------------------------------------------- */
+enum ld_route { LD_R_ROWS, LD_R_FILE, LD_R_TAKE, LD_R_GETFILE, LD_R_HEALTHZ, LD_R_METRICS,
+                LD_R_OTHER, LD_R_COUNT };
+enum ld_format { LD_F_NONE, LD_F_JSON, LD_F_ARROW, LD_F_PROTO, LD_F_COUNT };
+void ld_metrics_request(int route, int format, int status, double seconds);
+void ld_metrics_rows(uint64_t rows, const struct lnc_take_stats *st);
+void ld_metrics_render(struct lnc_buf *out, uint64_t connections, uint64_t inflight);
+const char *ld_format_name(int format);
+
+/* ---- notify.c: sd_notify without libsystemd ----------------------------------------------- */
+void ld_notify(const char *state); /* no-op unless $NOTIFY_SOCKET is set */
+
+/* ---- server.c: listeners, libmicrohttpd, admission -------------------------------------- */
+int ld_server_start(const struct ld_config *c, int rootfd);
+void ld_server_quiesce(void); /* stop accepting; in-flight requests go on */
+uint64_t ld_server_inflight(void);
+uint64_t ld_server_connections(void);
+void ld_server_stop(void);
+extern volatile int ld_draining;
+
+/* ---- routes.c / rows.c / connect.c: request handling -------------------------------------- */
+struct MHD_Connection;
+/* A request being served; owned by server.c, freed when MHD reports completion. */
+struct ld_req {
+  int route, format, status;
+  double start;
+  char method[8];
+  char *url;               /* owned copy */
+  struct lnc_buf body;     /* request body, bounded by max_body */
+  bool body_too_big;
+  uint64_t rows;
+  struct ld_limits lim;
+};
+struct ld_response {       /* what a handler produces; server.c turns it into MHD */
+  int status;
+  const char *content_type;
+  struct lnc_buf body;     /* ownership passes to the response */
+  const char *allow;       /* Allow header for 405 */
+  int retry_after;         /* seconds; 0 = none */
+  const char *extra_name, *extra_value;
+};
+void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out);
+void ld_json_error(struct ld_response *out, const struct ld_err *e);
+void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
+                    struct ld_response *out);
+void ld_file_handle(struct ld_req *r, const char *rel, struct ld_response *out);
+void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
+                       struct ld_response *out);
+/* A header value ("" when absent), case-insensitive name. */
+const char *ld_header(struct MHD_Connection *c, const char *name);
+
+/* ---- protocols.c: Arrow results → protobuf TakeResponse / FileInfo ------------------------ */
+struct ProtobufCMessage;
+struct ld_take_result {
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  struct lnc_take_stats stats;
+};
+/* Builds and packs a TakeResponse (binary when json is false, proto3 JSON otherwise). */
+int ld_proto_take_response(const struct ld_take_result *t, int format, bool json,
+                           struct lnc_buf *out, struct ld_err *e);
+int ld_proto_file_info(const char *rel, const struct ld_file_info *fi, bool json,
+                       struct lnc_buf *out, struct ld_err *e);
+/* Arrow format string → readable type ("int64", "list<utf8>"); appended to out. */
+void ld_arrow_type_name(const struct ArrowSchema *s, struct lnc_buf *out);
+
+/* ---- pbjson.c: proto3 JSON for protobuf-c messages, driven by their descriptors ---------- */
+struct ProtobufCMessageDescriptor;
+int ld_pbjson_write(const struct ProtobufCMessage *m, struct lnc_buf *out);
+/* Parses JSON text into a new message, owned by the caller and freed with ld_pbjson_free
+ * (not protobuf_c_message_free_unpacked: proto3 defaults point at static storage). */
+struct ProtobufCMessage *ld_pbjson_read(const struct ProtobufCMessageDescriptor *d,
+                                        const char *text, size_t len, char *msg, size_t msglen);
+void ld_pbjson_free(struct ProtobufCMessage *m);
+
+/* ---- util.c: byte buffers (struct lnc_buf from lance.h), time, numbers -------------------- */
+/* Appends abort on allocation failure: a daemon out of memory for a few KiB of headers or
+ * JSON cannot answer anything useful anyway, and it keeps every call site one line. */
+void ld_buf_append(struct lnc_buf *b, const void *p, size_t n);
+void ld_buf_puts(struct lnc_buf *b, const char *s);
+void ld_buf_printf(struct lnc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ld_buf_json_str(struct lnc_buf *b, const char *s, size_t n); /* quoted, escaped */
+double ld_now(void); /* monotonic seconds */
+/* Parses a decimal uint64 from [s, s+n) without sign, spaces or overflow. */
+bool ld_parse_u64(const char *s, size_t n, uint64_t *out);
+
+#endif

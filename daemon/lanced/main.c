@@ -1,0 +1,120 @@
+/* lanced's entry point and lifecycle: configuration, the data root, starting the server,
+ * then the main thread waits for signals only — SIGHUP reloads limits and log level,
+ * SIGTERM/SIGINT drain in-flight requests and exit 0. Worker threads never see signals. */
+#include "lanced.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void notify_reloading(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  char msg[96];
+  snprintf(msg, sizeof msg, "RELOADING=1\nMONOTONIC_USEC=%llu",
+           (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000);
+  ld_notify(msg);
+}
+
+/* Re-reads the file and the same flags (flags still win). What a reload cannot change
+ * without dropping connections (root, listen, workers) is kept and reported. */
+static void reload(const struct ld_config *running, int argc, char **argv) {
+  struct ld_config next;
+  char msg[1024];
+  notify_reloading();
+  ld_config_defaults(&next);
+  if (ld_config_from_args(&next, argc, argv, msg, sizeof msg) ||
+      ld_config_validate(&next, msg, sizeof msg)) {
+    ld_log(LD_LOG_ERROR, "reload failed, keeping the running configuration: %s", msg);
+  } else {
+    if (strcmp(next.root, running->root) || next.nlisten != running->nlisten ||
+        next.workers != running->workers)
+      ld_log(LD_LOG_WARN, "reload: root, listen and workers only change on restart");
+    for (int i = 0; i < next.nlisten && i < running->nlisten; i++)
+      if (strcmp(next.listen[i], running->listen[i]))
+        ld_log(LD_LOG_WARN, "reload: root, listen and workers only change on restart");
+    ld_limits_set(&next);
+    ld_log(LD_LOG_INFO, "reloaded: max_ids_per_request=%llu max_body_bytes=%llu "
+                        "connection_limit=%llu max_inflight=%llu log_level=%s",
+           (unsigned long long)next.max_ids_per_request, (unsigned long long)next.max_body_bytes,
+           (unsigned long long)next.connection_limit, (unsigned long long)next.max_inflight,
+           ld_log_level_name(next.log_level));
+  }
+  ld_notify("READY=1");
+}
+
+static void drain(const struct ld_config *cfg) {
+  ld_draining = 1;
+  ld_notify("STOPPING=1");
+  ld_server_quiesce();
+  double deadline = ld_now() + (double)cfg->request_timeout_ms / 1000.0 + 1.0;
+  uint64_t n = ld_server_inflight();
+  ld_log(LD_LOG_INFO, "shutting down: draining %llu in-flight requests", (unsigned long long)n);
+  while ((n = ld_server_inflight()) > 0 && ld_now() < deadline) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  if (n) ld_log(LD_LOG_WARN, "drain timed out with %llu requests in flight", (unsigned long long)n);
+  ld_server_stop();
+  ld_service_shutdown();
+  ld_log(LD_LOG_INFO, "stopped");
+}
+
+int main(int argc, char **argv) {
+  struct ld_config cfg;
+  char msg[1024];
+  ld_config_defaults(&cfg);
+  int rc = ld_config_from_args(&cfg, argc, argv, msg, sizeof msg);
+  if (rc == 1) return 0;
+  if (rc == 0) rc = ld_config_validate(&cfg, msg, sizeof msg);
+  if (cfg.check_only) {
+    if (rc) fprintf(stderr, "lanced: config invalid: %s\n", msg);
+    else printf("lanced: config OK (root %s, %d listen address%s, %d workers)\n", cfg.root,
+                cfg.nlisten, cfg.nlisten == 1 ? "" : "es", cfg.workers);
+    return rc ? 1 : 0;
+  }
+  if (rc) {
+    fprintf(stderr, "lanced: %s\n", msg);
+    return 1;
+  }
+  ld_limits_set(&cfg);
+
+  int rootfd = open(cfg.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) {
+    ld_log(LD_LOG_ERROR, "root %s: %s", cfg.root, strerror(errno));
+    return 1;
+  }
+  /* Block the signals before any thread exists so every worker inherits the mask and
+   * only sigwait below receives them. */
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, NULL);
+  signal(SIGPIPE, SIG_IGN);
+
+  ld_service_init(rootfd, cfg.workers);
+  if (ld_server_start(&cfg, rootfd)) return 1;
+  ld_log(LD_LOG_INFO, "lanced %s serving %s with %d workers (io_mode=%s cache_budget=%llu)",
+         LD_VERSION, cfg.root, cfg.workers, cfg.io_mode == LD_IO_DIRECT ? "direct" : "buffered",
+         (unsigned long long)cfg.cache_budget);
+  ld_notify("READY=1\nSTATUS=serving");
+
+  for (;;) {
+    int sig;
+    if (sigwait(&set, &sig)) continue;
+    if (sig == SIGHUP) {
+      reload(&cfg, argc, argv);
+      continue;
+    }
+    ld_log(LD_LOG_INFO, "got %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    break;
+  }
+  drain(&cfg);
+  close(rootfd);
+  return 0;
+}

@@ -1,0 +1,98 @@
+/* Prometheus metrics: lock-free counters bumped by request threads (relaxed atomics: a
+ * scrape may see one request's counters half-updated, which Prometheus tolerates) and the
+ * text exposition format for GET /metrics. */
+#include "lanced.h"
+#include <string.h>
+
+#define MAX_STATUS 600
+static const double bounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+#define NB (sizeof bounds / sizeof bounds[0])
+
+static uint64_t requests[LD_R_COUNT][LD_F_COUNT][MAX_STATUS];
+static uint64_t hist[LD_R_COUNT][NB + 1], hist_sum_us[LD_R_COUNT], hist_count[LD_R_COUNT];
+static uint64_t rows_served, reads, bytes_read, bytes_decoded, cache_hits, cache_misses;
+
+static const char *const route_names[LD_R_COUNT] = {"rows", "file", "connect_take",
+                                                     "connect_getfile", "healthz", "metrics",
+                                                     "other"};
+static const char *const format_names[LD_F_COUNT] = {"none", "json", "arrow", "proto"};
+
+const char *ld_format_name(int f) { return f >= 0 && f < LD_F_COUNT ? format_names[f] : "none"; }
+
+#define ADD(var, n) __atomic_add_fetch(&(var), (n), __ATOMIC_RELAXED)
+#define GET(var) __atomic_load_n(&(var), __ATOMIC_RELAXED)
+
+void ld_metrics_request(int route, int format, int status, double seconds) {
+  if (route < 0 || route >= LD_R_COUNT) route = LD_R_OTHER;
+  if (format < 0 || format >= LD_F_COUNT) format = LD_F_NONE;
+  if (status < 100 || status >= MAX_STATUS) status = 500;
+  ADD(requests[route][format][status], 1);
+  size_t b = 0;
+  while (b < NB && seconds > bounds[b]) b++;
+  ADD(hist[route][b], 1);
+  ADD(hist_sum_us[route], (uint64_t)(seconds * 1e6));
+  ADD(hist_count[route], 1);
+}
+
+void ld_metrics_rows(uint64_t rows, const struct lnc_take_stats *st) {
+  ADD(rows_served, rows);
+  ADD(reads, st->reads);
+  ADD(bytes_read, st->bytes_read);
+  ADD(bytes_decoded, st->bytes_decoded);
+  ADD(cache_hits, st->cache_hits);
+  ADD(cache_misses, st->cache_misses);
+}
+
+static void counter(struct lnc_buf *o, const char *name, const char *help, uint64_t v) {
+  ld_buf_printf(o, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
+                (unsigned long long)v);
+}
+
+static void gauge(struct lnc_buf *o, const char *name, const char *help, uint64_t v) {
+  ld_buf_printf(o, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name,
+                (unsigned long long)v);
+}
+
+void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t inflight) {
+  ld_buf_puts(o, "# HELP lanced_requests_total HTTP requests answered, by route, format and "
+                 "status.\n# TYPE lanced_requests_total counter\n");
+  for (int r = 0; r < LD_R_COUNT; r++)
+    for (int f = 0; f < LD_F_COUNT; f++)
+      for (int s = 100; s < MAX_STATUS; s++) {
+        uint64_t v = GET(requests[r][f][s]);
+        if (v)
+          ld_buf_printf(o, "lanced_requests_total{route=\"%s\",format=\"%s\",code=\"%d\"} %llu\n",
+                        route_names[r], format_names[f], s, (unsigned long long)v);
+      }
+  ld_buf_puts(o, "# HELP lanced_request_duration_seconds Time from request headers to the "
+                 "last byte handed to the socket.\n"
+                 "# TYPE lanced_request_duration_seconds histogram\n");
+  for (int r = 0; r < LD_R_COUNT; r++) {
+    uint64_t count = GET(hist_count[r]), cum = 0;
+    if (!count) continue;
+    for (size_t b = 0; b <= NB; b++) {
+      cum += GET(hist[r][b]);
+      if (b < NB)
+        ld_buf_printf(o, "lanced_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+                      route_names[r], bounds[b], (unsigned long long)cum);
+      else
+        ld_buf_printf(o, "lanced_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
+                      route_names[r], (unsigned long long)cum);
+    }
+    ld_buf_printf(o, "lanced_request_duration_seconds_sum{route=\"%s\"} %.6f\n", route_names[r],
+                  (double)GET(hist_sum_us[r]) / 1e6);
+    ld_buf_printf(o, "lanced_request_duration_seconds_count{route=\"%s\"} %llu\n", route_names[r],
+                  (unsigned long long)count);
+  }
+  counter(o, "lanced_rows_served_total", "Rows returned by take requests.", GET(rows_served));
+  counter(o, "lanced_reads_total", "Read requests issued to the device.", GET(reads));
+  counter(o, "lanced_bytes_read_total", "Bytes covered by those reads.", GET(bytes_read));
+  counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
+  counter(o, "lanced_cache_hits_total", "Search cache hits.", GET(cache_hits));
+  counter(o, "lanced_cache_misses_total", "Search cache misses.", GET(cache_misses));
+  gauge(o, "lanced_open_files", "Lance file handles open (idle and in use).",
+        ld_service_open_handles());
+  gauge(o, "lanced_inflight_requests", "Requests received and not yet completed.", inflight);
+  gauge(o, "lanced_connections", "Open client connections.", connections);
+}

@@ -1,0 +1,434 @@
+/* Protobuf answers built from liblance's Arrow output: TakeResponse (Arrow IPC bytes, or
+ * typed per-column values for scalar types) and FileInfo (schema as Field trees). Also the
+ * Arrow format string → readable type name used by /files and FileInfo. */
+#include "lanced.h"
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lanced/v1/lanced.pb-c.h"
+
+/* Everything a response borrows is freed together once it is packed. */
+struct pool {
+  void **p;
+  size_t n, cap;
+};
+
+static void *pool_alloc(struct pool *pl, size_t size) {
+  if (pl->n == pl->cap) {
+    size_t cap = pl->cap ? pl->cap * 2 : 32;
+    void **g = realloc(pl->p, cap * sizeof *g);
+    if (!g) return NULL;
+    pl->p = g, pl->cap = cap;
+  }
+  void *m = calloc(1, size ? size : 1);
+  if (m) pl->p[pl->n++] = m;
+  return m;
+}
+
+static void pool_free(struct pool *pl) {
+  for (size_t i = 0; i < pl->n; i++) free(pl->p[i]);
+  free(pl->p);
+}
+
+/* ---- type names ---------------------------------------------------------------------------- */
+static const char *unit_name(char u) {
+  return u == 's' ? "s" : u == 'm' ? "ms" : u == 'u' ? "us" : u == 'n' ? "ns" : "?";
+}
+
+void ld_arrow_type_name(const struct ArrowSchema *s, struct lnc_buf *o) {
+  const char *f = s->format ? s->format : "?";
+  if (s->dictionary) {
+    ld_buf_puts(o, "dictionary<");
+    ld_arrow_type_name(s->dictionary, o);
+    ld_buf_puts(o, ">");
+    return;
+  }
+  static const struct { const char *fmt, *name; } simple[] = {
+      {"n", "null"},     {"b", "bool"},      {"c", "int8"},    {"C", "uint8"},
+      {"s", "int16"},    {"S", "uint16"},    {"i", "int32"},   {"I", "uint32"},
+      {"l", "int64"},    {"L", "uint64"},    {"e", "float16"}, {"f", "float32"},
+      {"g", "float64"},  {"z", "binary"},    {"Z", "large_binary"},
+      {"u", "utf8"},     {"U", "large_utf8"}, {"tdD", "date32"}, {"tdm", "date64"}};
+  for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
+    if (!strcmp(f, simple[i].fmt)) {
+      ld_buf_puts(o, simple[i].name);
+      return;
+    }
+  if (!strncmp(f, "w:", 2)) ld_buf_printf(o, "fixed_size_binary[%s]", f + 2);
+  else if (!strncmp(f, "d:", 2)) ld_buf_printf(o, "decimal(%s)", f + 2);
+  else if (!strncmp(f, "tt", 2) && f[2]) ld_buf_printf(o, "time%s[%s]", f[2] == 's' || f[2] == 'm' ? "32" : "64", unit_name(f[2]));
+  else if (!strncmp(f, "ts", 2) && f[2] && f[3] == ':') {
+    if (f[4]) ld_buf_printf(o, "timestamp[%s, tz=%s]", unit_name(f[2]), f + 4);
+    else ld_buf_printf(o, "timestamp[%s]", unit_name(f[2]));
+  } else if (!strncmp(f, "tD", 2) && f[2]) ld_buf_printf(o, "duration[%s]", unit_name(f[2]));
+  else if (!strcmp(f, "+l") || !strcmp(f, "+L") || !strncmp(f, "+w:", 3)) {
+    ld_buf_puts(o, f[1] == 'l' ? "list<" : f[1] == 'L' ? "large_list<" : "fixed_size_list<");
+    if (s->n_children > 0) ld_arrow_type_name(s->children[0], o);
+    ld_buf_puts(o, ">");
+    if (f[1] == 'w') ld_buf_printf(o, "[%s]", f + 3);
+  } else if (!strcmp(f, "+s") || !strcmp(f, "+m")) {
+    ld_buf_puts(o, f[1] == 's' ? "struct<" : "map<");
+    for (int64_t i = 0; i < s->n_children; i++) {
+      if (i) ld_buf_puts(o, ", ");
+      if (f[1] == 's') ld_buf_printf(o, "%s: ", s->children[i]->name ? s->children[i]->name : "");
+      ld_arrow_type_name(s->children[i], o);
+    }
+    ld_buf_puts(o, ">");
+  } else
+    ld_buf_printf(o, "arrow:%s", f);
+}
+
+/* ---- values ---------------------------------------------------------------------------------- */
+enum kind { K_NONE, K_BOOL, K_I64, K_U64, K_F64, K_STR, K_BIN, K_DEC };
+
+static enum kind kind_of(const struct ArrowSchema *s) {
+  if (s->dictionary) return kind_of(s->dictionary);
+  const char *f = s->format;
+  if (!strcmp(f, "b")) return K_BOOL;
+  if (strchr("csil", f[0]) && !f[1]) return K_I64;
+  if (strchr("CSIL", f[0]) && !f[1]) return K_U64;
+  if (strchr("efg", f[0]) && !f[1]) return K_F64;
+  if ((f[0] == 'u' || f[0] == 'U') && !f[1]) return K_STR;
+  if (((f[0] == 'z' || f[0] == 'Z') && !f[1]) || !strncmp(f, "w:", 2)) return K_BIN;
+  if (!strncmp(f, "d:", 2)) {
+    int p, sc, bits = 128;
+    if (sscanf(f + 2, "%d,%d,%d", &p, &sc, &bits) >= 2 && bits == 128) return K_DEC;
+    return K_NONE;
+  }
+  if (f[0] == 't' && (f[1] == 'd' || f[1] == 't' || f[1] == 's' || f[1] == 'D')) return K_I64;
+  if (!strcmp(f, "n")) return K_NONE;
+  return K_NONE;
+}
+
+struct val {
+  bool valid;
+  int64_t i;
+  uint64_t u;
+  double d;
+  const uint8_t *p;
+  size_t len;
+  unsigned __int128 dec;
+};
+
+static bool bit(const void *buf, int64_t i) {
+  return (((const uint8_t *)buf)[i >> 3] >> (i & 7)) & 1;
+}
+
+static double half_to_double(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+static int64_t int_at(const char *f, const void *buf, int64_t i) {
+  switch (f[0]) {
+  case 'c': return ((const int8_t *)buf)[i];
+  case 'C': return ((const uint8_t *)buf)[i];
+  case 's': return ((const int16_t *)buf)[i];
+  case 'S': return ((const uint16_t *)buf)[i];
+  case 'i': return ((const int32_t *)buf)[i];
+  case 'I': return ((const uint32_t *)buf)[i];
+  default: return ((const int64_t *)buf)[i];
+  }
+}
+
+/* Row i (logical, before the array's own offset) of a scalar column. */
+static void value_at(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                     struct val *v) {
+  int64_t j = a->offset + i;
+  memset(v, 0, sizeof *v);
+  v->valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], j);
+  if (!v->valid) return;
+  if (s->dictionary) {
+    int64_t k = int_at(s->format, a->buffers[1], j);
+    value_at(s->dictionary, a->dictionary, k, v);
+    return;
+  }
+  const char *f = s->format;
+  const void *data = a->buffers[1];
+  switch (kind_of(s)) {
+  case K_BOOL: v->u = bit(data, j); break;
+  case K_I64:
+    if (f[0] == 't' && ((f[1] == 'd' && f[2] == 'D') || (f[1] == 't' && (f[2] == 's' || f[2] == 'm'))))
+      v->i = ((const int32_t *)data)[j];
+    else if (f[0] == 't')
+      v->i = ((const int64_t *)data)[j];
+    else
+      v->i = int_at(f, data, j);
+    break;
+  case K_U64: v->u = f[0] == 'L' ? ((const uint64_t *)data)[j] : (uint64_t)int_at(f, data, j); break;
+  case K_F64:
+    v->d = f[0] == 'g' ? ((const double *)data)[j]
+           : f[0] == 'f' ? (double)((const float *)data)[j]
+                         : half_to_double(((const uint16_t *)data)[j]);
+    break;
+  case K_STR:
+  case K_BIN:
+    if (f[0] == 'w') {
+      size_t w = (size_t)atoi(f + 2);
+      v->p = (const uint8_t *)data + (size_t)j * w, v->len = w;
+    } else if (f[0] == 'U' || f[0] == 'Z') {
+      const int64_t *off = data;
+      v->p = (const uint8_t *)a->buffers[2] + off[j], v->len = (size_t)(off[j + 1] - off[j]);
+    } else {
+      const int32_t *off = data;
+      v->p = (const uint8_t *)a->buffers[2] + off[j], v->len = (size_t)(off[j + 1] - off[j]);
+    }
+    break;
+  case K_DEC: memcpy(&v->dec, (const uint8_t *)data + 16 * j, 16); break;
+  default: break;
+  }
+}
+
+static char *decimal_string(struct pool *pl, unsigned __int128 raw, int scale) {
+  bool neg = (__int128)raw < 0;
+  unsigned __int128 u = neg ? -raw : raw;
+  char digits[64];
+  int n = 0;
+  do digits[n++] = (char)('0' + (int)(u % 10)), u /= 10; while (u);
+  char *o = pool_alloc(pl, 128), *w = o;
+  if (!o) return NULL;
+  if (neg) *w++ = '-';
+  if (scale <= 0) {
+    while (n) *w++ = digits[--n];
+    for (int i = 0; i < -scale; i++) *w++ = '0';
+  } else {
+    while (n <= scale) digits[n++] = '0';
+    while (n > scale) *w++ = digits[--n];
+    *w++ = '.';
+    while (n) *w++ = digits[--n];
+  }
+  *w = 0;
+  return o;
+}
+
+static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struct ArrowArray *a,
+                       int64_t parent_off, int64_t n, Lanced__V1__Column *col, struct ld_err *e) {
+  lanced__v1__column__init(col);
+  col->name = (char *)(s->name ? s->name : "");
+  struct lnc_buf tn = {0};
+  ld_arrow_type_name(s, &tn);
+  ld_buf_append(&tn, "", 1);
+  col->type = pool_alloc(pl, tn.len);
+  if (!col->type) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  memcpy(col->type, tn.data, tn.len);
+  lnc_buf_free(&tn);
+  enum kind k = kind_of(s);
+  if (k == K_NONE && strcmp(s->format, "n"))
+    return ld_errf(e, 501, "unimplemented",
+                   "column %s has type %s, which the protobuf format does not carry; use Arrow",
+                   col->name, col->type);
+  size_t un = (size_t)n;
+  protobuf_c_boolean *validity = pool_alloc(pl, un * sizeof *validity);
+  if (!validity) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  bool any_null = false;
+  /* Per-kind value arrays; exactly one is used. */
+  protobuf_c_boolean *bools = NULL;
+  int64_t *i64 = NULL;
+  uint64_t *u64 = NULL;
+  double *f64 = NULL;
+  char **strs = NULL;
+  ProtobufCBinaryData *bins = NULL;
+  void *vals = NULL;
+  switch (k) {
+  case K_BOOL: vals = bools = pool_alloc(pl, un * sizeof *bools); break;
+  case K_I64: vals = i64 = pool_alloc(pl, un * sizeof *i64); break;
+  case K_U64: vals = u64 = pool_alloc(pl, un * sizeof *u64); break;
+  case K_F64: vals = f64 = pool_alloc(pl, un * sizeof *f64); break;
+  case K_STR: case K_DEC: vals = strs = pool_alloc(pl, un * sizeof *strs); break;
+  case K_BIN: vals = bins = pool_alloc(pl, un * sizeof *bins); break;
+  default: vals = validity; break;
+  }
+  if (!vals) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  int scale = 0;
+  if (k == K_DEC) {
+    const char *f = s->dictionary ? s->dictionary->format : s->format;
+    int p;
+    sscanf(f + 2, "%d,%d", &p, &scale);
+  }
+  for (int64_t r = 0; r < n; r++) {
+    struct val v;
+    if (k == K_NONE) v.valid = false;
+    else value_at(s, a, parent_off + r, &v);
+    validity[r] = v.valid;
+    any_null |= !v.valid;
+    switch (k) {
+    case K_BOOL: bools[r] = v.valid && v.u; break;
+    case K_I64: i64[r] = v.i; break;
+    case K_U64: u64[r] = v.u; break;
+    case K_F64: f64[r] = v.d; break;
+    case K_STR:
+      if (!(strs[r] = pool_alloc(pl, v.len + 1))) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+      if (v.len) memcpy(strs[r], v.p, v.len);
+      break;
+    case K_DEC:
+      strs[r] = v.valid ? decimal_string(pl, v.dec, scale) : (char *)"";
+      if (!strs[r]) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+      break;
+    case K_BIN: bins[r].data = (uint8_t *)v.p, bins[r].len = v.len; break;
+    default: break;
+    }
+  }
+  if (any_null) col->n_validity = un, col->validity = validity;
+#define SET(CASE, field, Type, init, arr)                                   \
+  do {                                                                      \
+    Type *m = pool_alloc(pl, sizeof *m);                                    \
+    if (!m) return ld_errf(e, 503, "resource_exhausted", "out of memory");  \
+    init(m);                                                                \
+    m->n_values = un, m->values = arr;                                      \
+    col->values_case = CASE, col->field = m;                                \
+  } while (0)
+  switch (k) {
+  case K_BOOL: SET(LANCED__V1__COLUMN__VALUES_BOOLS, bools, Lanced__V1__BoolValues, lanced__v1__bool_values__init, bools); break;
+  case K_I64: SET(LANCED__V1__COLUMN__VALUES_INT64S, int64s, Lanced__V1__Int64Values, lanced__v1__int64_values__init, i64); break;
+  case K_U64: SET(LANCED__V1__COLUMN__VALUES_UINT64S, uint64s, Lanced__V1__UInt64Values, lanced__v1__uint64_values__init, u64); break;
+  case K_F64: SET(LANCED__V1__COLUMN__VALUES_DOUBLES, doubles, Lanced__V1__DoubleValues, lanced__v1__double_values__init, f64); break;
+  case K_STR: case K_DEC: SET(LANCED__V1__COLUMN__VALUES_STRINGS, strings, Lanced__V1__StringValues, lanced__v1__string_values__init, strs); break;
+  case K_BIN: SET(LANCED__V1__COLUMN__VALUES_BINARIES, binaries, Lanced__V1__BytesValues, lanced__v1__bytes_values__init, bins); break;
+  default: break;
+  }
+#undef SET
+  return 0;
+}
+
+static void pack(const ProtobufCMessage *m, bool json, struct lnc_buf *out) {
+  if (json) {
+    ld_pbjson_write(m, out);
+    return;
+  }
+  size_t n = protobuf_c_message_get_packed_size(m);
+  uint8_t *tmp = malloc(n ? n : 1);
+  if (!tmp) abort();
+  protobuf_c_message_pack(m, tmp);
+  ld_buf_append(out, tmp, n);
+  free(tmp);
+}
+
+int ld_proto_take_response(const struct ld_take_result *t, int format, bool json,
+                           struct lnc_buf *out, struct ld_err *e) {
+  struct pool pl = {0};
+  struct lnc_buf ipc = {0};
+  Lanced__V1__TakeResponse resp = LANCED__V1__TAKE_RESPONSE__INIT;
+  Lanced__V1__ReadStats st = LANCED__V1__READ_STATS__INIT;
+  int rc = 0;
+  int64_t ncols = t->schema.n_children;
+  resp.num_rows = (uint64_t)t->array.length;
+  resp.n_column_names = (size_t)ncols;
+  resp.column_names = pool_alloc(&pl, (size_t)ncols * sizeof(char *));
+  if (!resp.column_names) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+  for (int64_t i = 0; i < ncols; i++)
+    resp.column_names[i] = (char *)(t->schema.children[i]->name ? t->schema.children[i]->name : "");
+  if (format == LANCED__V1__FORMAT__FORMAT_PROTO) {
+    resp.n_columns = (size_t)ncols;
+    resp.columns = pool_alloc(&pl, (size_t)ncols * sizeof *resp.columns);
+    if (!resp.columns) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+    for (int64_t i = 0; i < ncols; i++) {
+      Lanced__V1__Column *col = pool_alloc(&pl, sizeof *col);
+      if (!col) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+      resp.columns[i] = col;
+      if ((rc = fill_column(&pl, t->schema.children[i], t->array.children[i], t->array.offset,
+                            t->array.length, col, e)))
+        goto out;
+    }
+  } else {
+    if ((rc = ld_service_encode(LD_F_ARROW, &t->schema, &t->array, &ipc, e) ? e->http : 0)) goto out;
+    resp.arrow_ipc.data = ipc.data;
+    resp.arrow_ipc.len = ipc.len;
+  }
+  st.reads = t->stats.reads;
+  st.bytes_read = t->stats.bytes_read;
+  st.bytes_decoded = t->stats.bytes_decoded;
+  st.cache_hits = t->stats.cache_hits;
+  st.cache_misses = t->stats.cache_misses;
+  resp.stats = &st;
+  pack(&resp.base, json, out);
+out:
+  lnc_buf_free(&ipc);
+  pool_free(&pl);
+  return rc;
+}
+
+static Lanced__V1__Field *field_of(struct pool *pl, const struct ArrowSchema *s) {
+  Lanced__V1__Field *f = pool_alloc(pl, sizeof *f);
+  if (!f) return NULL;
+  lanced__v1__field__init(f);
+  f->name = (char *)(s->name ? s->name : "");
+  f->arrow_format = (char *)(s->format ? s->format : "");
+  f->nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
+  struct lnc_buf tn = {0};
+  ld_arrow_type_name(s, &tn);
+  ld_buf_append(&tn, "", 1);
+  if (!(f->type = pool_alloc(pl, tn.len))) return NULL;
+  memcpy(f->type, tn.data, tn.len);
+  lnc_buf_free(&tn);
+  if (s->n_children > 0) {
+    f->n_children = (size_t)s->n_children;
+    if (!(f->children = pool_alloc(pl, f->n_children * sizeof *f->children))) return NULL;
+    for (int64_t i = 0; i < s->n_children; i++)
+      if (!(f->children[i] = field_of(pl, s->children[i]))) return NULL;
+  }
+  return f;
+}
+
+/* Columns of the library's description, when it has a "columns" array: each entry's JSON
+ * kept as text so FileInfo does not freeze a format liblance may still grow. */
+static int columns_of(struct pool *pl, const struct lnc_buf *desc, Lanced__V1__FileInfo *fi) {
+  json_t *root = json_loadb((const char *)desc->data, desc->len, 0, NULL);
+  json_t *cols = root ? json_object_get(root, "columns") : NULL;
+  if (json_is_array(cols)) {
+    size_t n = json_array_size(cols);
+    fi->columns = pool_alloc(pl, n * sizeof *fi->columns);
+    for (size_t i = 0; fi->columns && i < n; i++) {
+      json_t *c = json_array_get(cols, i);
+      Lanced__V1__ColumnInfo *ci = pool_alloc(pl, sizeof *ci);
+      if (!ci) break;
+      lanced__v1__column_info__init(ci);
+      ci->index = (uint32_t)i;
+      json_t *name = json_object_get(c, "name");
+      if (json_is_string(name)) {
+        char *nm = pool_alloc(pl, json_string_length(name) + 1);
+        if (nm) memcpy(nm, json_string_value(name), json_string_length(name)), ci->name = nm;
+      }
+      char *txt = json_dumps(c, JSON_COMPACT | JSON_ENCODE_ANY);
+      if (txt) {
+        char *copy = pool_alloc(pl, strlen(txt) + 1);
+        if (copy) strcpy(copy, txt), ci->json = copy;
+        free(txt);
+      }
+      fi->columns[fi->n_columns++] = ci;
+    }
+  }
+  json_decref(root);
+  return 0;
+}
+
+int ld_proto_file_info(const char *rel, const struct ld_file_info *info, bool json,
+                       struct lnc_buf *out, struct ld_err *e) {
+  struct pool pl = {0};
+  Lanced__V1__FileInfo fi = LANCED__V1__FILE_INFO__INIT;
+  char version[32], *desc = NULL;
+  int rc = 0;
+  snprintf(version, sizeof version, "%d.%d", info->major, info->minor);
+  fi.path = (char *)rel;
+  fi.version = version;
+  fi.num_rows = info->num_rows;
+  fi.n_fields = (size_t)info->schema.n_children;
+  fi.fields = pool_alloc(&pl, fi.n_fields * sizeof *fi.fields);
+  if (!fi.fields) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+  for (size_t i = 0; i < fi.n_fields; i++)
+    if (!(fi.fields[i] = field_of(&pl, info->schema.children[i]))) {
+      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+      goto out;
+    }
+  columns_of(&pl, &info->describe, &fi);
+  if ((desc = pool_alloc(&pl, info->describe.len + 1))) {
+    if (info->describe.len) memcpy(desc, info->describe.data, info->describe.len);
+    fi.describe_json = desc;
+  }
+  pack(&fi.base, json, out);
+out:
+  pool_free(&pl);
+  return rc;
+}

@@ -1,0 +1,113 @@
+/* Routing: URL and method → handler, plus the small routes (/healthz, /metrics) and the
+ * error vocabulary every REST route shares: {"error":{"code":..,"message":..}}. */
+#include "lanced.h"
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int ld_errf(struct ld_err *e, int http, const char *code, const char *fmt, ...) {
+  e->http = http;
+  e->code = code;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(e->message, sizeof e->message, fmt, ap);
+  va_end(ap);
+  return http;
+}
+
+int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le) {
+  int http;
+  const char *code;
+  switch (le->code) {
+  case LNC_EINVAL: http = 400, code = "invalid_argument"; break;
+  case LNC_ERANGE: http = 400, code = "out_of_range"; break;
+  case LNC_ENOTFOUND: http = 404, code = "not_found"; break;
+  case LNC_ECORRUPT: http = 422, code = "corrupt_file"; break;
+  case LNC_EUNSUPPORTED: http = 422, code = "unsupported"; break;
+  case LNC_ELIMIT: http = 413, code = "limit_exceeded"; break;
+  case LNC_ENOMEM: http = 503, code = "resource_exhausted"; break;
+  case LNC_EIO: http = 503, code = "io_error"; break; /* the disk, not the request */
+  default: http = 500, code = "internal"; break;
+  }
+  return ld_errf(e, http, code, "%s", le->message[0] ? le->message : code);
+}
+
+void ld_json_error(struct ld_response *out, const struct ld_err *e) {
+  out->status = e->http;
+  out->content_type = "application/json";
+  lnc_buf_free(&out->body);
+  ld_buf_puts(&out->body, "{\"error\":{\"code\":");
+  ld_buf_json_str(&out->body, e->code, strlen(e->code));
+  ld_buf_puts(&out->body, ",\"message\":");
+  ld_buf_json_str(&out->body, e->message, strlen(e->message));
+  ld_buf_puts(&out->body, "}}\n");
+  if (e->http == 503) out->retry_after = 1;
+}
+
+static bool is(const char *m, const char *want) { return strcmp(m, want) == 0; }
+
+static void method_not_allowed(struct ld_req *r, const char *allow, struct ld_response *out) {
+  struct ld_err e;
+  ld_errf(&e, 405, "method_not_allowed", "%s is not allowed here; use %s", r->method, allow);
+  ld_json_error(out, &e);
+  out->allow = allow;
+}
+
+void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out) {
+  const char *url = r->url, *m = r->method;
+  bool get = is(m, "GET") || is(m, "HEAD");
+  struct ld_err e;
+
+  if (!strncmp(url, "/files/", 7)) {
+    const char *rest = url + 7;
+    size_t n = strlen(rest);
+    if (n >= 5 && !strcmp(rest + n - 5, "/rows")) {
+      r->route = LD_R_ROWS;
+      if (!get && !is(m, "POST")) return method_not_allowed(r, "GET, HEAD, POST", out);
+      char rel[1100];
+      if (n - 5 >= sizeof rel) {
+        ld_errf(&e, 400, "invalid_argument", "path longer than 1024 bytes");
+        return ld_json_error(out, &e);
+      }
+      memcpy(rel, rest, n - 5);
+      rel[n - 5] = 0;
+      return ld_rows_handle(c, r, rel, out);
+    }
+    r->route = LD_R_FILE;
+    if (!get) return method_not_allowed(r, "GET, HEAD", out);
+    return ld_file_handle(r, rest, out);
+  }
+  if (!strncmp(url, "/lanced.v1.RowService/", 22)) {
+    const char *method = url + 22;
+    r->route = is(method, "GetFile") ? LD_R_GETFILE : LD_R_TAKE;
+    if (!is(m, "POST")) return method_not_allowed(r, "POST", out);
+    return ld_connect_handle(c, r, method, out);
+  }
+  if (is(url, "/healthz")) {
+    r->route = LD_R_HEALTHZ;
+    if (!get) return method_not_allowed(r, "GET, HEAD", out);
+    out->content_type = "application/json";
+    if (ld_draining) {
+      out->status = 503;
+      out->retry_after = 1;
+      ld_buf_puts(&out->body, "{\"status\":\"draining\"}\n");
+    } else {
+      out->status = 200;
+      ld_buf_puts(&out->body, "{\"status\":\"serving\"}\n");
+    }
+    return;
+  }
+  if (is(url, "/metrics")) {
+    r->route = LD_R_METRICS;
+    if (!get) return method_not_allowed(r, "GET, HEAD", out);
+    out->status = 200;
+    out->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    ld_metrics_render(&out->body, ld_server_connections(), ld_server_inflight());
+    return;
+  }
+  ld_errf(&e, 404, "not_found",
+          "no route for %.200s; try /files/<path>/rows?ids=..., /files/<path>, /healthz, /metrics",
+          url);
+  ld_json_error(out, &e);
+}

@@ -1,0 +1,221 @@
+/* The rows route: GET /files/<path>/rows?ids=..&columns=..&format=.. and POST with a JSON or
+ * protobuf TakeRequest body. Parses and bounds the request, asks service.c for the rows,
+ * encodes them as JSON rows, Arrow IPC or a protobuf TakeResponse. */
+#include "lanced.h"
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "lanced/v1/lanced.pb-c.h"
+
+/* A parsed request. ids and the column strings are owned here and freed by req_free. */
+struct rows_req {
+  uint64_t *ids;
+  size_t n;
+  char **cols;
+  size_t ncols;
+};
+
+static void req_free(struct rows_req *q) {
+  free(q->ids);
+  for (size_t i = 0; i < q->ncols; i++) free(q->cols[i]);
+  free(q->cols);
+}
+
+/* "1,5,9": strictly digits separated by single commas; no signs, spaces or empty items. */
+static int parse_ids(const char *s, uint64_t max, struct rows_req *q, struct ld_err *e) {
+  if (!*s) return ld_errf(e, 400, "invalid_argument", "ids is empty; want ids=1,5,9");
+  size_t n = 1;
+  for (const char *p = s; *p; p++) n += *p == ',';
+  if (n > max)
+    return ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", n,
+                   (unsigned long long)max);
+  q->ids = malloc(n * sizeof *q->ids);
+  if (!q->ids) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  const char *p = s;
+  for (size_t i = 0; i < n; i++) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (!ld_parse_u64(p, len, &q->ids[i])) {
+      ld_errf(e, 400, "invalid_argument",
+              "id #%zu '%.*s' is not a row id (want a decimal integer 0..18446744073709551615)",
+              i + 1, (int)(len > 40 ? 40 : len), p);
+      if (!len) ld_errf(e, 400, "invalid_argument", "id #%zu is empty (stray comma?)", i + 1);
+      return e->http;
+    }
+    p = end ? end + 1 : p + len;
+  }
+  q->n = n;
+  return 0;
+}
+
+static int add_column(struct rows_req *q, const char *name, size_t len, struct ld_err *e) {
+  if (!len) return ld_errf(e, 400, "invalid_argument", "empty column name");
+  char **grow = realloc(q->cols, (q->ncols + 1) * sizeof *grow);
+  if (!grow) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  q->cols = grow;
+  if (!(q->cols[q->ncols] = strndup(name, len)))
+    return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  q->ncols++;
+  return 0;
+}
+
+static int parse_columns(const char *s, struct rows_req *q, struct ld_err *e) {
+  while (1) {
+    const char *end = strchr(s, ',');
+    size_t len = end ? (size_t)(end - s) : strlen(s);
+    if (add_column(q, s, len, e)) return e->http;
+    if (!end) return 0;
+    s = end + 1;
+  }
+}
+
+static int parse_json_body(const struct ld_req *r, struct rows_req *q, struct ld_err *e) {
+  json_error_t je;
+  json_t *root = json_loadb((const char *)r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &je);
+  if (!root) return ld_errf(e, 400, "invalid_argument", "body is not JSON: %s", je.text);
+  int rc = 0;
+  json_t *ids = json_object_get(root, "ids"), *cols = json_object_get(root, "columns");
+  if (!json_is_object(root) || !json_is_array(ids)) {
+    rc = ld_errf(e, 400, "invalid_argument", "want a body like {\"ids\":[1,5,9],\"columns\":[\"a\"]}");
+    goto out;
+  }
+  size_t n = json_array_size(ids);
+  if (n == 0) { rc = ld_errf(e, 400, "invalid_argument", "ids is empty"); goto out; }
+  if (n > r->lim.max_ids) {
+    rc = ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", n,
+                 (unsigned long long)r->lim.max_ids);
+    goto out;
+  }
+  if (!(q->ids = malloc(n * sizeof *q->ids))) {
+    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_t *v = json_array_get(ids, i);
+    /* Integers, or decimal strings for ids above 2^63 (and for JavaScript clients). */
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+      q->ids[i] = (uint64_t)json_integer_value(v);
+    } else if (json_is_string(v) &&
+               ld_parse_u64(json_string_value(v), json_string_length(v), &q->ids[i])) {
+    } else {
+      rc = ld_errf(e, 400, "invalid_argument", "ids[%zu] is not a non-negative integer", i);
+      goto out;
+    }
+  }
+  q->n = n;
+  if (cols && !json_is_null(cols)) {
+    if (!json_is_array(cols)) {
+      rc = ld_errf(e, 400, "invalid_argument", "columns must be an array of strings");
+      goto out;
+    }
+    for (size_t i = 0; i < json_array_size(cols); i++) {
+      json_t *v = json_array_get(cols, i);
+      if (!json_is_string(v)) {
+        rc = ld_errf(e, 400, "invalid_argument", "columns[%zu] is not a string", i);
+        goto out;
+      }
+      if ((rc = add_column(q, json_string_value(v), json_string_length(v), e))) goto out;
+    }
+  }
+out:
+  json_decref(root);
+  return rc;
+}
+
+static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct ld_err *e) {
+  Lanced__V1__TakeRequest *t = lanced__v1__take_request__unpack(NULL, r->body.len, r->body.data);
+  if (!t) return ld_errf(e, 400, "invalid_argument", "body is not a lanced.v1.TakeRequest");
+  int rc = 0;
+  if (t->n_ids == 0) rc = ld_errf(e, 400, "invalid_argument", "ids is empty");
+  else if (t->n_ids > r->lim.max_ids)
+    rc = ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", t->n_ids,
+                 (unsigned long long)r->lim.max_ids);
+  else if (!(q->ids = malloc(t->n_ids * sizeof *q->ids)))
+    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!rc) {
+    memcpy(q->ids, t->ids, t->n_ids * sizeof *q->ids);
+    q->n = t->n_ids;
+    for (size_t i = 0; i < t->n_columns && !rc; i++)
+      rc = add_column(q, t->columns[i], strlen(t->columns[i]), e);
+  }
+  lanced__v1__take_request__free_unpacked(t, NULL);
+  return rc;
+}
+
+/* ?format= wins over Accept; JSON when neither says otherwise. */
+static int pick_format(struct MHD_Connection *c, struct ld_err *e) {
+  const char *f = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+  if (f) {
+    if (!strcmp(f, "json")) return LD_F_JSON;
+    if (!strcmp(f, "arrow")) return LD_F_ARROW;
+    if (!strcmp(f, "proto") || !strcmp(f, "protobuf")) return LD_F_PROTO;
+    ld_errf(e, 400, "invalid_argument", "unknown format '%.40s' (json, arrow or proto)", f);
+    return -1;
+  }
+  const char *accept = ld_header(c, "Accept");
+  if (strcasestr(accept, "application/vnd.apache.arrow.stream")) return LD_F_ARROW;
+  if (strcasestr(accept, "application/x-protobuf") || strcasestr(accept, "application/protobuf"))
+    return LD_F_PROTO;
+  return LD_F_JSON;
+}
+
+static const char *content_type(int format) {
+  return format == LD_F_ARROW ? "application/vnd.apache.arrow.stream"
+         : format == LD_F_PROTO ? "application/x-protobuf"
+                                : "application/json";
+}
+
+void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
+                    struct ld_response *out) {
+  struct ld_err e;
+  struct rows_req q = {0};
+  struct ld_take_result t = {0};
+  int fmt = pick_format(c, &e);
+  if (fmt < 0) return ld_json_error(out, &e);
+  r->format = fmt;
+  if (ld_path_check(rel, &e)) return ld_json_error(out, &e);
+
+  if (!strcmp(r->method, "POST")) {
+    const char *ct = ld_header(c, "Content-Type");
+    bool proto = strcasestr(ct, "application/x-protobuf") || strcasestr(ct, "application/protobuf") ||
+                 strcasestr(ct, "application/proto");
+    if (proto ? parse_proto_body(r, &q, &e) : parse_json_body(r, &q, &e)) goto fail;
+  } else {
+    const char *ids = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "ids");
+    const char *cols = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "columns");
+    if (!ids) {
+      ld_errf(&e, 400, "invalid_argument", "missing ids; want ?ids=1,5,9");
+      goto fail;
+    }
+    if (parse_ids(ids, r->lim.max_ids, &q, &e)) goto fail;
+    if (cols && parse_columns(cols, &q, &e)) goto fail;
+  }
+
+  if (ld_service_take(rel, q.ids, q.n, (const char *const *)q.cols, q.ncols, &t.schema, &t.array,
+                      &t.stats, &e))
+    goto fail;
+  r->rows = q.n;
+  ld_metrics_rows(q.n, &t.stats);
+  int rc = fmt == LD_F_PROTO ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
+                                                       &out->body, &e)
+                             : ld_service_encode(fmt, &t.schema, &t.array, &out->body, &e);
+  t.array.release(&t.array);
+  t.schema.release(&t.schema);
+  if (rc) goto fail;
+  if (out->body.len > r->lim.max_response) {
+    ld_errf(&e, 413, "limit_exceeded",
+            "the answer is %zu bytes, over max_response_bytes (%llu); ask for fewer ids or columns",
+            out->body.len, (unsigned long long)r->lim.max_response);
+    goto fail;
+  }
+  req_free(&q);
+  out->status = 200;
+  out->content_type = content_type(fmt);
+  return;
+fail:
+  req_free(&q);
+  ld_json_error(out, &e);
+}

@@ -1,0 +1,290 @@
+/* The HTTP server: listening sockets, one libmicrohttpd daemon per listen address (each
+ * with its internal pool of `workers` threads), admission (connection and in-flight limits
+ * answered with 503 + Retry-After), request bodies, and turning handler results into
+ * responses. Handlers block in liblance; see service.c for where that would change. */
+#include "lanced.h"
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+volatile int ld_draining;
+
+static struct MHD_Daemon *daemons[LD_MAX_LISTEN];
+static int listen_fds[LD_MAX_LISTEN];
+static int ndaemons;
+static uint64_t inflight, connections;
+
+uint64_t ld_server_inflight(void) { return __atomic_load_n(&inflight, __ATOMIC_RELAXED); }
+uint64_t ld_server_connections(void) { return __atomic_load_n(&connections, __ATOMIC_RELAXED); }
+
+const char *ld_header(struct MHD_Connection *c, const char *name) {
+  const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+  return v ? v : "";
+}
+
+/* Percent-decoding for the path and query values. A decoded NUL would silently cut the
+ * string short; it becomes 0x01 instead, which every parser here rejects. */
+static int hexval(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+  if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+  return -1;
+}
+
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s) {
+  (void)cls, (void)c;
+  char *w = s;
+  for (char *r = s; *r; r++) {
+    int hi, lo;
+    if (*r == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0) {
+      char ch = (char)(hi * 16 + lo);
+      *w++ = ch ? ch : 0x01;
+      r += 2;
+    } else {
+      *w++ = *r;
+    }
+  }
+  *w = 0;
+  return (size_t)(w - s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  char line[512];
+  vsnprintf(line, sizeof line, fmt, ap);
+  size_t n = strlen(line);
+  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+  ld_log(LD_LOG_DEBUG, "http: %s", line);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code) {
+  (void)cls, (void)c, (void)socket_ctx;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
+  else __atomic_sub_fetch(&connections, 1, __ATOMIC_RELAXED);
+}
+
+/* MHD is done with the request (sent, failed or timed out): account for it and free it. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)cls;
+  struct ld_req *r = *con_cls;
+  if (!r) return;
+  double secs = ld_now() - r->start;
+  int status = r->status ? r->status : 499; /* never answered: client went away */
+  ld_metrics_request(r->route, r->format, status, secs);
+  if (r->lim.request_log) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    char addr[INET6_ADDRSTRLEN] = "?";
+    if (ci && ci->client_addr) {
+      const struct sockaddr *sa = ci->client_addr;
+      if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr, sizeof addr);
+      else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
+    }
+    ld_log(LD_LOG_INFO, "%s %s %.200s %d %s rows=%llu %.3fms%s", addr, r->method,
+           r->url ? r->url : "", status, ld_format_name(r->format),
+           (unsigned long long)r->rows, secs * 1e3,
+           toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+  }
+  __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
+  lnc_buf_free(&r->body);
+  free(r->url);
+  free(r);
+  *con_cls = NULL;
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
+                                     struct ld_response *out) {
+  struct MHD_Response *resp;
+  if (out->body.len)
+    resp = MHD_create_response_from_buffer_with_free_callback(out->body.len, out->body.data, free);
+  else
+    resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+  if (!resp) {
+    lnc_buf_free(&out->body);
+    return MHD_NO;
+  }
+  out->body.data = NULL; /* the response owns it now */
+  if (out->content_type) MHD_add_response_header(resp, "Content-Type", out->content_type);
+  if (out->allow) MHD_add_response_header(resp, "Allow", out->allow);
+  if (out->retry_after) {
+    char v[16];
+    snprintf(v, sizeof v, "%d", out->retry_after);
+    MHD_add_response_header(resp, "Retry-After", v);
+  }
+  if (out->extra_name) MHD_add_response_header(resp, out->extra_name, out->extra_value);
+  /* While draining, close keep-alive connections after this answer so the drain ends. */
+  if (ld_draining || out->status == 503 || out->status == 413)
+    MHD_add_response_header(resp, "Connection", "close");
+  r->status = out->status;
+  enum MHD_Result rc = MHD_queue_response(c, (unsigned)out->status, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls) {
+  (void)cls, (void)version;
+  struct ld_req *r = *con_cls;
+  struct ld_response out = {0};
+  if (!r) {
+    r = calloc(1, sizeof *r);
+    if (!r) return MHD_NO;
+    *con_cls = r;
+    __atomic_add_fetch(&inflight, 1, __ATOMIC_RELAXED);
+    r->start = ld_now();
+    r->lim = ld_limits_get();
+    r->route = LD_R_OTHER;
+    snprintf(r->method, sizeof r->method, "%s", method);
+    r->url = strdup(url);
+    if (!r->url) return MHD_NO;
+    bool cheap = !strcmp(url, "/healthz") || !strcmp(url, "/metrics");
+    struct ld_err e;
+    if (!cheap && (ld_server_connections() > r->lim.connection_limit ||
+                   ld_server_inflight() > r->lim.max_inflight)) {
+      ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
+              ld_server_inflight() > r->lim.max_inflight ? "in-flight request" : "connection");
+      ld_json_error(&out, &e);
+      out.retry_after = 1;
+      return send_response(c, r, &out);
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    uint64_t len;
+    if (cl && ld_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body) {
+      ld_errf(&e, 413, "limit_exceeded", "request body of %llu bytes is over max_body_bytes (%llu)",
+              (unsigned long long)len, (unsigned long long)r->lim.max_body);
+      ld_json_error(&out, &e);
+      return send_response(c, r, &out);
+    }
+    return MHD_YES;
+  }
+  if (*upload_size) {
+    if (!r->body_too_big && r->body.len + *upload_size <= r->lim.max_body)
+      ld_buf_append(&r->body, upload, *upload_size);
+    else
+      r->body_too_big = true, lnc_buf_free(&r->body);
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (r->status) return MHD_YES; /* already answered (admission) */
+  if (r->body_too_big) {
+    struct ld_err e;
+    ld_errf(&e, 413, "limit_exceeded", "request body is over max_body_bytes (%llu)",
+            (unsigned long long)r->lim.max_body);
+    ld_json_error(&out, &e);
+    return send_response(c, r, &out);
+  }
+  ld_route(c, r, &out);
+  return send_response(c, r, &out);
+}
+
+/* One listening socket per address; numeric or resolvable host, port 0 = any free port. */
+static int open_listener(const char *spec, char *msg, size_t msglen) {
+  char host[256], port_s[8];
+  unsigned port;
+  if (ld_split_hostport(spec, host, sizeof host, &port)) {
+    snprintf(msg, msglen, "bad listen address '%s' (want HOST:PORT or [V6]:PORT)", spec);
+    return -1;
+  }
+  snprintf(port_s, sizeof port_s, "%u", port);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV}, *ai;
+  int g = getaddrinfo(host[0] && strcmp(host, "*") ? host : NULL, port_s, &hints, &ai);
+  if (g) {
+    snprintf(msg, msglen, "listen %s: %s", spec, gai_strerror(g));
+    return -1;
+  }
+  int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+  if (fd >= 0) {
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ai->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+  }
+  if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1024)) {
+    snprintf(msg, msglen, "listen %s: %s", spec, strerror(errno));
+    if (fd >= 0) close(fd);
+    freeaddrinfo(ai);
+    return -1;
+  }
+  freeaddrinfo(ai);
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  char addr[INET6_ADDRSTRLEN] = "?";
+  unsigned actual = port;
+  if (!getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+    if (ss.ss_family == AF_INET) {
+      struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+      inet_ntop(AF_INET, &s4->sin_addr, addr, sizeof addr);
+      actual = ntohs(s4->sin_port);
+      ld_log(LD_LOG_INFO, "listening on %s:%u", addr, actual);
+    } else {
+      struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+      inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof addr);
+      actual = ntohs(s6->sin6_port);
+      ld_log(LD_LOG_INFO, "listening on [%s]:%u", addr, actual);
+    }
+  }
+  return fd;
+}
+
+int ld_server_start(const struct ld_config *cfg, int rootfd) {
+  (void)rootfd;
+  char msg[512];
+  unsigned timeout_s = (unsigned)((cfg->request_timeout_ms + 999) / 1000);
+  /* MHD's hard cap sits above connection_limit so the excess gets a 503, not a reset. */
+  uint64_t hard = cfg->connection_limit + (cfg->connection_limit < 64 ? 64 : cfg->connection_limit);
+  for (int i = 0; i < cfg->nlisten; i++) {
+    int fd = open_listener(cfg->listen[i], msg, sizeof msg);
+    if (fd < 0) {
+      ld_log(LD_LOG_ERROR, "%s", msg);
+      ld_server_stop();
+      return -1;
+    }
+    listen_fds[ndaemons] = fd;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, NULL,
+        MHD_OPTION_LISTEN_SOCKET, fd,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->workers > 1 ? cfg->workers : 1),
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard / (unsigned)cfg->nlisten + 1),
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_END);
+    if (!d) {
+      ld_log(LD_LOG_ERROR, "could not start the HTTP server on %s", cfg->listen[i]);
+      close(fd);
+      ld_server_stop();
+      return -1;
+    }
+    daemons[ndaemons++] = d;
+  }
+  return 0;
+}
+
+void ld_server_quiesce(void) {
+  for (int i = 0; i < ndaemons; i++) MHD_quiesce_daemon(daemons[i]);
+}
+
+void ld_server_stop(void) {
+  for (int i = 0; i < ndaemons; i++) {
+    MHD_stop_daemon(daemons[i]);
+    close(listen_fds[i]);
+  }
+  ndaemons = 0;
+}
