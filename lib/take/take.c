@@ -1,0 +1,283 @@
+/* lnc_take: validate ids, resolve the projection, sort and deduplicate the ids (keeping the
+ * permutation back to request order), read each selected leaf column page by page, then
+ * put the rows back in request order and assemble Arrow arrays. */
+#include "take.h"
+#include "../layout/page.h"
+#include "../arrow/builder.h"
+#include "../util/error.h"
+#include <stdlib.h>
+#include <string.h>
+
+int lnc_proj_first_column(const struct lnc_proj *p) {
+  if (p->field->column >= 0) return p->field->column;
+  for (size_t i = 0; i < p->n_children; i++) {
+    int c = lnc_proj_first_column(&p->children[i]);
+    if (c >= 0) return c;
+  }
+  return -1;
+}
+
+static void proj_free(struct lnc_proj *p) {
+  for (size_t i = 0; i < p->n_children; i++) proj_free(&p->children[i]);
+  free(p->children);
+}
+
+/* Whole field: every child (columns below a leaf column are not separate projections). */
+static int proj_whole(struct lnc_proj *p, const struct lnc_field *f, uint32_t depth) {
+  p->field = f;
+  p->depth = depth;
+  p->n_children = 0;
+  p->children = NULL;
+  if (f->n_children == 0 || (f->column >= 0 && f->type != LNC_T_STRUCT)) return 0;
+  p->children = calloc(f->n_children, sizeof *p->children);
+  if (!p->children) return LNC_ENOMEM;
+  p->n_children = f->n_children;
+  for (size_t i = 0; i < f->n_children; i++) {
+    int rc = proj_whole(&p->children[i], f->children[i], depth + 1);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Adds the path root..target to the projection tree under p (p->field is an ancestor). */
+static int proj_add_path(struct lnc_proj *p, const struct lnc_field *target) {
+  if (p->field == target) return proj_whole(p, target, p->depth) ;
+  /* Child of p->field on the way to target. */
+  const struct lnc_field *step = target;
+  while (step->parent != p->field) step = step->parent;
+  size_t idx = 0;
+  while (p->field->children[idx] != step) idx++;
+  /* Keep children in schema order: find or insert. */
+  size_t at = 0;
+  while (at < p->n_children) {
+    if (p->children[at].field == step) {
+      if (p->children[at].field == target) return 0; /* already whole */
+      return proj_add_path(&p->children[at], target);
+    }
+    size_t cidx = 0;
+    while (p->field->children[cidx] != p->children[at].field) cidx++;
+    if (cidx > idx) break;
+    at++;
+  }
+  struct lnc_proj *nc = realloc(p->children, (p->n_children + 1) * sizeof *nc);
+  if (!nc) return LNC_ENOMEM;
+  p->children = nc;
+  memmove(&nc[at + 1], &nc[at], (p->n_children - at) * sizeof *nc);
+  p->n_children++;
+  memset(&nc[at], 0, sizeof nc[at]);
+  nc[at].field = step;
+  nc[at].depth = p->depth + 1;
+  if (step == target) return proj_whole(&nc[at], target, p->depth + 1);
+  return proj_add_path(&nc[at], target);
+}
+
+int lnc_proj_schema(const struct lnc_proj *p, struct ArrowSchema *out, struct lnc_error *err) {
+  const struct lnc_field *f = p->field;
+  bool leafcol = f->column >= 0 && f->type != LNC_T_STRUCT;
+  if (leafcol) return lnc_schema_export(f, out, err);
+  if (lnc_schema_init(out, f->format, f->name, f->nullable ? ARROW_FLAG_NULLABLE : 0,
+                      (int64_t)p->n_children))
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < p->n_children; i++) {
+    int rc = lnc_proj_schema(&p->children[i], out->children[i], err);
+    if (rc) { out->release(out); return rc; }
+  }
+  return 0;
+}
+
+static void collect_columns(const struct lnc_proj *p, uint8_t *need) {
+  if (p->field->column >= 0) { need[p->field->column] = 1; return; }
+  for (size_t i = 0; i < p->n_children; i++) collect_columns(&p->children[i], need);
+}
+
+struct id_ord { uint64_t id; uint32_t pos; };
+
+static int by_id(const void *a, const void *b) {
+  const struct id_ord *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Reads the unique sorted rows of one column into out (rows in the same order). */
+static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
+                       struct lnc_leafrows *out, struct lnc_arena *arena,
+                       struct lnc_take_stats *stats, struct lnc_error *err) {
+  struct lnc_column *c = &f->columns[col];
+  const struct lnc_field *leaf = c->leaf;
+  struct lnc_take_ctx tc = {.f = f, .column = col, .leaf = leaf, .arena = arena, .stats = stats, .err = err};
+  bool has_list = false, nullable = false;
+  for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
+    tc.depth++;
+    if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) has_list = true;
+    if (x->nullable) nullable = true;
+  }
+  tc.levels = has_list || nullable;
+  out->has_rep = has_list;
+  out->has_def = tc.levels;
+  /* Shape of the leaf's values. */
+  int rc;
+  switch (leaf->type) {
+  case LNC_T_UTF8: case LNC_T_LARGE_UTF8: case LNC_T_BINARY: case LNC_T_LARGE_BINARY:
+    rc = lnc_valbuf_init(&out->values, LNC_VALUES_VARIABLE, 0, 1);
+    break;
+  case LNC_T_FIXED_LIST: {
+    const struct lnc_field *item = leaf->children[0];
+    uint64_t ipv = (uint64_t)leaf->fixed_size;
+    while (item->type == LNC_T_FIXED_LIST) { ipv *= (uint64_t)item->fixed_size; item = item->children[0]; }
+    uint32_t bits = item->type == LNC_T_BOOL ? 1 : item->byte_width * 8;
+    if (!bits) return lnc_errf(err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", leaf->name, item->format);
+    rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, ipv);
+    break;
+  }
+  case LNC_T_STRUCT: {
+    uint32_t bits = 0;
+    for (size_t i = 0; i < leaf->n_children; i++) bits += leaf->children[i]->byte_width * 8;
+    rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, 1);
+    break;
+  }
+  case LNC_T_NULL:
+    rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, 8, 1);
+    break;
+  default:
+    rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, leaf->type == LNC_T_BOOL ? 1 : leaf->byte_width * 8, 1);
+  }
+  if (rc) return lnc_errf(err, rc, "out of memory");
+  size_t i = 0;
+  uint64_t *local = NULL;
+  for (uint32_t p = 0; p < c->n_pages && i < nu; p++) {
+    struct lnc_page *pg = &c->pages[p];
+    if (uniq[i] >= pg->row_start + pg->rows) continue;
+    size_t j = i;
+    while (j < nu && uniq[j] < pg->row_start + pg->rows) j++;
+    local = realloc(local, (j - i) * sizeof *local);
+    if (!local) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    for (size_t k = i; k < j; k++) local[k - i] = uniq[k] - pg->row_start;
+    tc.page = p;
+    rc = lnc_page_take(&tc, pg, local, j - i, out);
+    if (rc) { free(local); return rc; }
+    i = j;
+  }
+  free(local);
+  if (i != nu || out->n_rows != nu)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages do not cover the requested rows", f->name, col);
+  return 0;
+}
+
+int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
+             size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
+             struct lnc_take_stats *stats, struct lnc_error *err) {
+  memset(schema, 0, sizeof *schema);
+  memset(array, 0, sizeof *array);
+  if (n > UINT32_MAX) return lnc_errf(err, LNC_ELIMIT, "too many ids (%zu)", n);
+  for (size_t i = 0; i < n; i++)
+    if (ids[i] >= f->num_rows)
+      return lnc_errf(err, LNC_ERANGE, "row id %llu is out of range: the file has %llu rows",
+                      (unsigned long long)ids[i], (unsigned long long)f->num_rows);
+  /* Projection. */
+  struct lnc_proj root = {.field = &f->root};
+  int rc = 0;
+  if (ncolumns == 0) {
+    rc = proj_whole(&root, &f->root, 0);
+    for (size_t i = 0; i < root.n_children; i++) root.children[i].depth = 0;
+    if (rc) { proj_free(&root); return lnc_errf(err, rc, "out of memory"); }
+  } else {
+    /* Top-level fields in request order; nested names prune inside their top-level field. */
+    root.children = calloc(ncolumns, sizeof *root.children);
+    if (!root.children) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ncolumns; i++) {
+      struct lnc_field *fld = lnc_schema_find(f, columns[i]);
+      if (!fld || fld->id == -2) {
+        proj_free(&root);
+        return lnc_errf(err, LNC_EINVAL, "unknown column '%s'", columns[i]);
+      }
+      const struct lnc_field *top = fld;
+      while (top->parent != &f->root) top = top->parent;
+      size_t k = 0;
+      while (k < root.n_children && root.children[k].field != top) k++;
+      if (k == root.n_children) {
+        root.n_children++;
+        root.children[k].field = top;
+        root.children[k].depth = 0;
+        rc = fld == top ? proj_whole(&root.children[k], top, 0) : proj_add_path(&root.children[k], fld);
+      } else if (fld == top) {
+        proj_free(&root.children[k]);
+        rc = proj_whole(&root.children[k], top, 0);
+      } else if (root.children[k].n_children || root.children[k].field->column < 0) {
+        rc = proj_add_path(&root.children[k], fld);
+      }
+      if (rc) { proj_free(&root); return lnc_errf(err, rc, "out of memory"); }
+    }
+  }
+  /* Sort + dedupe ids; perm maps request position -> unique index. */
+  struct id_ord *ord = malloc((n ? n : 1) * sizeof *ord);
+  uint64_t *uniq = malloc((n ? n : 1) * sizeof *uniq);
+  uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
+  uint8_t *need = calloc(f->n_columns ? f->n_columns : 1, 1);
+  struct lnc_leafrows *rows = calloc(f->n_columns ? f->n_columns : 1, sizeof *rows);
+  struct lnc_leafrows **final = calloc(f->n_columns ? f->n_columns : 1, sizeof *final);
+  uint32_t *depth = calloc(f->n_columns ? f->n_columns : 1, sizeof *depth);
+  uint32_t *lists = calloc(f->n_columns ? f->n_columns : 1, sizeof *lists);
+  struct lnc_leafrows *permuted = calloc(f->n_columns ? f->n_columns : 1, sizeof *permuted);
+  struct lnc_arena arena;
+  lnc_arena_init(&arena, 0);
+  if (!ord || !uniq || !perm || !need || !rows || !final || !depth || !lists || !permuted) {
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < n; i++) { ord[i].id = ids[i]; ord[i].pos = (uint32_t)i; }
+  qsort(ord, n, sizeof *ord, by_id);
+  size_t nu = 0;
+  bool identity = true;
+  for (size_t i = 0; i < n; i++) {
+    if (nu == 0 || uniq[nu - 1] != ord[i].id) uniq[nu++] = ord[i].id;
+    perm[ord[i].pos] = (uint32_t)(nu - 1);
+  }
+  for (size_t i = 0; i < n; i++) if (perm[i] != i) identity = false;
+  collect_columns(&root, need);
+  for (uint32_t c = 0; c < f->n_columns; c++) {
+    if (!need[c]) continue;
+    const struct lnc_field *leaf = f->columns[c].leaf;
+    for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
+      depth[c]++;
+      if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) lists[c]++;
+    }
+    if ((rc = read_column(f, c, uniq, nu, &rows[c], &arena, stats, err))) goto done;
+    lnc_arena_reset(&arena);
+    if (identity) {
+      final[c] = &rows[c];
+    } else {
+      if ((rc = lnc_leafrows_permute(&rows[c], perm, n, &permuted[c]))) {
+        rc = lnc_errf(err, rc, "out of memory");
+        goto done;
+      }
+      lnc_leafrows_free(&rows[c]);
+      final[c] = &permuted[c];
+    }
+    if (!final[c]->has_def) { free(final[c]->def); final[c]->def = NULL; }
+    if (!final[c]->has_rep) { free(final[c]->rep); final[c]->rep = NULL; }
+  }
+  /* Assemble: a struct array with one child per output field. */
+  struct lnc_asm as = {.cols = final, .leaf_depth = depth, .leaf_lists = lists, .n_rows = n, .err = err};
+  if ((rc = lnc_array_init(array, (int64_t)n, 0, 1, (int64_t)root.n_children))) {
+    rc = lnc_errf(err, rc, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < root.n_children && !rc; i++) {
+    rc = lnc_assemble(&as, &root.children[i], array->children[i]);
+    if (!rc && array->children[i]->length != (int64_t)n)
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' produced %lld rows for %zu ids", f->name,
+                    root.children[i].field->name, (long long)array->children[i]->length, n);
+  }
+  if (!rc) rc = lnc_proj_schema(&root, schema, err);
+  if (rc) { lnc_array_release(array); lnc_schema_release(schema); }
+done:
+  for (uint32_t c = 0; rows && c < f->n_columns; c++) {
+    lnc_leafrows_free(&rows[c]);
+    if (permuted) lnc_leafrows_free(&permuted[c]);
+  }
+  lnc_arena_free(&arena);
+  free(ord); free(uniq); free(perm); free(need); free(rows); free(final); free(depth); free(lists);
+  free(permuted);
+  proj_free(&root);
+  return rc;
+}

@@ -1,0 +1,29 @@
+/* Internal pieces of a take: the projection (which fields, pruned to the selected leaves)
+ * and the assembly of per-leaf row streams into Arrow arrays. */
+#ifndef LNC_TAKE_TAKE_H
+#define LNC_TAKE_TAKE_H
+#include "../layout/stream.h"
+
+/* A field in the output: the whole field, or a struct pruned to some children. */
+struct lnc_proj {
+  const struct lnc_field *field;
+  uint32_t depth;              /* 0 for top-level fields */
+  struct lnc_proj *children;   /* selected children, schema order */
+  size_t n_children;
+};
+
+/* Leaf streams indexed by column, all holding the same rows in output order. */
+struct lnc_asm {
+  struct lnc_leafrows **cols;  /* [n_columns]; NULL for columns not read */
+  uint32_t *leaf_depth;        /* [n_columns]: layers of the column's leaf */
+  uint32_t *leaf_lists;        /* [n_columns]: list fields on the leaf's path (= max rep) */
+  uint64_t n_rows;
+  struct lnc_error *err;
+};
+
+int lnc_assemble(struct lnc_asm *a, const struct lnc_proj *p, struct ArrowArray *out);
+int lnc_proj_schema(const struct lnc_proj *p, struct ArrowSchema *out, struct lnc_error *err);
+/* The first column under p (the representative whose levels give p's slots). */
+int lnc_proj_first_column(const struct lnc_proj *p);
+
+#endif
