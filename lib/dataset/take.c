@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* lnc_take lives in lib/take; referenced weakly so the dataset layer links (and its row
+ * mapping is testable) in builds where the file take is not there yet. */
+#pragma weak lnc_take
+
 struct outcol {
   const Lance__File__Field *field; /* top-level field */
   const char **req;                /* column strings passed to lnc_take */
@@ -243,6 +247,7 @@ int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char 
     return lnc_errf(err, LNC_EINVAL, "lnc_dataset_take: NULL argument");
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
+  if (!lnc_take) return lnc_errf(err, LNC_EUNSUPPORTED, "lnc_take is not linked in");
   struct take_state st;
   memset(&st, 0, sizeof st);
   struct ArrowSchema *osch = NULL;
