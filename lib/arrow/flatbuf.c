@@ -15,12 +15,12 @@ void lnc_fb_reset(struct lnc_fb *b) {
 
 static bool grow(struct lnc_fb *b, size_t need) {
   if (b->oom) return false;
-  if (b->cap - b->size >= need) return true;
+  if (b->buf && b->cap - b->size >= need) return true;
   size_t cap = b->cap ? b->cap : 1024;
   while (cap - b->size < need) cap *= 2;
   uint8_t *p = malloc(cap);
   if (!p) { b->oom = true; return false; }
-  memcpy(p + cap - b->size, b->buf + b->cap - b->size, b->size);
+  if (b->size) memcpy(p + cap - b->size, b->buf + b->cap - b->size, b->size);
   free(b->buf);
   b->buf = p;
   b->cap = cap;
@@ -37,7 +37,8 @@ static bool prep(struct lnc_fb *b, size_t align, size_t extra) {
   return true;
 }
 
-static void push(struct lnc_fb *b, const void *p, size_t n) { /* space reserved by prep */
+static void push(struct lnc_fb *b, const void *p, size_t n) {
+  if (!grow(b, n)) return;
   b->size += n;
   memcpy(b->buf + b->cap - b->size, p, n);
 }
