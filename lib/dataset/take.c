@@ -7,10 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* lnc_take lives in lib/take; referenced weakly so the dataset layer links (and its row
- * mapping is testable) in builds where the file take is not there yet. */
-#pragma weak lnc_take
-
 struct outcol {
   const Lance__File__Field *field; /* top-level field */
   const char **req;                /* column strings passed to lnc_take */
@@ -141,9 +137,25 @@ static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, struct tak
   return 0;
 }
 
-static int file_holds(const Lance__Table__DataFile *df, int32_t id) {
+/* The top-level ancestor of field `id` (itself at top level), or -1. */
+static int32_t top_ancestor(const Lance__Table__Manifest *m, int32_t id) {
+  for (size_t hops = 0; hops <= m->n_fields; hops++) {
+    size_t i;
+    for (i = 0; i < m->n_fields; i++)
+      if (m->fields[i]->id == id) break;
+    if (i == m->n_fields) return -1;
+    if (m->fields[i]->parent_id == -1) return id;
+    id = m->fields[i]->parent_id;
+  }
+  return -1;
+}
+
+/* A data file holds a top-level field when it lists the field or any field beneath it (in
+ * 2.1+ files, list and struct parents have no column and are not listed). */
+static int file_holds(const Lance__Table__Manifest *m, const Lance__Table__DataFile *df,
+                      int32_t id) {
   for (size_t k = 0; k < df->n_fields; k++)
-    if (df->fields[k] == id) return 1;
+    if (df->fields[k] >= 0 && top_ancestor(m, df->fields[k]) == id) return 1;
   return 0;
 }
 
@@ -159,7 +171,7 @@ static int take_part(lnc_dataset *ds, size_t k, struct take_state *st,
     const Lance__Table__DataFile *df = fr->files[j].pb;
     size_t nn = 0;
     for (size_t c = 0; c < st->ncols; c++) {
-      if (!file_holds(df, st->cols[c].field->id) || st->cols[c].parts[k]) continue;
+      if (!file_holds(ds->m, df, st->cols[c].field->id) || st->cols[c].parts[k]) continue;
       for (size_t q = 0; q < st->cols[c].nreq; q++) {
         if (nn == namecap) {
           const char **nm = realloc(names, 2 * namecap * sizeof *names);
@@ -247,7 +259,6 @@ int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char 
     return lnc_errf(err, LNC_EINVAL, "lnc_dataset_take: NULL argument");
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
-  if (!lnc_take) return lnc_errf(err, LNC_EUNSUPPORTED, "lnc_take is not linked in");
   struct take_state st;
   memset(&st, 0, sizeof st);
   struct ArrowSchema *osch = NULL;
