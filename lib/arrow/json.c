@@ -153,9 +153,46 @@ static char *layout_number(char *p, bool neg, const char *d, int k, int n) {
   return p;
 }
 
+/* Renders x with prec significant digits as "%.*e" does, except that an exact tie is
+ * rounded away from zero, as ECMAScript's toPrecision does ("pick the larger n"); printf
+ * rounds ties to even, which would print float32 322.828125 as 322.82812, not 322.82813. */
+static void render(double x, int prec, char *buf, size_t cap) {
+  snprintf(buf, cap, "%.*e", prec - 1, x);
+  char wide[80];
+  snprintf(wide, sizeof wide, "%.*e", prec + 24, x);
+  /* wide: [-]d.ddd...e±XX; digit prec (0-based, counting significant digits) decides. */
+  const char *w = wide + (wide[0] == '-');
+  char digs[64];
+  int k = 0;
+  for (; *w && *w != 'e' && k < 63; w++)
+    if (*w != '.') digs[k++] = *w;
+  if (k <= prec || digs[prec] != '5') return;
+  for (int i = prec + 1; i < k; i++)
+    if (digs[i] != '0') return;
+  /* Exact tie. If printf rounded down (its last digit equals the truncated digit), round up. */
+  const char *b = buf + (buf[0] == '-');
+  char last = 0;
+  for (const char *q = b; *q && *q != 'e'; q++)
+    if (*q != '.') last = *q;
+  if (last != digs[prec - 1]) return;
+  /* Increment the mantissa digits of buf in place, carrying; 9.99e5 -> 1.00e6. */
+  char *e = strchr(buf, 'e');
+  char *q = e - 1;
+  for (;;) {
+    if (*q == '.') { q--; continue; }
+    if (*q == '9') { *q = '0'; if (q == buf + (buf[0] == '-')) break; q--; continue; }
+    (*q)++;
+    return;
+  }
+  /* Carried out of the first digit: mantissa is 0.00..; make it 1.00.. and bump the exponent. */
+  *q = '1';
+  int ex = (int)strtol(e + 1, NULL, 10) + 1;
+  snprintf(e, cap - (size_t)(e - buf), "e%+03d", ex);
+}
+
 /* Does the p-significant-digit rendering of x read back as the same value of width bits? */
 static bool round_trips(double x, int bits, uint16_t hbits, int prec, char *buf, size_t cap) {
-  snprintf(buf, cap, "%.*e", prec - 1, x);
+  render(x, prec, buf, cap);
   if (bits == 64) return strtod(buf, NULL) == x;
   if (bits == 32) return strtof(buf, NULL) == (float)x;
   return double_to_half(strtod(buf, NULL)) == hbits;
@@ -171,7 +208,7 @@ static char *put_shortest(char *p, double x, int bits, uint16_t hbits) {
     if (round_trips(x, bits, hbits, mid, buf, sizeof buf)) hi = mid;
     else lo = mid + 1;
   }
-  if (cur != lo) snprintf(buf, sizeof buf, "%.*e", lo - 1, x);
+  if (cur != lo) render(x, lo, buf, sizeof buf);
   /* buf: [-]d[.ddd]e±XX */
   const char *s = buf;
   bool neg = false;

@@ -1,0 +1,236 @@
+/* lancectl: look inside Lance files and take rows from them with the same library and the
+ * same encoders the daemon uses, so `lancectl take` prints exactly the body lanced serves.
+ * Exit codes: 0 ok, 1 bad input (usage, ids, columns), 2 unreadable or unsupported file. */
+#include "lance.h"
+#include <errno.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void usage(FILE *o) {
+  fprintf(o,
+          "usage: lancectl inspect FILE [--json]\n"
+          "       lancectl take FILE --ids 1,5,9 [--columns a,b.c] [--format json|arrow] [--version N]\n"
+          "FILE is a Lance data file (.lance) or a dataset directory.\n"
+          "exit codes: 0 ok, 1 bad input, 2 unreadable or unsupported file\n");
+}
+
+static int exit_code(int code) {
+  return (code == LNC_EINVAL || code == LNC_ERANGE || code == LNC_ELIMIT) ? 1 : 2;
+}
+
+/* Parses "1,5,9" strictly: decimal u64s, no blanks, no empty items. */
+static int parse_ids(const char *s, uint64_t **out, size_t *n) {
+  size_t cap = 16, k = 0;
+  uint64_t *ids = malloc(cap * sizeof *ids);
+  if (!ids) return -1;
+  const char *p = s;
+  if (!*p) { free(ids); return -1; }
+  for (;;) {
+    if (*p < '0' || *p > '9') { free(ids); return -1; }
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (errno == ERANGE) { free(ids); return -1; }
+    if (k == cap) {
+      uint64_t *t = realloc(ids, (cap *= 2) * sizeof *ids);
+      if (!t) { free(ids); return -1; }
+      ids = t;
+    }
+    ids[k++] = v;
+    p = end;
+    if (*p == 0) break;
+    if (*p != ',' || p[1] == 0) { free(ids); return -1; }
+    p++;
+  }
+  *out = ids;
+  *n = k;
+  return 0;
+}
+
+static size_t split_columns(char *s, char ***out) {
+  size_t n = 1;
+  for (char *p = s; *p; p++) n += *p == ',';
+  char **cols = calloc(n, sizeof *cols);
+  if (!cols) return 0;
+  size_t k = 0;
+  for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) cols[k++] = tok;
+  *out = cols;
+  return k;
+}
+
+static bool is_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void print_field(json_t *f, int indent) {
+  printf("%*s%s: %s%s", indent, "", json_string_value(json_object_get(f, "name")),
+         json_string_value(json_object_get(f, "type")),
+         json_is_true(json_object_get(f, "nullable")) ? " (nullable)" : "");
+  json_t *col = json_object_get(f, "column");
+  if (col) printf("  [column %lld]", (long long)json_integer_value(col));
+  if (json_is_true(json_object_get(f, "packed"))) printf(" packed");
+  if (json_is_true(json_object_get(f, "blob"))) printf(" blob");
+  printf("\n");
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(f, "children"), i, c) print_field(c, indent + 2);
+}
+
+static void print_encoding(json_t *e, int indent) {
+  const char *layout = json_string_value(json_object_get(e, "layout"));
+  printf("%*slayout %s", indent, "", layout ? layout : "?");
+  const char *keys[] = {"values", "rep", "def", "dictionary"};
+  for (size_t k = 0; k < 4; k++) {
+    json_t *v = json_object_get(e, keys[k]);
+    if (v) printf("\n%*s%s: %s", indent + 2, "", keys[k], json_string_value(v));
+  }
+  json_t *layers = json_object_get(e, "layers");
+  if (layers) {
+    printf("\n%*slayers:", indent + 2, "");
+    size_t i;
+    json_t *l;
+    json_array_foreach(layers, i, l) printf(" %s", json_string_value(l));
+  }
+  json_t *inner = json_object_get(e, "inner");
+  printf("\n");
+  if (inner) print_encoding(inner, indent + 2);
+}
+
+static int cmd_inspect(const char *path, bool as_json) {
+  struct lnc_error err = {0};
+  struct lnc_buf out = {0};
+  int rc;
+  if (is_dir(path)) {
+    lnc_dataset *ds;
+    if ((rc = lnc_dataset_open(path, 0, &ds, &err))) goto fail;
+    rc = lnc_dataset_describe_json(ds, &out, &err);
+    lnc_dataset_close(ds);
+    if (rc) goto fail;
+    fwrite(out.data, 1, out.len, stdout);
+    printf("\n");
+    lnc_buf_free(&out);
+    return 0;
+  }
+  lnc_file *f;
+  if ((rc = lnc_file_open(path, &f, &err))) goto fail;
+  rc = lnc_file_describe_json(f, &out, &err);
+  lnc_file_close(f);
+  if (rc) goto fail;
+  if (as_json) {
+    fwrite(out.data, 1, out.len, stdout);
+    printf("\n");
+    lnc_buf_free(&out);
+    return 0;
+  }
+  json_error_t jerr;
+  json_t *d = json_loadb((const char *)out.data, out.len, 0, &jerr);
+  lnc_buf_free(&out);
+  if (!d) { fprintf(stderr, "lancectl: internal error: %s\n", jerr.text); return 2; }
+  printf("file: %s\nversion: %s\nrows: %lld\nbytes: %lld\nschema:\n", path,
+         json_string_value(json_object_get(d, "version")),
+         (long long)json_integer_value(json_object_get(d, "num_rows")),
+         (long long)json_integer_value(json_object_get(d, "file_bytes")));
+  size_t i, j;
+  json_t *f2, *c, *p;
+  json_array_foreach(json_object_get(d, "schema"), i, f2) print_field(f2, 2);
+  printf("columns:\n");
+  json_array_foreach(json_object_get(d, "columns"), i, c) {
+    json_t *pages = json_object_get(c, "pages");
+    printf("  column %lld %s: %zu page%s, %lld bytes\n", (long long)json_integer_value(json_object_get(c, "column")),
+           json_string_value(json_object_get(c, "field")), json_array_size(pages),
+           json_array_size(pages) == 1 ? "" : "s", (long long)json_integer_value(json_object_get(c, "bytes")));
+    json_array_foreach(pages, j, p) {
+      printf("    page %zu: rows %lld..%lld, buffers", j, (long long)json_integer_value(json_object_get(p, "row_start")),
+             (long long)(json_integer_value(json_object_get(p, "row_start")) + json_integer_value(json_object_get(p, "rows"))));
+      size_t k;
+      json_t *b;
+      json_array_foreach(json_object_get(p, "buffers"), k, b) printf(" %lld", (long long)json_integer_value(b));
+      printf("\n");
+      print_encoding(json_object_get(p, "encoding"), 6);
+    }
+  }
+  json_decref(d);
+  return 0;
+fail:
+  fprintf(stderr, "lancectl: %s\n", err.message);
+  lnc_buf_free(&out);
+  return exit_code(rc);
+}
+
+static int cmd_take(int argc, char **argv) {
+  const char *path = argv[0], *ids_s = NULL, *format = "json";
+  char *cols_s = NULL;
+  uint64_t version = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc) ids_s = argv[++i];
+    else if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc) cols_s = argv[++i];
+    else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) format = argv[++i];
+    else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc) version = strtoull(argv[++i], NULL, 10);
+    else { usage(stderr); return 1; }
+  }
+  if (!ids_s) { fprintf(stderr, "lancectl: take needs --ids\n"); return 1; }
+  if (strcmp(format, "json") && strcmp(format, "arrow")) {
+    fprintf(stderr, "lancectl: unknown format '%s' (json or arrow)\n", format);
+    return 1;
+  }
+  uint64_t *ids;
+  size_t n;
+  if (parse_ids(ids_s, &ids, &n)) {
+    fprintf(stderr, "lancectl: malformed ids '%s': expected comma-separated unsigned integers\n", ids_s);
+    return 1;
+  }
+  char **cols = NULL;
+  size_t ncols = 0;
+  char *cols_copy = cols_s ? strdup(cols_s) : NULL;
+  if (cols_copy) {
+    ncols = split_columns(cols_copy, &cols);
+    if (ncols == 0) { fprintf(stderr, "lancectl: empty --columns\n"); free(ids); free(cols_copy); free(cols); return 1; }
+  }
+  struct lnc_error err = {0};
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  struct lnc_buf out = {0};
+  int rc;
+  if (is_dir(path)) {
+    lnc_dataset *ds;
+    rc = lnc_dataset_open(path, version, &ds, &err);
+    if (!rc) {
+      rc = lnc_dataset_take(ds, ids, n, (const char *const *)cols, ncols, &schema, &array, NULL, &err);
+      lnc_dataset_close(ds);
+    }
+  } else {
+    lnc_file *f;
+    rc = lnc_file_open(path, &f, &err);
+    if (!rc) {
+      rc = lnc_take(f, ids, n, (const char *const *)cols, ncols, &schema, &array, NULL, &err);
+      lnc_file_close(f);
+    }
+  }
+  free(ids);
+  free(cols);
+  free(cols_copy);
+  if (rc) { fprintf(stderr, "lancectl: %s\n", err.message); return exit_code(rc); }
+  rc = strcmp(format, "json") == 0 ? lnc_encode_json(&schema, &array, &out, &err)
+                                   : lnc_encode_arrow_ipc(&schema, &array, &out, &err);
+  array.release(&array);
+  schema.release(&schema);
+  if (rc) { fprintf(stderr, "lancectl: %s\n", err.message); lnc_buf_free(&out); return exit_code(rc); }
+  fwrite(out.data, 1, out.len, stdout);
+  if (strcmp(format, "json") == 0) fputc('\n', stdout);
+  lnc_buf_free(&out);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) { usage(argc < 2 ? stderr : stdout); return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 1; }
+  if (strcmp(argv[1], "inspect") == 0)
+    return cmd_inspect(argv[2], argc > 3 && strcmp(argv[3], "--json") == 0);
+  if (strcmp(argv[1], "take") == 0) return cmd_take(argc - 2, argv + 2);
+  usage(stderr);
+  return 1;
+}
