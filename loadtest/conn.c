@@ -42,7 +42,7 @@ void ld_conn_close(ld_conn *c) {
   c->served = 0;
 }
 
-static ld_conn_event fail(ld_conn *c, ld_err_kind kind, int err) {
+static ld_conn_event conn_fail(ld_conn *c, ld_err_kind kind, int err) {
   c->err = kind;
   c->sys_errno = err;
   ld_conn_close(c);
@@ -57,13 +57,13 @@ static ld_conn_event io_failure(ld_conn *c, ld_err_kind kind, int err) {
     ld_conn_close(c);
     return LD_CEV_RETRY;
   }
-  return fail(c, kind, err);
+  return conn_fail(c, kind, err);
 }
 
 ld_conn_event ld_conn_connect(ld_conn *c, const struct sockaddr *sa, socklen_t len) {
   ld_conn_close(c);
   int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(c, LD_ERR_CONNECT, errno);
+  if (fd < 0) return conn_fail(c, LD_ERR_CONNECT, errno);
   int one = 1;
   /* Requests are written whole; Nagle would only delay the POST bodies that span segments. */
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -73,7 +73,7 @@ ld_conn_event ld_conn_connect(ld_conn *c, const struct sockaddr *sa, socklen_t l
     int e = errno;
     close(fd);
     c->fd = -1;
-    return fail(c, LD_ERR_CONNECT, e);
+    return conn_fail(c, LD_ERR_CONNECT, e);
   }
   c->events = EPOLLIN | (r < 0 ? EPOLLOUT : 0);
   struct epoll_event e = {.events = c->events, .data.u32 = c->index};
@@ -81,7 +81,7 @@ ld_conn_event ld_conn_connect(ld_conn *c, const struct sockaddr *sa, socklen_t l
     int err = errno;
     close(fd);
     c->fd = -1;
-    return fail(c, LD_ERR_CONNECT, err);
+    return conn_fail(c, LD_ERR_CONNECT, err);
   }
   if (r == 0) {
     c->state = LD_CONN_IDLE;
@@ -134,16 +134,16 @@ static ld_conn_event on_readable(ld_conn *c, char *rbuf, size_t rcap) {
         ld_conn_close(c); /* the response was delimited by the close */
         return LD_CEV_RESPONSE;
       }
-      return fail(c, LD_ERR_SHORT_BODY, 0);
+      return conn_fail(c, LD_ERR_SHORT_BODY, 0);
     }
-    if (c->state != LD_CONN_BUSY) return fail(c, LD_ERR_PARSE, 0); /* unsolicited bytes */
+    if (c->state != LD_CONN_BUSY) return conn_fail(c, LD_ERR_PARSE, 0); /* unsolicited bytes */
     c->bytes_in += (uint64_t)n;
     size_t used;
     ld_http_result r = ld_http_resp_feed(&c->resp, rbuf, (size_t)n, &used);
-    if (r == LD_HTTP_ERROR) return fail(c, LD_ERR_PARSE, 0);
+    if (r == LD_HTTP_ERROR) return conn_fail(c, LD_ERR_PARSE, 0);
     if (r == LD_HTTP_DONE) {
       /* One request in flight per connection, so anything past the response is garbage. */
-      if (used != (size_t)n) return fail(c, LD_ERR_PARSE, 0);
+      if (used != (size_t)n) return conn_fail(c, LD_ERR_PARSE, 0);
       c->served++;
       /* A server may answer (413, 400) before reading all of a request: the rest of it
        * would be taken as the next request, so such a connection is not reused. */
@@ -163,7 +163,7 @@ ld_conn_event ld_conn_on_event(ld_conn *c, uint32_t events, char *rbuf, size_t r
     int err = 0;
     socklen_t el = sizeof err;
     if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0) err = errno;
-    if (err) return fail(c, LD_ERR_CONNECT, err);
+    if (err) return conn_fail(c, LD_ERR_CONNECT, err);
     c->state = LD_CONN_IDLE;
     set_events(c, EPOLLIN);
     return LD_CEV_CONNECTED;

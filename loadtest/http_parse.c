@@ -52,7 +52,7 @@ bool ld_http_resp_untouched(const ld_http_resp *p) {
 
 bool ld_http_resp_headers_done(const ld_http_resp *p) { return p->state > ST_HEADER; }
 
-static ld_http_result fail(ld_http_resp *p, const char *msg) {
+static ld_http_result parse_fail(ld_http_resp *p, const char *msg) {
   snprintf(p->error, sizeof p->error, "%s", msg);
   return LD_HTTP_ERROR;
 }
@@ -90,33 +90,33 @@ static bool has_token(const char *v, const char *tok) {
 static ld_http_result parse_status(ld_http_resp *p, char *line) {
   /* HTTP/1.x SP 3DIGIT [SP reason] */
   if (strncmp(line, "HTTP/1.", 7) != 0 || !isdigit((unsigned char)line[7]) || line[8] != ' ')
-    return fail(p, "bad status line");
+    return parse_fail(p, "bad status line");
   p->minor = line[7] - '0';
   const char *c = line + 9;
   if (!isdigit((unsigned char)c[0]) || !isdigit((unsigned char)c[1]) || !isdigit((unsigned char)c[2]) ||
       (c[3] && c[3] != ' '))
-    return fail(p, "bad status code");
+    return parse_fail(p, "bad status code");
   p->status = (c[0] - '0') * 100 + (c[1] - '0') * 10 + (c[2] - '0');
-  if (p->status < 100) return fail(p, "bad status code");
+  if (p->status < 100) return parse_fail(p, "bad status code");
   return LD_HTTP_MORE;
 }
 
 static ld_http_result parse_header(ld_http_resp *p, char *line) {
   char *colon = strchr(line, ':');
-  if (!colon || colon == line) return fail(p, "bad header line");
+  if (!colon || colon == line) return parse_fail(p, "bad header line");
   *colon = 0;
   char *v = colon + 1;
   while (*v == ' ' || *v == '\t') v++;
   size_t vl = strlen(v);
   while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t')) v[--vl] = 0;
   if (strcasecmp(line, "content-length") == 0) {
-    if (!*v) return fail(p, "bad content-length");
+    if (!*v) return parse_fail(p, "bad content-length");
     char *end;
     unsigned long long n = strtoull(v, &end, 10);
-    if (*end || !isdigit((unsigned char)*v)) return fail(p, "bad content-length");
+    if (*end || !isdigit((unsigned char)*v)) return parse_fail(p, "bad content-length");
     if (p->content_length >= 0 && (unsigned long long)p->content_length != n)
-      return fail(p, "conflicting content-length");
-    if (n > (unsigned long long)INT64_MAX) return fail(p, "content-length too large");
+      return parse_fail(p, "conflicting content-length");
+    if (n > (unsigned long long)INT64_MAX) return parse_fail(p, "content-length too large");
     p->content_length = (int64_t)n;
   } else if (strcasecmp(line, "transfer-encoding") == 0) {
     if (has_token(v, "chunked")) p->chunked = true;
@@ -159,11 +159,11 @@ static ld_http_result headers_end(ld_http_resp *p) {
 
 static ld_http_result parse_chunk_size(ld_http_resp *p, char *line) {
   char *end;
-  if (!isxdigit((unsigned char)line[0])) return fail(p, "bad chunk size");
+  if (!isxdigit((unsigned char)line[0])) return parse_fail(p, "bad chunk size");
   unsigned long long n = strtoull(line, &end, 16);
   while (*end == ' ' || *end == '\t') end++;
-  if (*end && *end != ';') return fail(p, "bad chunk size");
-  if (n > (1ULL << 48)) return fail(p, "chunk too large");
+  if (*end && *end != ';') return parse_fail(p, "bad chunk size");
+  if (n > (1ULL << 48)) return parse_fail(p, "chunk too large");
   if (n == 0) {
     p->state = ST_TRAILER;
   } else {
@@ -201,7 +201,7 @@ ld_http_result ld_http_resp_feed(ld_http_resp *p, const char *d, size_t len, siz
       size_t before = i;
       int got = take_line(p, d, len, &i);
       if (p->state == ST_STATUS || p->state == ST_HEADER) p->header_bytes += i - before;
-      if (got < 0) { r = fail(p, "line too long"); break; }
+      if (got < 0) { r = parse_fail(p, "line too long"); break; }
       if (got == 0) break;
       char *line = p->line;
       size_t ll = p->line_len;
@@ -224,7 +224,7 @@ ld_http_result ld_http_resp_feed(ld_http_resp *p, const char *d, size_t len, siz
     case ST_CHUNK_DATA: {
       size_t n = len - i;
       if (n > p->remaining) n = (size_t)p->remaining;
-      if (capture(p, d + i, n) < 0) { r = fail(p, "out of memory"); break; }
+      if (capture(p, d + i, n) < 0) { r = parse_fail(p, "out of memory"); break; }
       i += n;
       p->remaining -= n;
       if (p->remaining == 0) {
@@ -237,13 +237,13 @@ ld_http_result ld_http_resp_feed(ld_http_resp *p, const char *d, size_t len, siz
       /* Exactly CRLF (a bare LF is tolerated); a byte split between reads is fine. */
       char c = d[i++];
       if (c == '\r' && p->line_len == 0) { p->line_len = 1; break; }
-      if (c != '\n') { r = fail(p, "missing CRLF after chunk"); break; }
+      if (c != '\n') { r = parse_fail(p, "missing CRLF after chunk"); break; }
       p->line_len = 0;
       p->state = ST_CHUNK_SIZE;
       break;
     }
     case ST_BODY_CLOSE:
-      if (capture(p, d + i, len - i) < 0) { r = fail(p, "out of memory"); break; }
+      if (capture(p, d + i, len - i) < 0) { r = parse_fail(p, "out of memory"); break; }
       i = len;
       break;
     case ST_DONE:
@@ -262,6 +262,6 @@ ld_http_result ld_http_resp_eof(ld_http_resp *p) {
     p->state = ST_DONE;
     return LD_HTTP_DONE;
   }
-  if (p->state == ST_STATUS || p->state == ST_HEADER) return fail(p, "connection closed in headers");
-  return fail(p, "connection closed before end of body");
+  if (p->state == ST_STATUS || p->state == ST_HEADER) return parse_fail(p, "connection closed in headers");
+  return parse_fail(p, "connection closed before end of body");
 }
