@@ -32,11 +32,16 @@ void ld_buf_append(struct lnc_buf *b, const void *p, size_t n) {
 void ld_buf_puts(struct lnc_buf *b, const char *s) { ld_buf_append(b, s, strlen(s)); }
 
 void ld_buf_printf(struct lnc_buf *b, const char *fmt, ...) {
+  char tmp[512];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
   va_end(ap);
   if (n <= 0) return;
+  if ((size_t)n < sizeof tmp) {
+    ld_buf_append(b, tmp, (size_t)n);
+    return;
+  }
   reserve(b, (size_t)n + 1);
   va_start(ap, fmt);
   vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
