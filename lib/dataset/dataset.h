@@ -47,12 +47,13 @@ struct lnc_ds_deletions {
   size_t n;
 };
 /* Arrow IPC file with one non-null uint32 column (Lance's ARROW_ARRAY deletion files). The
- * values are returned as stored (unsorted, possibly repeated); *out is malloc'd. */
-int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint32_t **out,
-                          size_t *n, struct lnc_error *err);
+ * values are returned as stored (unsorted, possibly repeated); *out is malloc'd. More than
+ * max_values values (the fragment's row count) is corrupt, checked before allocating. */
+int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
+                          uint32_t **out, size_t *n, struct lnc_error *err);
 /* Portable Roaring bitmap serialization (Lance's BITMAP deletion files): sorted values. */
-int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint32_t **out,
-                        size_t *n, struct lnc_error *err);
+int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
+                        uint32_t **out, size_t *n, struct lnc_error *err);
 /* `_deletions/<fragment>-<read_version>-<id>.<arrow|bin>` for a deletion file. */
 void lnc_ds_deletion_path(uint64_t fragment_id, const Lance__Table__DeletionFile *df, char *buf,
                           size_t cap);

@@ -38,9 +38,9 @@ int lnc_ds_load_deletions(int dsfd, const char *what, uint64_t fragment_id,
   uint32_t *rows = NULL;
   size_t n = 0;
   if (df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
-    rc = lnc_ds_read_roaring(data, len, ctx, &rows, &n, err);
+    rc = lnc_ds_read_roaring(data, len, ctx, physical_rows, &rows, &n, err);
   else
-    rc = lnc_ds_read_arrow_u32(data, len, ctx, &rows, &n, err);
+    rc = lnc_ds_read_arrow_u32(data, len, ctx, physical_rows, &rows, &n, err);
   free(data);
   if (rc) return rc;
   if (n > 1) qsort(rows, n, sizeof *rows, cmp_u32);

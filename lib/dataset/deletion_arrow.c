@@ -112,7 +112,7 @@ static int append_values(const uint8_t *p, uint64_t blen, int compressed, int8_t
     memcpy(dst, p, (size_t)need);
     return 0;
   }
-  if (ulen < 0 || (uint64_t)ulen < need)
+  if (ulen < 0 || (uint64_t)ulen < need || (uint64_t)ulen > need + 64)
     return lnc_errf(err, LNC_ECORRUPT, "%s: buffer holds %lld bytes, %llu needed", what,
                     (long long)ulen, (unsigned long long)need);
   uint8_t *tmp = malloc((size_t)ulen ? (size_t)ulen : 1);
@@ -158,7 +158,8 @@ static int append_values(const uint8_t *p, uint64_t blen, int compressed, int8_t
 }
 
 static int read_batch(const struct fb *file, uint64_t off, int32_t meta_len, int64_t body_len,
-                      const char *what, uint32_t **vals, size_t *n, struct lnc_error *err) {
+                      const char *what, uint64_t max_values, uint32_t **vals, size_t *n,
+                      struct lnc_error *err) {
   if (meta_len < 8 || body_len < 0 || off > file->len ||
       (uint64_t)meta_len + (uint64_t)body_len > file->len - off)
     return lnc_errf(err, LNC_ECORRUPT, "%s: record batch block outside the file", what);
@@ -202,8 +203,9 @@ static int read_batch(const struct fb *file, uint64_t off, int32_t meta_len, int
       return lnc_errf(err, LNC_EUNSUPPORTED, "%s: unknown IPC compression %d", what, codec);
     compressed = 1;
   }
-  if ((uint64_t)length + *n > ((uint64_t)1 << 32))
-    return lnc_errf(err, LNC_ECORRUPT, "%s: more than 2^32 deleted rows", what);
+  if ((uint64_t)length + *n > max_values)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: more deleted rows than the %llu rows", what,
+                    (unsigned long long)max_values);
   uint32_t *nv = realloc(*vals, ((size_t)length + *n + 1) * sizeof *nv);
   if (!nv) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", what);
   *vals = nv;
@@ -215,8 +217,8 @@ static int read_batch(const struct fb *file, uint64_t off, int32_t meta_len, int
   return 0;
 }
 
-int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint32_t **out,
-                          size_t *n, struct lnc_error *err) {
+int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
+                          uint32_t **out, size_t *n, struct lnc_error *err) {
   *out = NULL;
   *n = 0;
   if (len < 8 + 10 || memcmp(src, MAGIC, 6) != 0 || memcmp(src + len - 6, MAGIC, 6) != 0)
@@ -248,7 +250,7 @@ int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint
       return lnc_errf(err, LNC_ECORRUPT, "%s: record batch %u at offset %lld", what, i,
                       (long long)off);
     }
-    rc = read_batch(&file, (uint64_t)off, meta, body, what, &vals, n, err);
+    rc = read_batch(&file, (uint64_t)off, meta, body, what, max_values, &vals, n, err);
     if (rc) {
       free(vals);
       *n = 0;

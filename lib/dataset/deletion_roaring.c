@@ -16,8 +16,8 @@ static uint32_t u32at(const uint8_t *p) {
   return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
-int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint32_t **out,
-                        size_t *nout, struct lnc_error *err) {
+int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
+                        uint32_t **out, size_t *nout, struct lnc_error *err) {
   *out = NULL;
   *nout = 0;
   size_t pos = 0;
@@ -54,6 +54,9 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint32
   }
   uint64_t total = 0;
   for (uint32_t i = 0; i < n; i++) total += (uint64_t)u16at(hdr + 4 * i + 2) + 1;
+  if (total > max_values)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring bitmap holds %llu values, more than the "
+                    "%llu rows", what, (unsigned long long)total, (unsigned long long)max_values);
   uint32_t *vals = malloc((size_t)(total ? total : 1) * sizeof *vals);
   if (!vals) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", what);
   size_t k = 0;

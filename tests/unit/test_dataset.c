@@ -218,16 +218,17 @@ START_TEST(test_roaring_containers) {
   uint32_t *v;
   size_t n;
   struct lnc_error err = {0};
-  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", &v, &n, &err), 0);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 1 << 20, &v, &n, &err), 0);
   ck_assert_uint_eq(n, 7);
   uint32_t want[7] = {5, 6, 7, 8, 9, 65536 + 3, 65536 + 70};
   for (int i = 0; i < 7; i++) ck_assert_uint_eq(v[i], want[i]);
   free(v);
-  ck_assert_int_eq(lnc_ds_read_roaring(b, p - 1, "t", &v, &n, &err), LNC_ECORRUPT);
-  ck_assert_int_eq(lnc_ds_read_roaring(b, 3, "t", &v, &n, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 6, &v, &n, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p - 1, "t", 1 << 20, &v, &n, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, 3, "t", 1 << 20, &v, &n, &err), LNC_ECORRUPT);
   uint32_t bad = 1234;
   memcpy(b, &bad, 4);
-  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", &v, &n, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 1 << 20, &v, &n, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "cookie"), "%s", err.message);
 }
 END_TEST
@@ -244,18 +245,36 @@ START_TEST(test_arrow_deletion_reader_bounds) {
   uint32_t *v;
   size_t n;
   struct lnc_error err = {0};
-  ck_assert_int_eq(lnc_ds_read_arrow_u32(data, len, "t", &v, &n, &err), 0);
+  ck_assert_int_eq(lnc_ds_read_arrow_u32(data, len, "t", 300, &v, &n, &err), 0);
   ck_assert_uint_eq(n, ds->frags[0].pb->deletion_file->num_deleted_rows);
   free(v);
   for (size_t cut = 0; cut < len; cut += 7) {
-    int rc = lnc_ds_read_arrow_u32(data, cut, "t", &v, &n, &err);
+    int rc = lnc_ds_read_arrow_u32(data, cut, "t", 300, &v, &n, &err);
     ck_assert_int_ne(rc, 0);
   }
   for (size_t i = 0; i < len; i += 3) {
     uint8_t *c = malloc(len);
     memcpy(c, data, len);
     c[i] ^= 0x5a;
-    if (lnc_ds_read_arrow_u32(c, len, "t", &v, &n, &err) == 0) free(v);
+    if (lnc_ds_read_arrow_u32(c, len, "t", 300, &v, &n, &err) == 0) free(v);
+    free(c);
+  }
+  free(data);
+  /* the same for the real Roaring file of fragment 1 */
+  lnc_ds_deletion_path(ds->frags[1].pb->id, ds->frags[1].pb->deletion_file, rel, sizeof rel);
+  snprintf(path, sizeof path, FIX "/deletions_v21.lance/%s", rel);
+  data = (uint8_t *)slurp(path, &len);
+  ck_assert_ptr_nonnull(data);
+  ck_assert_int_eq(lnc_ds_read_roaring(data, len, "t", 6000, &v, &n, &err), 0);
+  ck_assert_uint_eq(n, 5700);
+  free(v);
+  for (size_t cut = 0; cut < len; cut += 97)
+    ck_assert_int_ne(lnc_ds_read_roaring(data, cut, "t", 6000, &v, &n, &err), 0);
+  for (size_t i = 0; i < 64; i++) {
+    uint8_t *c = malloc(len);
+    memcpy(c, data, len);
+    c[i] ^= 0xa5;
+    if (lnc_ds_read_roaring(c, len, "t", 6000, &v, &n, &err) == 0) free(v);
     free(c);
   }
   free(data);
