@@ -541,6 +541,80 @@ START_TEST(test_take_vs_lance) {
 }
 END_TEST
 
+static char *take_json(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *cols,
+                       size_t ncols) {
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  struct lnc_error err = {0};
+  int rc = lnc_dataset_take(ds, ids, n, cols, ncols, &s, &a, NULL, &err);
+  ck_assert_msg(rc == 0, "%s", err.message);
+  struct lnc_buf b = {0};
+  ck_assert_int_eq(lnc_encode_json(&s, &a, &b, &err), 0);
+  char *out = strndup((const char *)b.data, b.len);
+  lnc_buf_free(&b);
+  a.release(&a);
+  s.release(&s);
+  return out;
+}
+
+START_TEST(test_take_columns) {
+  lnc_dataset *ds = open_ok("addcol_v22", 0);
+  uint64_t ids[] = {0, 200, 0};
+  const char *cols[] = {"y", "id"};
+  char *j = take_json(ds, ids, 3, cols, 2);
+  ck_assert_str_eq(j, "{\"num_rows\":3,\"columns\":[\"y\",\"id\"],\"rows\":[{\"y\":1,\"id\":0},"
+                      "{\"y\":661,\"id\":220},{\"y\":1,\"id\":0}]}");
+  free(j);
+  j = take_json(ds, ids, 0, cols, 1);
+  ck_assert_str_eq(j, "{\"num_rows\":0,\"columns\":[\"y\"],\"rows\":[]}");
+  free(j);
+  const char *bad[] = {"nope"};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_dataset_take(ds, ids, 1, bad, 1, &s, &a, NULL, &err), LNC_EINVAL);
+  ck_assert_msg(strstr(err.message, "nope"), "%s", err.message);
+  lnc_dataset_close(ds);
+}
+END_TEST
+
+struct thr_arg {
+  lnc_dataset *ds;
+  int ok;
+};
+
+static void *thr_take(void *p) {
+  struct thr_arg *t = p;
+  uint64_t ids[64];
+  for (int r = 0; r < 50; r++) {
+    for (int i = 0; i < 64; i++) ids[i] = (uint64_t)(i * 97 + r * 13) % lnc_dataset_num_rows(t->ds);
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    struct lnc_error err = {0};
+    if (lnc_dataset_take(t->ds, ids, 64, NULL, 0, &s, &a, NULL, &err) != 0) return NULL;
+    a.release(&a);
+    s.release(&s);
+  }
+  t->ok = 1;
+  return NULL;
+}
+
+START_TEST(test_take_threads) {
+  lnc_dataset *ds = open_ok("deletions_v21", 0);
+  pthread_t th[4];
+  struct thr_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (struct thr_arg){ds, 0};
+    pthread_create(&th[i], NULL, thr_take, &args[i]);
+  }
+  for (int i = 0; i < 4; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert(args[i].ok);
+  }
+  lnc_dataset_close(ds);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("dataset");
   TCase *tc = tcase_create("versions");
@@ -571,6 +645,8 @@ static Suite *suite(void) {
   tc = tcase_create("take");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_take_vs_lance);
+  tcase_add_test(tc, test_take_columns);
+  tcase_add_test(tc, test_take_threads);
   suite_add_tcase(s, tc);
   return s;
 }
