@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# Integration tests for lanced: start the real daemon on an ephemeral 127.0.0.1 port over a
+# temporary copy of the fixture root, then talk to it with curl (JSON rows vs the fixtures'
+# expected answers, bad inputs, traversal, limits, slow clients, reload, drain), with
+# apache-arrow (Arrow IPC bodies) and with a Connect client generated from our .proto.
+# Usage: BIN=bin tests/integration/run.sh   (what `make integration` runs). Exits non-zero
+# on any failure; the last line is "N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+BIN=${BIN:-bin}
+LANCED=$REPO/$BIN/lanced
+[[ $BIN == /* ]] && LANCED=$BIN/lanced
+PASS=0 FAIL=0
+WORK=$(mktemp -d /tmp/lanced-it.XXXXXX)
+PIDS=()
+
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+ok() { PASS=$((PASS + 1)); [[ -n ${VERBOSE:-} ]] && echo "ok   $1"; return 0; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $1${2:+: $2}"; return 0; }
+
+if [[ ! -x $LANCED ]]; then
+  echo "no daemon at $LANCED (set BIN)"; echo "0 passed, 1 failed"; exit 1
+fi
+
+# ---- data root: the fixtures (hard links when possible) plus traps for path tests --------
+ROOT=$WORK/root
+mkdir -p "$ROOT"
+if [[ -d tests/fixtures/data ]]; then
+  cp -al tests/fixtures/data "$ROOT/data" 2>/dev/null || cp -r tests/fixtures/data "$ROOT/data"
+fi
+ln -s /etc "$ROOT/evil"                  # a directory symlink leading outside
+ln -s /etc/passwd "$ROOT/passwd.lance"   # a file symlink leading outside
+echo "not a lance file" > "$ROOT/garbage.lance"
+head -c 100000 /dev/urandom > "$ROOT/random.lance"
+
+# First fixture data file (relative to the fixture root = our root's layout).
+FILE=""
+if [[ -f tests/fixtures/index.json ]]; then
+  FILE=$(node -e 'const d=require("./tests/fixtures/index.json");const f=(d.fixtures||[])[0];
+    if(f&&f.file)console.log(f.file.replace(/^tests\/fixtures\//,""))')
+fi
+[[ -n $FILE ]] && ln -s "$FILE" "$ROOT/inside.lance"   # a relative symlink staying inside
+
+# ---- start a daemon; sets PORT --------------------------------------------------------------
+start_daemon() { # $1 log file, rest: extra args
+  local log=$1; shift
+  "$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 "$@" 2>"$log" &
+  local pid=$!
+  PIDS+=("$pid")
+  DPID=$pid
+  PORT=""
+  for _ in $(seq 1 100); do
+    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
+    [[ -n $PORT ]] && break
+    sleep 0.05
+  done
+  [[ -n $PORT ]] || { echo "daemon did not start:"; cat "$log"; return 1; }
+  for _ in $(seq 1 100); do
+    curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+CONF=$WORK/lanced.conf
+printf 'request_timeout_ms = 2000\nmax_ids_per_request = 50000\n' > "$CONF"
+start_daemon "$WORK/lanced.log" --config "$CONF" || { echo "0 passed, 1 failed"; exit 1; }
+URL=http://127.0.0.1:$PORT
+
+# status URL [curl args...] → prints the HTTP status, body in $WORK/body
+status() { local u=$1; shift; curl -s -o "$WORK/body" -w '%{http_code}' "$@" "$u"; }
+healthy() {
+  [[ $(curl -s -o /dev/null -w '%{http_code}' "$URL/healthz") == 200 ]] ||
+    bad "healthz after $1" "daemon stopped answering"
+}
+expect() { # name want-status URL [curl args]
+  local name=$1 want=$2 u=$3; shift 3
+  local got; got=$(status "$u" "$@")
+  if [[ $got == "$want" ]]; then ok "$name"; else bad "$name" "want $want, got $got: $(head -c 300 "$WORK/body")"; fi
+  healthy "$name"
+}
+expect_in() { # name "s1 s2" URL [curl args]
+  local name=$1 wants=$2 u=$3; shift 3
+  local got; got=$(status "$u" "$@")
+  if [[ " $wants " == *" $got "* ]]; then ok "$name"; else bad "$name" "want one of $wants, got $got"; fi
+  healthy "$name"
+}
+
+# ---- basics ------------------------------------------------------------------------------------
+expect "healthz" 200 "$URL/healthz"
+expect "metrics" 200 "$URL/metrics"
+grep -q '^# TYPE lanced_requests_total counter' "$WORK/body" && ok "metrics format" || bad "metrics format"
+expect "unknown route" 404 "$URL/nope"
+
+if [[ -n $FILE ]]; then
+  R=$URL/files/$FILE
+  expect "describe" 200 "$R"
+  node -e 'const b=JSON.parse(require("fs").readFileSync(process.argv[1]));if(!(b.num_rows>0)||!b.columns.length)process.exit(1)' "$WORK/body" \
+    && ok "describe body" || bad "describe body" "$(head -c 200 "$WORK/body")"
+  expect "rows json" 200 "$R/rows?ids=0,1,1,0"
+  grep -q '"num_rows":4' "$WORK/body" && ok "rows in order with duplicates" || bad "rows duplicates" "$(head -c 200 "$WORK/body")"
+  expect "relative symlink inside root" 200 "$URL/files/inside.lance/rows?ids=0"
+  expect "POST json" 200 "$R/rows" -X POST -H 'Content-Type: application/json' -d '{"ids":[2,"1"]}'
+  expect "HEAD rows" 200 "$R/rows?ids=1" -I
+
+  # ---- JSON rows against Lance's own answers ----------------------------------------------------
+  node -e '
+    const d = require("./tests/fixtures/index.json");
+    for (const f of d.fixtures || []) if (f.file && f.answers) console.log(f.file.replace(/^tests\/fixtures\//, "") + "\t" + f.answers);
+  ' > "$WORK/answer-files"
+  n_ans=0 n_ans_fail=0
+  while IFS=$'\t' read -r rel answers; do
+    [[ -f $answers ]] || continue
+    lineno=0
+    while IFS=$'\t' read -r ids cols expected; do
+      lineno=$((lineno + 1))
+      q="ids=$(tr -d '[] ' <<<"$ids")"
+      [[ $cols != null ]] && q="$q&columns=$(tr -d '[]" ' <<<"$cols")"
+      got=$(curl -s "$URL/files/$rel/rows?$q")
+      n_ans=$((n_ans + 1))
+      if [[ $got == "$expected" ]]; then ok "answer $answers:$lineno"
+      else n_ans_fail=$((n_ans_fail + 1)); bad "answer $answers:$lineno" "GET ?$(head -c 100 <<<"$q") → $(head -c 200 <<<"$got")"; fi
+    done < "$answers"
+  done < "$WORK/answer-files"
+  echo "answers: $((n_ans - n_ans_fail))/$n_ans bodies identical to Lance's"
+  healthy "answers"
+
+  # ---- bad inputs ------------------------------------------------------------------------------
+  expect "ids letters" 400 "$R/rows?ids=1,a"
+  expect "ids negative" 400 "$R/rows?ids=-1"
+  expect "ids overflow" 400 "$R/rows?ids=18446744073709551616"
+  expect "ids empty" 400 "$R/rows?ids="
+  expect "ids missing" 400 "$R/rows"
+  expect "ids trailing comma" 400 "$R/rows?ids=1,"
+  expect "ids double comma" 400 "$R/rows?ids=1,,2"
+  expect "ids with space" 400 "$R/rows?ids=1%202"
+  expect "ids NUL" 400 "$R/rows?ids=1%002"
+  expect "id out of range" 400 "$R/rows?ids=0,999999999"
+  grep -q 'rows' "$WORK/body" && grep -q out_of_range "$WORK/body" && ok "out of range names row count" || bad "out of range message" "$(cat "$WORK/body")"
+  expect "unknown column" 400 "$R/rows?ids=0&columns=no_such_column"
+  expect "empty column" 400 "$R/rows?ids=0&columns=,"
+  expect "unknown format" 400 "$R/rows?ids=0&format=xml"
+  python_ids() { node -e 'console.log(Array.from({length:+process.argv[1]},(_,i)=>i%7).join(","))' "$1"; }
+  python_ids 100000 > "$WORK/ids100k"
+  expect_in "100k ids in GET" "413 414" "$R/rows" -G --data-urlencode "ids@$WORK/ids100k"
+  node -e 'console.log(JSON.stringify({ids:Array.from({length:60000},(_,i)=>i%7)}))' > "$WORK/ids60k.json"
+  expect "too many ids in POST" 413 "$R/rows" -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/ids60k.json"
+  head -c 2000000 /dev/zero | tr '\0' ' ' > "$WORK/big"
+  expect "body too big" 413 "$R/rows" -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/big"
+  expect "body not json" 400 "$R/rows" -X POST -H 'Content-Type: application/json' -d '{"ids":[1,'
+  expect "body negative id" 400 "$R/rows" -X POST -H 'Content-Type: application/json' -d '{"ids":[-1]}'
+  expect "body bad columns" 400 "$R/rows" -X POST -H 'Content-Type: application/json' -d '{"ids":[1],"columns":"a"}'
+  expect "body bad protobuf" 400 "$R/rows" -X POST -H 'Content-Type: application/x-protobuf' --data-binary 'garbage!'
+  expect "DELETE rows" 405 "$R/rows" -X DELETE
+  grep -q . "$WORK/body" && ok "405 has a body" || bad "405 body"
+  expect "PUT rows" 405 "$R/rows" -X PUT -d x
+  expect "POST describe" 405 "$R" -X POST -d x
+  expect "GET connect" 405 "$URL/lanced.v1.RowService/Take"
+  expect "connect bad content type" 415 "$URL/lanced.v1.RowService/Take" -X POST -H 'Content-Type: text/plain' -d x
+  expect "connect unknown method" 501 "$URL/lanced.v1.RowService/Nope" -X POST -H 'Content-Type: application/json' -d '{}'
+  expect "connect not found" 404 "$URL/lanced.v1.RowService/Take" -X POST -H 'Content-Type: application/json' -d '{"path":"nope.lance","ids":[1]}'
+  grep -q '"code":"not_found"' "$WORK/body" && ok "connect error body" || bad "connect error body" "$(cat "$WORK/body")"
+fi
+
+# ---- paths -------------------------------------------------------------------------------------
+expect "dotdot" 400 "$URL/files/../etc/passwd" --path-as-is
+expect "dotdot rows" 400 "$URL/files/data/../../etc/passwd/rows?ids=1" --path-as-is
+expect "encoded dotdot" 400 "$URL/files/%2e%2e/%2e%2e/etc/passwd" --path-as-is
+expect "encoded slash dotdot" 400 "$URL/files/data%2f..%2f..%2fetc%2fpasswd" --path-as-is
+expect "absolute" 400 "$URL/files//etc/passwd" --path-as-is
+expect "NUL in path" 400 "$URL/files/a%00b.lance" --path-as-is
+expect_in "symlinked dir to /etc" "403 404" "$URL/files/evil/passwd/rows?ids=0"
+expect_in "symlink to /etc/passwd" "403 404" "$URL/files/passwd.lance/rows?ids=0"
+if grep -q 'root:' "$WORK/body"; then bad "symlink leak" "body shows /etc/passwd"; else ok "no leak"; fi
+expect "missing file" 404 "$URL/files/nope.lance/rows?ids=0"
+expect "directory" 404 "$URL/files/data"
+expect "not a lance file" 422 "$URL/files/garbage.lance/rows?ids=0"
+expect "random bytes" 422 "$URL/files/random.lance"
+
+# ---- slow clients: a half-sent request neither blocks others nor lives past the timeout ---
+exec 7<>/dev/tcp/127.0.0.1/"$PORT"
+printf 'GET /healthz HTTP/1.1\r\nHost: x\r\n' >&7
+expect "healthz with a slow client" 200 "$URL/healthz"
+t0=$SECONDS
+if timeout 8 cat <&7 >/dev/null; then
+  ok "slow client closed after $((SECONDS - t0))s"
+else
+  bad "slow client not closed within 8s"
+fi
+exec 7<&- 7>&-
+exec 8<>/dev/tcp/127.0.0.1/"$PORT"
+printf 'GARBAGE\r\n\r\n' >&8
+timeout 5 cat <&8 > "$WORK/garbage-reply"
+exec 8<&- 8>&-
+# libmicrohttpd answers 400 or just closes; either way the connection ends and we go on.
+[[ ! -s $WORK/garbage-reply ]] || head -1 "$WORK/garbage-reply" | grep -q ' 400' &&
+  ok "garbage request line refused" || bad "garbage request" "$(head -c 100 "$WORK/garbage-reply")"
+healthy "garbage request"
+
+# ---- Arrow and Connect clients (node) ---------------------------------------------------------
+if [[ -n $FILE ]]; then
+  if node tests/integration/daemon_arrow.mjs "$URL" "$FILE" > "$WORK/arrow.out" 2>&1; then ok "arrow client"
+  else bad "arrow client" "$(tail -5 "$WORK/arrow.out")"; fi
+  GEN=$WORK/gen
+  mkdir -p "$GEN"
+  if protoc --plugin=protoc-gen-es=node_modules/.bin/protoc-gen-es --es_out="$GEN" \
+       --es_opt=target=js -Iproto proto/lanced/v1/lanced.proto 2> "$WORK/protoc.err"; then
+    # The generated module imports @bufbuild/protobuf; resolve it from the repository.
+    ln -s "$REPO/node_modules" "$WORK/node_modules"
+    cp tests/integration/daemon_connect.mjs "$WORK/"
+    if node "$WORK/daemon_connect.mjs" "$URL" "$FILE" > "$WORK/connect.out" 2>&1; then
+      ok "connect client"; [[ -n ${VERBOSE:-} ]] && cat "$WORK/connect.out"
+    else bad "connect client" "$(tail -8 "$WORK/connect.out")"; fi
+  else
+    bad "protoc-gen-es" "$(tail -3 "$WORK/protoc.err")"
+  fi
+  healthy "clients"
+fi
+
+# ---- SIGHUP reload --------------------------------------------------------------------------
+if [[ -n $FILE ]]; then
+  printf 'request_timeout_ms = 2000\nmax_ids_per_request = 3\n' > "$CONF"
+  kill -HUP "$DPID"
+  for _ in $(seq 1 40); do grep -q reloaded "$WORK/lanced.log" && break; sleep 0.05; done
+  expect "limit after reload" 413 "$R/rows?ids=1,2,3,4"
+  expect "under the reloaded limit" 200 "$R/rows?ids=1,2,3"
+  printf 'bogus_key = 1\n' > "$CONF"
+  kill -HUP "$DPID"; sleep 0.3
+  expect "bad reload keeps config" 413 "$R/rows?ids=1,2,3,4"
+fi
+
+# ---- SIGTERM: exits 0 ------------------------------------------------------------------------
+kill -TERM "$DPID"
+rc=124
+for _ in $(seq 1 100); do
+  if ! kill -0 "$DPID" 2>/dev/null; then wait "$DPID"; rc=$?; break; fi
+  sleep 0.05
+done
+[[ $rc == 0 ]] && ok "SIGTERM exits 0" || bad "SIGTERM" "exit status $rc"
+grep -q 'stopped' "$WORK/lanced.log" && ok "drain logged" || bad "drain log"
+
+# ---- connection limit: the excess is told 503 + Retry-After -------------------------------
+start_daemon "$WORK/limit.log" --connection-limit 2 || bad "second daemon"
+URL=http://127.0.0.1:$PORT
+exec 5<>/dev/tcp/127.0.0.1/"$PORT"
+exec 6<>/dev/tcp/127.0.0.1/"$PORT"
+sleep 0.2
+code=$(curl -s -o /dev/null -D "$WORK/hdr" -w '%{http_code}' "$URL/files/x.lance")
+[[ $code == 503 ]] && grep -qi '^retry-after:' "$WORK/hdr" && ok "503 over connection limit" || bad "connection limit" "got $code"
+exec 5<&- 5>&- 6<&- 6>&-
+expect "healthz after limit" 200 "$URL/healthz"
+
+# ---- config checking -------------------------------------------------------------------------
+"$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --check-config >/dev/null 2>&1 && ok "check-config ok" || bad "check-config ok"
+"$LANCED" --root "$ROOT/nope" --listen 127.0.0.1:0 --check-config >/dev/null 2>&1 && bad "check-config bad root" || ok "check-config bad root"
+"$LANCED" --root "$ROOT" --listen nonsense --check-config >/dev/null 2>&1 && bad "check-config bad listen" || ok "check-config bad listen"
+"$LANCED" --config conf/lanced.conf --root "$ROOT" --check-config >/dev/null 2>&1 && ok "example config parses" || bad "example config parses"
+
+echo "$PASS passed, $FAIL failed"
+[[ $FAIL == 0 ]]
