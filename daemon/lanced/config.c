@@ -262,6 +262,7 @@ int ld_config_validate(const struct ld_config *c, char *msg, size_t msglen) {
     snprintf(msg, msglen, "no data root: set `root` or pass --root DIR");
     return -1;
   }
+  errno = 0;
   if (stat(c->root, &st) || !S_ISDIR(st.st_mode)) {
     snprintf(msg, msglen, "root %s: %s", c->root, errno ? strerror(errno) : "not a directory");
     return -1;

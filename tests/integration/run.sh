@@ -257,6 +257,29 @@ code=$(curl -s -o /dev/null -D "$WORK/hdr" -w '%{http_code}' "$URL/files/x.lance
 exec 5<&- 5>&- 6<&- 6>&-
 expect "healthz after limit" 200 "$URL/healthz"
 
+# ---- sd_notify: READY=1, RELOADING=1 + READY=1 on SIGHUP, STOPPING=1 on SIGTERM -----------
+if command -v python3 >/dev/null; then
+  NS=$WORK/notify.sock
+  python3 - "$NS" > "$WORK/notify.out" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); s.settimeout(10)
+got = []
+try:
+    while not any(m.startswith("STOPPING=1") for m in got):
+        got.append(s.recv(4096).decode())
+except socket.timeout:
+    pass
+print("|".join(m.split("\n")[0] for m in got))
+PY
+  NPID=$!
+  for _ in $(seq 1 100); do [[ -S $NS ]] && break; sleep 0.05; done
+  NOTIFY_SOCKET=$NS start_daemon "$WORK/notify.log" || bad "notify daemon"
+  kill -HUP "$DPID"; sleep 0.3; kill -TERM "$DPID"
+  wait "$NPID"
+  [[ $(cat "$WORK/notify.out") == "READY=1|RELOADING=1|READY=1|STOPPING=1" ]] &&
+    ok "sd_notify sequence" || bad "sd_notify sequence" "$(cat "$WORK/notify.out")"
+fi
+
 # ---- config checking -------------------------------------------------------------------------
 "$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --check-config >/dev/null 2>&1 && ok "check-config ok" || bad "check-config ok"
 "$LANCED" --root "$ROOT/nope" --listen 127.0.0.1:0 --check-config >/dev/null 2>&1 && bad "check-config bad root" || ok "check-config bad root"
