@@ -130,6 +130,23 @@ run: deps all
 fixtures:
 	node tests/fixtures/gen.mjs
 
+# `make install [PREFIX=/usr/local] [DESTDIR=...]`: programs, man pages lanced(8) and
+# lancectl(1), the systemd unit (ExecStart pointed at PREFIX) and the example config
+# (never over an existing one).
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= /etc/systemd/system
+install: $(BINS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	  $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(SYSCONFDIR)/lanced $(DESTDIR)$(UNITDIR)
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 docs/man/lanced.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 644 docs/man/lancectl.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	sed -e 's|/usr/local/bin/|$(PREFIX)/bin/|g' -e 's|/etc/lanced/|$(SYSCONFDIR)/lanced/|g' \
+	  systemd/lanced.service > $(DESTDIR)$(UNITDIR)/lanced.service
+	test -e $(DESTDIR)$(SYSCONFDIR)/lanced/lanced.conf || \
+	  install -m 644 conf/lanced.conf $(DESTDIR)$(SYSCONFDIR)/lanced/lanced.conf
+
 clean:
 	rm -rf build build-asan bin lib/liblance.a lib/liblance.so
 
