@@ -115,6 +115,20 @@ int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char 
  * rows, data files, deletion files) appended to *out. */
 int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct lnc_error *err);
 
+/* How blob columns (`lance-encoding:blob`, 2.2 blob v2) come back. Lance's own reader
+ * returns descriptors; lanced serves the bytes they point to unless asked otherwise.
+ * BYTES: a legacy blob column as its binary type; a blob v2 column as struct<data, uri>.
+ * DESCRIPTORS: struct<position, size> (legacy) / struct<kind, position, size, blob_id,
+ * blob_uri> (v2), exactly what Lance's takeOffsets returns. */
+enum lnc_blob_mode { LNC_BLOBS_BYTES = 0, LNC_BLOBS_DESCRIPTORS = 1 };
+struct lnc_take_options {
+  int blobs;   /* enum lnc_blob_mode */
+};
+/* lnc_take with options (NULL = defaults: blobs as bytes). */
+int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
+                size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err);
+
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */
 int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,

@@ -14,6 +14,7 @@ static void usage(FILE *o) {
   fprintf(o,
           "usage: lancectl inspect FILE [--json]\n"
           "       lancectl take FILE --ids 1,5,9 [--columns a,b.c] [--format json|arrow] [--version N]\n"
+          "                     [--blobs bytes|descriptors]\n"
           "FILE is a Lance data file (.lance) or a dataset directory.\n"
           "exit codes: 0 ok, 1 bad input, 2 unreadable or unsupported file\n");
 }
@@ -166,11 +167,18 @@ static int cmd_take(int argc, char **argv) {
   const char *path = argv[0], *ids_s = NULL, *format = "json";
   char *cols_s = NULL;
   uint64_t version = 0;
+  struct lnc_take_options opts = {.blobs = LNC_BLOBS_BYTES};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc) ids_s = argv[++i];
     else if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc) cols_s = argv[++i];
     else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) format = argv[++i];
     else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc) version = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--blobs") == 0 && i + 1 < argc) {
+      const char *m = argv[++i];
+      if (strcmp(m, "bytes") == 0) opts.blobs = LNC_BLOBS_BYTES;
+      else if (strcmp(m, "descriptors") == 0) opts.blobs = LNC_BLOBS_DESCRIPTORS;
+      else { fprintf(stderr, "lancectl: unknown blob mode '%s' (bytes or descriptors)\n", m); return 1; }
+    }
     else { usage(stderr); return 1; }
   }
   if (!ids_s) { fprintf(stderr, "lancectl: take needs --ids\n"); return 1; }
@@ -207,7 +215,7 @@ static int cmd_take(int argc, char **argv) {
     lnc_file *f;
     rc = lnc_file_open(path, &f, &err);
     if (!rc) {
-      rc = lnc_take(f, ids, n, (const char *const *)cols, ncols, &schema, &array, NULL, &err);
+      rc = lnc_take_ex(f, ids, n, (const char *const *)cols, ncols, &opts, &schema, &array, NULL, &err);
       lnc_file_close(f);
     }
   }

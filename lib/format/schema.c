@@ -183,6 +183,7 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
   /* Pre-order list; a parent precedes its children, so a stack of open parents suffices:
    * the parent of field i is the nearest earlier field whose id equals its parent_id. */
   size_t start = f->n_all_fields;
+  struct lnc_field *blob_owner = NULL;
   for (size_t i = 0; i < schema->n_fields; i++) {
     Lance__File__Field *pf = schema->fields[i];
     struct lnc_field *fld = field_new(f);
@@ -202,7 +203,13 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
     int rc = parse_logical(f, fld, pf->logical_type ? pf->logical_type : "", err);
     if (rc) return rc;
     struct lnc_field *parent = &f->root;
-    if (pf->parent_id != -1) {
+    /* Blob v2 (2.2): the descriptor children of a blob struct are written with id -1 and
+     * parent_id -1, right after it; they belong to that struct, not to the top level. */
+    if (pf->id == -1 && pf->parent_id == -1 && blob_owner) {
+      parent = blob_owner;
+      /* Lance's descriptor type: kind is required, the rest may be null. */
+      fld->nullable = strcmp(fld->name, "kind") != 0;
+    } else if (pf->parent_id != -1) {
       parent = NULL;
       for (size_t j = f->n_all_fields - 1; j-- > start;) {
         struct lnc_field *cand = f->all_fields[j];
@@ -213,6 +220,8 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
                         fld->name, fld->id, pf->parent_id);
     }
     if ((rc = add_child(parent, fld))) return lnc_errf(err, rc, "out of memory");
+    if (fld->blob && fld->type == LNC_T_STRUCT) blob_owner = fld;
+    else if (parent != blob_owner) blob_owner = NULL;
   }
   /* Shape checks: lists have one child, structs at least one (unless packed/blob leaf). */
   for (size_t i = start; i < f->n_all_fields; i++) {

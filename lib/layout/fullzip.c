@@ -99,6 +99,30 @@ fail:
   return rc;
 }
 
+/* A variable packed struct row, split into its fields and re-laid as the packed-row form the
+ * assembler reads: for each field, u32 length then its (decoded) bytes. */
+static int vps_row(struct lnc_take_ctx *c, const lnc_enc *e, struct lnc_slice row, struct lnc_slice *out) {
+  size_t nf = e->variable_packed_struct ? e->variable_packed_struct->n_fields : 0;
+  if (nf == 0 || nf > 64 || nf != c->leaf->n_children)
+    return lnc_errf(c->err, LNC_ECORRUPT, "variable packed struct with %zu fields for %zu children", nf,
+                    c->leaf->n_children);
+  struct lnc_slice fields[64];
+  int rc = lnc_enc_vps_split(e, row, c->arena, fields, nf, c->err);
+  if (rc) return rc;
+  size_t total = 0;
+  for (size_t i = 0; i < nf; i++) total += 4 + fields[i].len;
+  uint8_t *buf = lnc_arena_alloc(c->arena, total ? total : 1), *w = buf;
+  if (!buf) return lnc_errf(c->err, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < nf; i++) {
+    uint32_t l = (uint32_t)fields[i].len;
+    memcpy(w, &l, 4);
+    if (l) memcpy(w + 4, fields[i].p, l);
+    w += 4 + l;
+  }
+  *out = (struct lnc_slice){buf, total};
+  return 0;
+}
+
 /* Decodes one row's zipped bytes [p, p+len). */
 static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t *p, size_t len,
                       struct lnc_leafrows *out) {
@@ -139,8 +163,12 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
       pos += s->len_bytes;
       if (vl > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "value of %llu bytes overruns its row", (unsigned long long)vl);
       struct lnc_slice dec;
-      rc = lnc_enc_variable_per_value(fz->value_compression, (struct lnc_slice){p + pos, (size_t)vl},
-                                      c->arena, &dec, c->err);
+      if (fz->value_compression->compression_case ==
+          LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT)
+        rc = vps_row(c, fz->value_compression, (struct lnc_slice){p + pos, (size_t)vl}, &dec);
+      else
+        rc = lnc_enc_variable_per_value(fz->value_compression, (struct lnc_slice){p + pos, (size_t)vl},
+                                        c->arena, &dec, c->err);
       if (rc) return lnc_page_err(c, rc, "value: %s", c->err->message);
       pos += vl;
       uint64_t offs[2] = {0, dec.len};

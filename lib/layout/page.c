@@ -47,7 +47,7 @@ int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
   case LNC_LAYOUT_MINIBLOCK: return lnc_miniblock_take(c, pg, rows, n, out);
   case LNC_LAYOUT_FULLZIP: return lnc_fullzip_take(c, pg, rows, n, out);
   case LNC_LAYOUT_CONSTANT: return lnc_constant_take(c, pg, rows, n, out);
-  case LNC_LAYOUT_BLOB: return lnc_page_err(c, LNC_EUNSUPPORTED, "unsupported layout: blob");
+  case LNC_LAYOUT_BLOB: return lnc_blob_take(c, pg, rows, n, out);
   }
   return lnc_page_err(c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)pg->kind);
 }

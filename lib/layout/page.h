@@ -26,6 +26,8 @@ int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64
                        struct lnc_leafrows *out);
 int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
                      struct lnc_leafrows *out);
+int lnc_blob_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
+                  struct lnc_leafrows *out);
 int lnc_constant_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
                       struct lnc_leafrows *out);
 

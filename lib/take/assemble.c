@@ -95,6 +95,8 @@ static void *take_buf(uint8_t **p, size_t min) {
 
 static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_leafrows *S,
                       const struct slots *sl, struct ArrowArray *out);
+static int fixed_array(struct lnc_asm *a, int64_t n, int64_t nulls, uint8_t *validity, uint8_t *data,
+                       struct ArrowArray *out);
 
 static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd,
                  struct ArrowArray *out) {
@@ -198,6 +200,94 @@ static int fixed_array(struct lnc_asm *a, int64_t n, int64_t nulls, uint8_t *val
   return 0;
 }
 
+/* Legacy blob descriptors (16 bytes: u64 position, u64 size) -> struct<position, size>. */
+static int blob_descriptors(struct lnc_asm *a, struct lnc_valbuf *v, int64_t n, int64_t nulls,
+                            uint8_t *validity, struct ArrowArray *out) {
+  if (v->kind != LNC_VALUES_FIXED || v->bits != 128) {
+    free(validity);
+    return lnc_errf(a->err, LNC_ECORRUPT, "blob descriptors malformed");
+  }
+  if (lnc_array_init(out, n, nulls, 1, 2)) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+  lnc_array_set_buffer(out, 0, validity);
+  for (int k = 0; k < 2; k++) {
+    uint64_t *col = malloc((size_t)n * 8 + 8);
+    if (!col) return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++) memcpy(&col[i], v->data + 16 * i + 8 * k, 8);
+    int rc = fixed_array(a, n, 0, NULL, (uint8_t *)col, out->children[k]);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Packed struct rows laid out as (u32 length, bytes) per field: variable packed structs and
+ * blob v2 (as descriptors, or as data/uri when served as bytes). An empty row is a null. */
+static int packed_var(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_valbuf *v, int64_t n,
+                      int64_t nulls, uint8_t *validity, struct ArrowArray *out) {
+  const struct lnc_field *fld = p->field;
+  const struct lnc_field *const *fields = (const struct lnc_field *const *)fld->children;
+  size_t nf = fld->n_children, nout = p->n_children;
+  bool bytes = fld->blob && a->blobs == LNC_BLOBS_BYTES;
+  if (bytes) { fields = lnc_blob_bytes_fields; nf = nout = 2; }
+  if (lnc_array_init(out, n, nulls, 1, (int64_t)nout)) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+  lnc_array_set_buffer(out, 0, validity);
+  size_t pc = 0;
+  for (size_t fi = 0; fi < nf; fi++) {
+    const struct lnc_field *ch = fields[fi];
+    if (!bytes && (pc >= p->n_children || p->children[pc].field != ch)) continue;
+    bool var = ch->byte_width == 0 || ch->type == LNC_T_BOOL;
+    bool large = ch->type == LNC_T_LARGE_BINARY || ch->type == LNC_T_LARGE_UTF8;
+    if (var && ch->type != LNC_T_UTF8 && ch->type != LNC_T_BINARY && !large)
+      return lnc_errf(a->err, LNC_EUNSUPPORTED, "packed struct '%s': child '%s' of type %s", fld->name, ch->name, ch->format);
+    size_t w = var ? (large ? 8 : 4) : ch->byte_width;
+    uint8_t *data = NULL, *offs = calloc((size_t)n + 1, w);
+    size_t dlen = 0, dcap = 0;
+    if (!offs) return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+    if (!var) { data = calloc((size_t)n + 1, w); if (!data) { free(offs); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); } }
+    for (int64_t i = 0; i < n; i++) {
+      const uint8_t *r = v->data + v->offsets[i], *end = v->data + v->offsets[i + 1];
+      const uint8_t *fp = NULL;
+      uint32_t fl = 0;
+      for (size_t k = 0; r < end && k <= fi; k++) {
+        if (end - r < 4) { r = end; break; }
+        memcpy(&fl, r, 4);
+        if ((uint64_t)(end - r - 4) < fl) { r = end; fl = 0; break; }
+        fp = r + 4;
+        r += 4 + fl;
+      }
+      if (!fp) fl = 0; /* null row: zero / empty value */
+      if (var) {
+        if (dlen + fl > dcap) {
+          dcap = (dlen + fl) * 2 + 64;
+          uint8_t *nd = realloc(data, dcap);
+          if (!nd) { free(data); free(offs); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+          data = nd;
+        }
+        if (fl) memcpy(data + dlen, fp, fl);
+        dlen += fl;
+        if (!large && dlen > INT32_MAX) { free(data); free(offs); return lnc_errf(a->err, LNC_ELIMIT, "column '%s': more than 2 GiB in one response", fld->name); }
+        if (large) { int64_t o = (int64_t)dlen; memcpy(offs + 8 * (size_t)(i + 1), &o, 8); }
+        else { int32_t o = (int32_t)dlen; memcpy(offs + 4 * (size_t)(i + 1), &o, 4); }
+      } else if (fp) {
+        if (fl != w) { free(data); free(offs); return lnc_errf(a->err, LNC_ECORRUPT, "packed struct '%s': field '%s' has %u bytes, expected %zu", fld->name, ch->name, fl, w); }
+        memcpy(data + (size_t)i * w, fp, w);
+      }
+    }
+    struct ArrowArray *child = out->children[bytes ? fi : pc];
+    if (var) {
+      if (!data) data = calloc(1, 8);
+      if (!data || lnc_array_init(child, n, 0, 3, 0)) { free(data); free(offs); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+      lnc_array_set_buffer(child, 1, offs);
+      lnc_array_set_buffer(child, 2, data);
+    } else {
+      free(offs);
+      int rc = fixed_array(a, n, 0, NULL, data, child);
+      if (rc) return rc;
+    }
+    pc++;
+  }
+  return 0;
+}
+
 static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_leafrows *S,
                       const struct slots *sl, struct ArrowArray *out) {
   const struct lnc_field *fld = p->field;
@@ -210,6 +300,8 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
   int rc = make_validity(a, sl, &validity, &nulls);
   if (rc) return rc;
   int64_t n = (int64_t)sl->n;
+  if (fld->blob && fld->type != LNC_T_STRUCT && a->blobs == LNC_BLOBS_DESCRIPTORS)
+    return blob_descriptors(a, v, n, nulls, validity, out);
   switch (fld->type) {
   case LNC_T_NULL:
     free(validity);
@@ -259,6 +351,7 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
     return fixed_array(a, items, inulls, iv, take_buf(&v->data, 8), out->children[0]);
   }
   case LNC_T_STRUCT: { /* packed struct: split each row's bytes into the children */
+    if (v->kind == LNC_VALUES_VARIABLE) return packed_var(a, p, v, n, nulls, validity, out);
     if (v->kind != LNC_VALUES_FIXED || v->bits % 8) { free(validity); return lnc_errf(a->err, LNC_ECORRUPT, "column '%s': packed struct values malformed", fld->name); }
     size_t row_bytes = v->bits / 8, at = 0;
     if (lnc_array_init(out, n, nulls, 1, (int64_t)p->n_children)) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }

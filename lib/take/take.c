@@ -71,15 +71,38 @@ static int proj_add_path(struct lnc_proj *p, const struct lnc_field *target) {
   return proj_add_path(&nc[at], target);
 }
 
-int lnc_proj_schema(const struct lnc_proj *p, struct ArrowSchema *out, struct lnc_error *err) {
+static struct lnc_field blob_data = {.name = (char *)"data", .type = LNC_T_LARGE_BINARY, .format = (char *)"Z",
+                                     .nullable = true, .column = -1, .id = -2};
+static struct lnc_field blob_uri = {.name = (char *)"uri", .type = LNC_T_UTF8, .format = (char *)"u",
+                                    .nullable = true, .column = -1, .id = -2};
+const struct lnc_field *const lnc_blob_bytes_fields[2] = {&blob_data, &blob_uri};
+
+/* Schema of a blob column as served: see enum lnc_blob_mode in lance.h. */
+static int blob_schema(const struct lnc_field *f, int blobs, struct ArrowSchema *out, struct lnc_error *err) {
+  if (f->type != LNC_T_STRUCT && blobs == LNC_BLOBS_BYTES) return lnc_schema_export(f, out, err);
+  if (f->type == LNC_T_STRUCT && blobs == LNC_BLOBS_DESCRIPTORS) return lnc_schema_export(f, out, err);
+  const char *names[2] = {"position", "size"}, *fmts[2] = {"L", "L"};
+  if (f->type == LNC_T_STRUCT) { names[0] = "data"; names[1] = "uri"; fmts[0] = "Z"; fmts[1] = "u"; }
+  if (lnc_schema_init(out, "+s", f->name, f->nullable ? ARROW_FLAG_NULLABLE : 0, 2))
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  for (int i = 0; i < 2; i++)
+    if (lnc_schema_init(out->children[i], fmts[i], names[i], ARROW_FLAG_NULLABLE, 0)) {
+      out->release(out);
+      return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    }
+  return 0;
+}
+
+int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out, struct lnc_error *err) {
   const struct lnc_field *f = p->field;
+  if (f->blob && f->column >= 0) return blob_schema(f, blobs, out, err);
   bool leafcol = f->column >= 0 && f->type != LNC_T_STRUCT;
   if (leafcol) return lnc_schema_export(f, out, err);
   if (lnc_schema_init(out, f->format, f->name, f->nullable ? ARROW_FLAG_NULLABLE : 0,
                       (int64_t)p->n_children))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   for (size_t i = 0; i < p->n_children; i++) {
-    int rc = lnc_proj_schema(&p->children[i], out->children[i], err);
+    int rc = lnc_proj_schema(&p->children[i], blobs, out->children[i], err);
     if (rc) { out->release(out); return rc; }
   }
   return 0;
@@ -118,7 +141,9 @@ static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
   int rc;
   switch (leaf->type) {
   case LNC_T_UTF8: case LNC_T_LARGE_UTF8: case LNC_T_BINARY: case LNC_T_LARGE_BINARY:
-    rc = lnc_valbuf_init(&out->values, LNC_VALUES_VARIABLE, 0, 1);
+    /* A legacy blob column reads 16-byte descriptors (u64 position, u64 size). */
+    if (leaf->blob) rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, 128, 1);
+    else rc = lnc_valbuf_init(&out->values, LNC_VALUES_VARIABLE, 0, 1);
     break;
   case LNC_T_FIXED_LIST: {
     const struct lnc_field *item = leaf->children[0];
@@ -129,10 +154,15 @@ static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, ipv);
     break;
   }
-  case LNC_T_STRUCT: {
+  case LNC_T_STRUCT: { /* packed struct: fixed rows, or length-prefixed fields if any is variable */
     uint32_t bits = 0;
-    for (size_t i = 0; i < leaf->n_children; i++) bits += leaf->children[i]->byte_width * 8;
-    rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, 1);
+    bool var = false;
+    for (size_t i = 0; i < leaf->n_children; i++) {
+      const struct lnc_field *ch = leaf->children[i];
+      if (ch->type == LNC_T_BOOL || ch->n_children || ch->byte_width == 0) var = true;
+      bits += ch->byte_width * 8;
+    }
+    rc = lnc_valbuf_init(&out->values, var ? LNC_VALUES_VARIABLE : LNC_VALUES_FIXED, var ? 0 : bits, 1);
     break;
   }
   case LNC_T_NULL:
@@ -166,6 +196,15 @@ static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
 int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
              size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
              struct lnc_take_stats *stats, struct lnc_error *err) {
+  return lnc_take_ex(f, ids, n, columns, ncolumns, NULL, schema, array, stats, err);
+}
+
+int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
+                size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err) {
+  int blobs = opts ? opts->blobs : LNC_BLOBS_BYTES;
+  if (blobs != LNC_BLOBS_BYTES && blobs != LNC_BLOBS_DESCRIPTORS)
+    return lnc_errf(err, LNC_EINVAL, "unknown blob mode %d", blobs);
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
   if (n > UINT32_MAX) return lnc_errf(err, LNC_ELIMIT, "too many ids (%zu)", n);
@@ -243,6 +282,8 @@ int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *colu
     }
     if ((rc = read_column(f, c, uniq, nu, &rows[c], &arena, stats, err))) goto done;
     lnc_arena_reset(&arena);
+    if (leaf->blob && blobs == LNC_BLOBS_BYTES && (rc = lnc_blobs_to_bytes(f, leaf, &rows[c], stats, err)))
+      goto done;
     if (identity) {
       final[c] = &rows[c];
     } else {
@@ -257,7 +298,7 @@ int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *colu
     if (!final[c]->has_rep) { free(final[c]->rep); final[c]->rep = NULL; }
   }
   /* Assemble: a struct array with one child per output field. */
-  struct lnc_asm as = {.cols = final, .leaf_depth = depth, .leaf_lists = lists, .n_rows = n, .err = err};
+  struct lnc_asm as = {.cols = final, .leaf_depth = depth, .leaf_lists = lists, .n_rows = n, .blobs = blobs, .err = err};
   if ((rc = lnc_array_init(array, (int64_t)n, 0, 1, (int64_t)root.n_children))) {
     rc = lnc_errf(err, rc, "out of memory");
     goto done;
@@ -268,7 +309,7 @@ int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *colu
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' produced %lld rows for %zu ids", f->name,
                     root.children[i].field->name, (long long)array->children[i]->length, n);
   }
-  if (!rc) rc = lnc_proj_schema(&root, schema, err);
+  if (!rc) rc = lnc_proj_schema(&root, blobs, schema, err);
   if (rc) { lnc_array_release(array); lnc_schema_release(schema); }
 done:
   for (uint32_t c = 0; rows && c < f->n_columns; c++) {

@@ -18,11 +18,17 @@ struct lnc_asm {
   uint32_t *leaf_depth;        /* [n_columns]: layers of the column's leaf */
   uint32_t *leaf_lists;        /* [n_columns]: list fields on the leaf's path (= max rep) */
   uint64_t n_rows;
+  int blobs;                   /* enum lnc_blob_mode */
   struct lnc_error *err;
 };
 
 int lnc_assemble(struct lnc_asm *a, const struct lnc_proj *p, struct ArrowArray *out);
-int lnc_proj_schema(const struct lnc_proj *p, struct ArrowSchema *out, struct lnc_error *err);
+int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out, struct lnc_error *err);
+/* Replaces a blob column's descriptors by the bytes they point to (blobs.c). */
+int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows,
+                       struct lnc_take_stats *st, struct lnc_error *err);
+/* The fields a blob v2 column has when served as bytes: data (large_binary), uri (utf8). */
+extern const struct lnc_field *const lnc_blob_bytes_fields[2];
 /* The first column under p (the representative whose levels give p's slots). */
 int lnc_proj_first_column(const struct lnc_proj *p);
 

@@ -1,0 +1,122 @@
+/* Blob columns served as bytes: descriptors read from the page (position and size of bytes
+ * stored elsewhere) are replaced by those bytes. Legacy blobs live in the same data file;
+ * blob v2 values live inline in the data file (kind 0) or in a sidecar file next to it
+ * (kind 1: data/<data file stem>/<blob id, 32 binary digits LSB first>.blob). */
+#include "take.h"
+#include "../io/io.h"
+#include "../util/error.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_BLOB_BYTES ((uint64_t)1 << 31)
+
+static uint64_t rd(const uint8_t *p, size_t w) { uint64_t v = 0; memcpy(&v, p, w); return v; }
+
+/* Reads [pos, pos+size) of the sidecar file for blob_id next to the data file f. */
+static int read_sidecar(struct lnc_file *f, uint32_t blob_id, uint64_t pos, uint64_t size, uint8_t *dst,
+                        struct lnc_take_stats *st, struct lnc_error *err) {
+  char path[4096], bits[33];
+  for (int i = 0; i < 32; i++) bits[i] = (char)('0' + ((blob_id >> i) & 1));
+  bits[32] = 0;
+  const char *name = f->name;
+  size_t nl = strlen(name);
+  if (nl < 6 || strcmp(name + nl - 6, ".lance") != 0)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "%s: blob sidecar files need a data file named *.lance", name);
+  int n = snprintf(path, sizeof path, "%.*s/%s.blob", (int)(nl - 6), name, bits);
+  if (n < 0 || (size_t)n >= sizeof path) return lnc_errf(err, LNC_EINVAL, "%s: path too long", name);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return lnc_errf(err, errno == ENOENT ? LNC_ECORRUPT : LNC_EIO, "blob file %s: %s", path, strerror(errno));
+  struct stat sb;
+  int rc = 0;
+  if (fstat(fd, &sb) != 0 || pos > (uint64_t)sb.st_size || size > (uint64_t)sb.st_size - pos) {
+    rc = lnc_errf(err, LNC_ECORRUPT, "blob file %s: [%llu, +%llu) is outside the file", path,
+                  (unsigned long long)pos, (unsigned long long)size);
+  } else {
+    uint64_t done = 0;
+    while (done < size) {
+      ssize_t r = pread(fd, dst + done, size - done, (off_t)(pos + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) { rc = lnc_errf(err, LNC_EIO, "blob file %s: read failed", path); break; }
+      done += (uint64_t)r;
+    }
+    if (st) { st->reads++; st->bytes_read += size; }
+  }
+  close(fd);
+  return rc;
+}
+
+/* Appends one canonical packed row of two variable fields. */
+static int put_pair(struct lnc_valbuf *v, const uint8_t *a, uint32_t al, const uint8_t *b, uint32_t bl) {
+  size_t tot = 8 + (size_t)al + bl;
+  uint8_t *row = malloc(tot ? tot : 1);
+  if (!row) return LNC_ENOMEM;
+  memcpy(row, &al, 4);
+  if (al) memcpy(row + 4, a, al);
+  memcpy(row + 4 + al, &bl, 4);
+  if (bl) memcpy(row + 8 + al, b, bl);
+  int rc = lnc_valbuf_append_bytes(v, row, tot);
+  free(row);
+  return rc;
+}
+
+int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows,
+                       struct lnc_take_stats *st, struct lnc_error *err) {
+  struct lnc_valbuf *in = &rows->values, out;
+  int rc = lnc_valbuf_init(&out, LNC_VALUES_VARIABLE, 0, 1);
+  if (rc) return lnc_errf(err, rc, "out of memory");
+  bool v2 = leaf->type == LNC_T_STRUCT;
+  for (uint64_t i = 0; i < in->n && !rc; i++) {
+    uint64_t kind = 0, pos, size, blob_id = 0;
+    const uint8_t *uri = NULL;
+    uint32_t uri_len = 0;
+    if (!v2) {
+      pos = rd(in->data + 16 * i, 8);
+      size = rd(in->data + 16 * i + 8, 8);
+    } else {
+      /* Canonical row: (u32 len, bytes) for kind, position, size, blob_id, blob_uri. */
+      const uint8_t *p = in->data + in->offsets[i], *end = in->data + in->offsets[i + 1];
+      if (p == end) { rc = put_pair(&out, NULL, 0, NULL, 0); continue; } /* null row */
+      uint64_t fv[4];
+      for (int k = 0; k < 5; k++) {
+        if (end - p < 4) { rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu is malformed", f->name, (unsigned long long)i); break; }
+        uint32_t l;
+        memcpy(&l, p, 4);
+        p += 4;
+        if ((uint64_t)(end - p) < l || (k < 4 && l > 8)) { rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu is malformed", f->name, (unsigned long long)i); break; }
+        if (k < 4) fv[k] = rd(p, l);
+        else { uri = p; uri_len = l; }
+        p += l;
+      }
+      if (rc) break;
+      kind = fv[0]; pos = fv[1]; size = fv[2]; blob_id = fv[3];
+    }
+    if (size > MAX_BLOB_BYTES) { rc = lnc_errf(err, LNC_ELIMIT, "%s: blob of %llu bytes is too large to serve", f->name, (unsigned long long)size); break; }
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); break; }
+    if (size && kind == 0) {
+      struct lnc_read r = {pos, size, buf};
+      rc = lnc_io_read_batch(f, &r, 1, st, err);
+    } else if (size && kind == 1) {
+      rc = read_sidecar(f, (uint32_t)blob_id, pos, size, buf, st, err);
+    } else if (kind == 2) {
+      rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: blob v2 kind 2 (dedicated file) is not supported", f->name);
+    } else if (kind == 3) {
+      size = 0; /* external: the uri is the value */
+    } else if (kind > 3) {
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu has unknown kind %llu", f->name,
+                    (unsigned long long)i, (unsigned long long)kind);
+    }
+    if (!rc) rc = v2 ? put_pair(&out, buf, (uint32_t)size, uri, uri_len) : lnc_valbuf_append_bytes(&out, buf, size);
+    if (rc == LNC_ENOMEM) lnc_errf(err, rc, "out of memory");
+    free(buf);
+  }
+  if (rc) { lnc_valbuf_free(&out); return rc; }
+  lnc_valbuf_free(in);
+  *in = out;
+  return 0;
+}
