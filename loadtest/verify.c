@@ -100,12 +100,13 @@ static int run_tool(char *const argv[], ld_sbuf *out) {
 }
 
 static void report_mismatch(size_t idx, const ld_verify_sample *s, const ld_sbuf *ids, const char *want,
-                            size_t want_len) {
+                            size_t want_len, bool text) {
   size_t off = 0;
   while (off < s->body_len && off < want_len && s->body[off] == want[off]) off++;
   size_t from = off > 40 ? off - 40 : 0;
   fprintf(stderr, "verify: sample %zu (ids=%.200s%s) differs at byte %zu (got %zu bytes, lancectl %zu)\n", idx,
           ids->p, ids->len > 200 ? "..." : "", off, s->body_len, want_len);
+  if (!text) return; /* Arrow / protobuf bodies: the offset is all that is printable */
   fprintf(stderr, "  daemon:   %.*s\n", (int)((s->body_len - from) < 120 ? s->body_len - from : 120), s->body + from);
   fprintf(stderr, "  lancectl: %.*s\n", (int)((want_len - from) < 120 ? want_len - from : 120), want + from);
 }
@@ -143,13 +144,15 @@ void ld_verify_run(const ld_verify_pool *p, const char *lancectl, const char *fi
     }
     out->compared++;
     size_t want_len = got.len;
-    /* A CLI ends its output with a newline; the HTTP body need not. */
-    if (want_len && got.p[want_len - 1] == '\n' && !(s->body_len && s->body[s->body_len - 1] == '\n')) want_len--;
+    /* A CLI ends its output with a newline; the HTTP body need not. Binary formats are
+     * compared exactly. */
+    bool json = !format || strcmp(format, "json") == 0;
+    if (json && want_len && got.p[want_len - 1] == '\n' && !(s->body_len && s->body[s->body_len - 1] == '\n')) want_len--;
     if (want_len == s->body_len && (want_len == 0 || memcmp(got.p, s->body, want_len) == 0)) {
       out->matched++;
     } else {
       out->mismatched++;
-      report_mismatch(i, s, &ids, got.p ? got.p : "", want_len);
+      report_mismatch(i, s, &ids, got.p ? got.p : "", want_len, !format || strcmp(format, "json") == 0);
     }
   }
   ld_sbuf_free(&ids);
