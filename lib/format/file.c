@@ -53,6 +53,7 @@ void lnc_file_close(struct lnc_file *f) {
   free(f->columns);
   lnc_schema_free(f);
   if (f->fd >= 0) close(f->fd);
+  if (f->fd_direct >= 0) close(f->fd_direct);
   free(f->name);
   free(f);
 }
@@ -162,6 +163,7 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   struct lnc_file *f = calloc(1, sizeof *f);
   if (!f) { close(fd); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
   f->fd = fd;
+  f->fd_direct = -1;
   f->name = strdup(name ? name : "(fd)");
   if (!f->name) { lnc_file_close(f); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
   struct stat st;

@@ -62,7 +62,8 @@ struct lnc_column {
 
 struct lnc_file {
   char *name;
-  int fd;
+  int fd;                  /* buffered reads (metadata, pread path) */
+  int fd_direct;           /* O_DIRECT reads through the engine's rings, or -1 */
   uint64_t size;
   dev_t dev;
   ino_t ino;

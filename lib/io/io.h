@@ -14,8 +14,18 @@ struct lnc_read {
   uint8_t *dst;          /* len bytes */
 };
 
-/* Performs every read (any order). Adds to stats->reads/bytes_read when stats is given. */
+/* Performs every read (any order) with pread on f->fd, merging touching reads. Adds to
+ * stats->reads/bytes_read when stats is given. */
 int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
                       struct lnc_take_stats *stats, struct lnc_error *err);
+
+struct lnc_ring;
+/* How a take reads: through a worker's io_uring ring (O_DIRECT on f->fd_direct when the file
+ * has one), or with pread when io is NULL or has no ring. */
+struct lnc_io {
+  struct lnc_ring *ring;
+};
+int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
+                struct lnc_take_stats *stats, struct lnc_error *err);
 
 #endif

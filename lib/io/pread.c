@@ -1,6 +1,8 @@
-/* pread backend of lnc_io_read_batch: sorts the batch by offset and merges reads that touch
- * or overlap into one system call, so a batch costs one read per contiguous region. */
+/* Read dispatch: a worker's io_uring ring when the take has one, else pread. The pread path
+ * sorts the batch by offset and merges reads that touch or overlap into one system call, so
+ * a batch costs one read per contiguous region either way. */
 #include "io.h"
+#include "ring.h"
 #include "../format/reader.h"
 #include "../util/error.h"
 #include <stdlib.h>
@@ -40,5 +42,15 @@ int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
     i = j;
   }
   free(ord);
+  return rc;
+}
+
+int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
+                struct lnc_take_stats *stats, struct lnc_error *err) {
+  if (!io || !io->ring) return lnc_io_read_batch(f, reads, n, stats, err);
+  bool direct = f->fd_direct >= 0;
+  int rc = lnc_ring_read_batch(io->ring, direct ? f->fd_direct : f->fd, direct, f->size, reads, n,
+                               stats, err);
+  if (rc) lnc_err_prefix(err, "%s", f->name);
   return rc;
 }

@@ -46,8 +46,9 @@ int lnc_blob_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
   ic.levels = false;
   struct lnc_leafrows desc = {0};
   if ((rc = lnc_valbuf_init(&desc.values, LNC_VALUES_FIXED, 128, 1))) return lnc_page_err(c, rc, "out of memory");
+  bool fresh = s->inner.state == NULL;
   rc = lnc_miniblock_take(&ic, &s->inner, rows, n, &desc);
-  pg->state_bytes = sizeof *s + s->inner.state_bytes;
+  if (fresh) pg->state_bytes = sizeof *s + s->inner.state_bytes;
   if (rc) { lnc_leafrows_free(&desc); return rc; }
   if (desc.values.n != n) {
     lnc_leafrows_free(&desc);

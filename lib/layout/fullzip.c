@@ -15,6 +15,7 @@ struct fz_state {
   uint32_t len_bytes;       /* variable: length prefix size (4 or 8) */
   uint8_t *repidx;          /* rows+1 entries of repidx_w bytes, or NULL */
   uint32_t repidx_w;
+  bool repidx_on_disk;      /* the index exists but is read per take (cache policy) */
 };
 
 static void fz_free(void *p) {
@@ -68,10 +69,17 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
       goto fail;
     }
     s->repidx_w = (uint32_t)(len / entries);
+    if (len > c->repidx_max) {
+      /* Policy: too large to keep; each take reads the two entries it needs first. */
+      s->repidx_on_disk = true;
+      pg->state_bytes = sizeof *s;
+      *out = s;
+      return 0;
+    }
     s->repidx = malloc(len);
     if (!s->repidx) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
     struct lnc_read r = {pg->buf_off[1], len, s->repidx};
-    if ((rc = lnc_io_read_batch(c->f, &r, 1, c->stats, c->err))) goto fail;
+    if ((rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err))) goto fail;
     uint64_t prev = 0;
     for (uint64_t i = 0; i < entries; i++) {
       uint64_t v = rd_le(s->repidx + i * s->repidx_w, s->repidx_w);
@@ -201,9 +209,25 @@ int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t
   struct fz_state *s = pg->state;
   struct lnc_read *reads = lnc_arena_alloc(c->arena, (n ? n : 1) * sizeof *reads);
   if (!reads) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  uint8_t *entries = NULL;
+  if (s->repidx_on_disk && n) {
+    /* Uncached index: a first round of reads fetches entries r and r+1 of every row. */
+    uint32_t w = s->repidx_w;
+    entries = lnc_arena_alloc(c->arena, n * 2 * w);
+    if (!entries) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+      reads[i] = (struct lnc_read){pg->buf_off[1] + rows[i] * w, 2 * (uint64_t)w, entries + i * 2 * w};
+    if ((rc = lnc_io_read(c->io, c->f, reads, n, c->stats, c->err))) return rc;
+  }
   for (size_t i = 0; i < n; i++) {
     uint64_t a, b;
-    if (s->repidx) {
+    if (entries) {
+      a = rd_le(entries + i * 2 * s->repidx_w, s->repidx_w);
+      b = rd_le(entries + i * 2 * s->repidx_w + s->repidx_w, s->repidx_w);
+      if (a > b || b > pg->buf_len[0])
+        return lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %llu is out of order or range",
+                            (unsigned long long)rows[i]);
+    } else if (s->repidx) {
       a = rd_le(s->repidx + rows[i] * s->repidx_w, s->repidx_w);
       b = rd_le(s->repidx + (rows[i] + 1) * s->repidx_w, s->repidx_w);
     } else {
@@ -215,7 +239,7 @@ int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t
     if (!dst) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
     reads[i] = (struct lnc_read){pg->buf_off[0] + a, b - a, dst};
   }
-  if ((rc = lnc_io_read_batch(c->f, reads, n, c->stats, c->err))) return rc;
+  if ((rc = lnc_io_read(c->io, c->f, reads, n, c->stats, c->err))) return rc;
   for (size_t i = 0; i < n; i++) {
     if (c->stats) c->stats->bytes_decoded += reads[i].len;
     if ((rc = decode_row(c, s, reads[i].dst, (size_t)reads[i].len, out))) return rc;

@@ -94,7 +94,7 @@ static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state 
     if (!repidx) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
     reads[nr++] = (struct lnc_read){pg->buf_off[ri_buf], ri_len, repidx};
   }
-  if ((rc = lnc_io_read_batch(c->f, reads, nr, c->stats, c->err))) goto fail;
+  if ((rc = lnc_io_read(c->io, c->f, reads, nr, c->stats, c->err))) goto fail;
   uint64_t off = pg->buf_off[1], end = pg->buf_off[1] + pg->buf_len[1], value = 0, row = 0;
   bool prev_partial = false;
   for (uint32_t k = 0; k < s->n_chunks; k++) {
@@ -152,7 +152,7 @@ static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state 
     uint8_t *d = lnc_arena_alloc(&s->dict_arena, dl ? dl : 1);
     if (!d) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
     struct lnc_read r = {pg->buf_off[2], dl, d};
-    if ((rc = lnc_io_read_batch(c->f, &r, 1, c->stats, c->err))) goto fail;
+    if ((rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err))) goto fail;
     rc = lnc_enc_block(mb->dictionary, (struct lnc_slice){d, dl}, mb->num_dictionary_items,
                        &s->dict_arena, &s->dict, c->err);
     if (rc) { rc = lnc_page_err(c, rc, "dictionary: %s", c->err->message); goto fail; }
@@ -361,7 +361,7 @@ int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64
     if (!data[k]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
     reads[nr++] = (struct lnc_read){s->chunks[k].off, s->chunks[k].size, data[k]};
   }
-  if ((rc = lnc_io_read_batch(c->f, reads, nr, c->stats, c->err))) return rc;
+  if ((rc = lnc_io_read(c->io, c->f, reads, nr, c->stats, c->err))) return rc;
   for (size_t i = 0; i < n; i++) {
     uint64_t r = rows[i];
     uint32_t k = find_chunk(s, r);

@@ -51,3 +51,12 @@ int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
   }
   return lnc_page_err(c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)pg->kind);
 }
+
+int lnc_page_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
+  if (pg->state) return 0;
+  /* A take of no rows runs exactly the layout's initialisation and nothing else. */
+  struct lnc_leafrows none = {0};
+  int rc = lnc_page_take(c, pg, NULL, 0, &none);
+  lnc_leafrows_free(&none);
+  return rc;
+}

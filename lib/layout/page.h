@@ -6,6 +6,7 @@
 #define LNC_LAYOUT_PAGE_H
 #include "stream.h"
 #include "../util/arena.h"
+#include "../io/io.h"
 
 struct lnc_take_ctx {
   struct lnc_file *f;
@@ -16,7 +17,13 @@ struct lnc_take_ctx {
   struct lnc_arena *arena;
   struct lnc_take_stats *stats;
   struct lnc_error *err;
+  const struct lnc_io *io;   /* NULL = pread */
+  uint64_t repidx_max;       /* keep full-zip repetition indices up to this size (bytes) */
 };
+
+/* Builds the page's search-cache state (chunk tables, dictionary, repetition index) now
+ * rather than on first take; a file whose pages are all prepared is read-only to takes. */
+int lnc_page_prepare(struct lnc_take_ctx *c, struct lnc_page *pg);
 
 /* Appends rows[0..n) (sorted, unique, page-local) to out. */
 int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,

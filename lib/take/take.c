@@ -124,10 +124,12 @@ static int by_id(const void *a, const void *b) {
 /* Reads the unique sorted rows of one column into out (rows in the same order). */
 static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
                        struct lnc_leafrows *out, struct lnc_arena *arena,
-                       struct lnc_take_stats *stats, struct lnc_error *err) {
+                       const struct lnc_take_env *env, struct lnc_take_stats *stats,
+                       struct lnc_error *err) {
   struct lnc_column *c = &f->columns[col];
   const struct lnc_field *leaf = c->leaf;
-  struct lnc_take_ctx tc = {.f = f, .column = col, .leaf = leaf, .arena = arena, .stats = stats, .err = err};
+  struct lnc_take_ctx tc = {.f = f, .column = col, .leaf = leaf, .arena = arena, .stats = stats, .err = err,
+                            .io = env ? env->io : NULL, .repidx_max = env ? env->repidx_max : UINT64_MAX};
   bool has_list = false, nullable = false;
   for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
     tc.depth++;
@@ -202,6 +204,13 @@ int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *colu
 int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
                 size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
                 struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err) {
+  return lnc_take_env(f, NULL, ids, n, columns, ncolumns, opts, schema, array, stats, err);
+}
+
+int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *ids, size_t n,
+                 const char *const *columns, size_t ncolumns, const struct lnc_take_options *opts,
+                 struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
+                 struct lnc_error *err) {
   int blobs = opts ? opts->blobs : LNC_BLOBS_BYTES;
   if (blobs != LNC_BLOBS_BYTES && blobs != LNC_BLOBS_DESCRIPTORS)
     return lnc_errf(err, LNC_EINVAL, "unknown blob mode %d", blobs);
@@ -280,7 +289,7 @@ int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *c
       depth[c]++;
       if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) lists[c]++;
     }
-    if ((rc = read_column(f, c, uniq, nu, &rows[c], &arena, stats, err))) goto done;
+    if ((rc = read_column(f, c, uniq, nu, &rows[c], &arena, env, stats, err))) goto done;
     lnc_arena_reset(&arena);
     if (leaf->blob && blobs == LNC_BLOBS_BYTES && (rc = lnc_blobs_to_bytes(f, leaf, &rows[c], stats, err)))
       goto done;

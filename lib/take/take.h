@@ -3,6 +3,18 @@
 #ifndef LNC_TAKE_TAKE_H
 #define LNC_TAKE_TAKE_H
 #include "../layout/stream.h"
+#include "../io/io.h"
+
+/* Where a take reads from and what the search cache keeps (the engine fills this in). */
+struct lnc_take_env {
+  const struct lnc_io *io;    /* NULL = pread */
+  uint64_t repidx_max;        /* full-zip repetition indices kept up to this size */
+};
+/* lnc_take_ex with an environment (NULL = pread, keep every index). */
+int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *ids, size_t n,
+                 const char *const *columns, size_t ncolumns, const struct lnc_take_options *opts,
+                 struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
+                 struct lnc_error *err);
 
 /* A field in the output: the whole field, or a struct pruned to some children. */
 struct lnc_proj {
