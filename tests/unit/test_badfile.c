@@ -1,0 +1,617 @@
+/* Damaged and hostile Lance files, made at test time from a real fixture (enc21): truncations,
+ * bad magic and versions, footer/offset-table lies, metadata that does not parse, page buffers
+ * past EOF, garbage inside pages. Each case asserts the error code and that the message names
+ * the problem. Runs under ASan+UBSan in `make asan`, so an out-of-bounds read fails the build.
+ * Run from the repository root. */
+#include "lance.h"
+#include "lance/file2.pb-c.h"
+#include "support/support.h"
+#include <check.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static uint8_t *g_src; /* the enc21 data file */
+static size_t g_len;
+static char *g_dir;    /* scratch directory for the damaged copies */
+
+/* ---- footer access --------------------------------------------------------------------- */
+struct footer {
+  uint64_t cm_start, cmo_start, gbo_start;
+  uint32_t n_gb, n_cols;
+  uint16_t major, minor;
+};
+static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static void wr64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
+static void wr16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
+
+static struct footer footer_of(const uint8_t *b, size_t len) {
+  const uint8_t *f = b + len - 40;
+  struct footer r;
+  r.cm_start = rd64(f);
+  r.cmo_start = rd64(f + 8);
+  r.gbo_start = rd64(f + 16);
+  memcpy(&r.n_gb, f + 24, 4);
+  memcpy(&r.n_cols, f + 28, 4);
+  memcpy(&r.major, f + 32, 2);
+  memcpy(&r.minor, f + 34, 2);
+  return r;
+}
+
+static uint8_t *copy_src(void) {
+  uint8_t *b = malloc(g_len);
+  ck_assert_ptr_nonnull(b);
+  memcpy(b, g_src, g_len);
+  return b;
+}
+
+/* Writes the bytes to a file in the scratch dir and opens it. On success *out is the handle. */
+static int open_bytes(const char *name, const uint8_t *b, size_t len, lnc_file **out,
+                      struct lnc_error *err) {
+  char *path = tsup_path(g_dir, name);
+  ck_assert_int_eq(tsup_write_file(path, b, len), 0);
+  memset(err, 0, sizeof *err);
+  int rc = lnc_file_open(path, out, err);
+  free(path);
+  return rc;
+}
+
+/* Opens the bytes from memory (memfd), no file left behind. */
+static int open_mem(const uint8_t *b, size_t len, lnc_file **out, struct lnc_error *err) {
+  int fd = memfd_create("badfile", MFD_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  size_t o = 0;
+  while (o < len) {
+    ssize_t w = write(fd, b + o, len - o);
+    ck_assert_int_gt(w, 0);
+    o += (size_t)w;
+  }
+  memset(err, 0, sizeof *err);
+  return lnc_file_open_fd(fd, "memfd", out, err);
+}
+
+static void expect_open_fail(const char *name, const uint8_t *b, size_t len, int code,
+                             const char *s1, const char *s2) {
+  lnc_file *f = NULL;
+  struct lnc_error err;
+  int rc = open_bytes(name, b, len, &f, &err);
+  if (rc == 0) lnc_file_close(f);
+  ck_assert_msg(rc == code, "%s: want %s, got %s (%s)", name, lnc_code_name(code), lnc_code_name(rc),
+                err.message);
+  ck_assert_msg(err.code == code, "%s: err.code %d", name, err.code);
+  ck_assert_msg(s1 == NULL || strstr(err.message, s1), "%s: message lacks '%s': %s", name, s1,
+                err.message);
+  ck_assert_msg(s2 == NULL || strstr(err.message, s2), "%s: message lacks '%s': %s", name, s2,
+                err.message);
+  ck_assert_msg(strstr(err.message, name) != NULL, "%s: message does not name the file: %s", name,
+                err.message);
+}
+
+/* ---- rewriting column metadata --------------------------------------------------------------
+ * Unpacks every column's metadata, lets `mod` change it, packs it again and lays out a new
+ * metadata section (column metadata, offset tables, footer) after the unchanged data and
+ * global buffers. */
+typedef void (*cm_mod)(Lance__File__V2__ColumnMetadata *cm, uint32_t col, void *arg);
+
+static uint8_t *rebuild(cm_mod mod, void *arg, size_t *outlen) {
+  struct footer ft = footer_of(g_src, g_len);
+  ck_assert(ft.cm_start <= ft.cmo_start && ft.cmo_start < ft.gbo_start);
+  size_t cap = g_len * 2 + 4096, len = ft.cm_start;
+  uint8_t *out = malloc(cap);
+  uint64_t *table = calloc(2 * (size_t)ft.n_cols, sizeof *table);
+  ck_assert(out && table);
+  memcpy(out, g_src, ft.cm_start);
+  for (uint32_t c = 0; c < ft.n_cols; c++) {
+    uint64_t o = rd64(g_src + ft.cmo_start + 16ull * c), l = rd64(g_src + ft.cmo_start + 16ull * c + 8);
+    Lance__File__V2__ColumnMetadata *cm =
+        lance__file__v2__column_metadata__unpack(NULL, (size_t)l, g_src + o);
+    ck_assert_ptr_nonnull(cm);
+    if (mod) mod(cm, c, arg);
+    size_t n = lance__file__v2__column_metadata__get_packed_size(cm);
+    ck_assert(len + n + 16ull * ft.n_cols + 16ull * ft.n_gb + 40 <= cap);
+    lance__file__v2__column_metadata__pack(cm, out + len);
+    /* mod may have replaced arrays the unpacker allocated; it restores them itself. */
+    lance__file__v2__column_metadata__free_unpacked(cm, NULL);
+    table[2 * c] = len;
+    table[2 * c + 1] = n;
+    len += n;
+  }
+  uint64_t cmo = len;
+  for (uint32_t c = 0; c < ft.n_cols; c++) {
+    wr64(out + len, table[2 * c]);
+    wr64(out + len + 8, table[2 * c + 1]);
+    len += 16;
+  }
+  uint64_t gbo = len;
+  memcpy(out + len, g_src + ft.gbo_start, 16ull * ft.n_gb);
+  len += 16ull * ft.n_gb;
+  memcpy(out + len, g_src + g_len - 40, 40);
+  wr64(out + len + 8, cmo);
+  wr64(out + len + 16, gbo);
+  len += 40;
+  free(table);
+  *outlen = len;
+  return out;
+}
+
+/* ---- opening failures ------------------------------------------------------------------------ */
+START_TEST(test_truncated_short) {
+  static const size_t lens[] = {0, 1, 8, 39};
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "short%zu.lance", lens[i]);
+    expect_open_fail(name, g_src, lens[i], LNC_ECORRUPT, "too short", NULL);
+  }
+}
+END_TEST
+
+START_TEST(test_truncated_middle) {
+  struct footer ft = footer_of(g_src, g_len);
+  /* The first 40 bytes (data, no footer), half the file, cuts inside the column metadata,
+   * inside the offset tables and inside the footer: the last 4 bytes are never the magic. */
+  size_t lens[] = {40, g_len / 2, ft.cm_start + 7, (ft.cm_start + ft.cmo_start) / 2,
+                   ft.cmo_start + 5, ft.gbo_start + 3, g_len - 20, g_len - 1};
+  for (size_t i = 0; i < sizeof lens / sizeof *lens; i++) {
+    char name[48];
+    snprintf(name, sizeof name, "cut%zu.lance", lens[i]);
+    expect_open_fail(name, g_src, lens[i], LNC_ECORRUPT, "magic", NULL);
+  }
+}
+END_TEST
+
+/* Data cut out of the middle, metadata and footer kept: every offset now lies. */
+START_TEST(test_truncated_keep_footer) {
+  struct footer ft = footer_of(g_src, g_len);
+  size_t tail = g_len - ft.cm_start, head = ft.cm_start / 3;
+  uint8_t *b = malloc(head + tail);
+  ck_assert_ptr_nonnull(b);
+  memcpy(b, g_src, head);
+  memcpy(b + head, g_src + ft.cm_start, tail);
+  expect_open_fail("headtail.lance", b, head + tail, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  /* Only the footer itself. */
+  expect_open_fail("footeronly.lance", g_src + g_len - 40, 40, LNC_ECORRUPT, "footer offsets", NULL);
+  free(b);
+}
+END_TEST
+
+START_TEST(test_bad_magic) {
+  uint8_t *b = copy_src();
+  memcpy(b + g_len - 4, "LANX", 4);
+  expect_open_fail("magic.lance", b, g_len, LNC_ECORRUPT, "bad magic", NULL);
+  memcpy(b + g_len - 4, "lanc", 4);
+  expect_open_fail("magic2.lance", b, g_len, LNC_ECORRUPT, "bad magic", NULL);
+  free(b);
+  /* Not a Lance file at all. */
+  static const char text[] = "this is a text file, not a Lance file, and it is long enough for a footer\n";
+  expect_open_fail("text.lance", (const uint8_t *)text, sizeof text - 1, LNC_ECORRUPT, "bad magic", NULL);
+}
+END_TEST
+
+static void expect_version(uint16_t major, uint16_t minor, const char *s1, const char *s2) {
+  uint8_t *b = copy_src();
+  wr16(b + g_len - 8, major);
+  wr16(b + g_len - 6, minor);
+  char name[32];
+  snprintf(name, sizeof name, "v%u_%u.lance", major, minor);
+  expect_open_fail(name, b, g_len, LNC_EUNSUPPORTED, s1, s2);
+  free(b);
+}
+
+START_TEST(test_versions) {
+  expect_version(3, 7, "unknown Lance file version 3.7", NULL);
+  expect_version(0, 2, "version 0.2", NULL);
+  expect_version(2, 3, "version 2.3", NULL);
+  expect_version(65535, 65535, "version 65535.65535", NULL);
+  expect_version(2, 0, "2.0", "not supported");
+  expect_version(0, 3, "2.0", "not supported"); /* 0.3 is how 2.0 files are stamped */
+}
+END_TEST
+
+START_TEST(test_footer_counts) {
+  uint8_t *b = copy_src();
+  struct footer ft = footer_of(g_src, g_len);
+  wr32(b + g_len - 12, 0xFFFFFFFFu); /* num_columns */
+  expect_open_fail("ncols_max.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  wr32(b + g_len - 12, ft.n_cols - 1);
+  expect_open_fail("ncols_less.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  wr32(b + g_len - 12, 0);
+  expect_open_fail("ncols_zero.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  memcpy(b, g_src, g_len);
+  wr32(b + g_len - 16, 0); /* num_global_buffers */
+  expect_open_fail("ngb_zero.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  wr32(b + g_len - 16, 0xFFFFFFFFu);
+  expect_open_fail("ngb_max.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  memcpy(b, g_src, g_len);
+  wr64(b + g_len - 40, g_len + 100); /* column metadata start past the end */
+  expect_open_fail("cmstart.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  memcpy(b, g_src, g_len);
+  wr64(b + g_len - 32, UINT64_MAX - 8); /* column metadata offsets table */
+  expect_open_fail("cmo.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  memcpy(b, g_src, g_len);
+  wr64(b + g_len - 24, g_len); /* global buffer offsets table inside the footer */
+  expect_open_fail("gbo.lance", b, g_len, LNC_ECORRUPT, "footer offsets are inconsistent", NULL);
+  free(b);
+}
+END_TEST
+
+START_TEST(test_column_metadata_offsets) {
+  struct footer ft = footer_of(g_src, g_len);
+  uint8_t *b = copy_src();
+  uint8_t *e0 = b + ft.cmo_start, *e5 = b + ft.cmo_start + 16 * 5;
+  wr64(e0, g_len + 100);
+  expect_open_fail("cm_off_eof.lance", b, g_len, LNC_ECORRUPT, "column 0 metadata", "outside");
+  memcpy(b, g_src, g_len);
+  wr64(e5 + 8, 1ull << 40);
+  expect_open_fail("cm_size_huge.lance", b, g_len, LNC_ECORRUPT, "column 5 metadata", "outside");
+  memcpy(b, g_src, g_len);
+  wr64(e5, UINT64_MAX - 3);
+  wr64(e5 + 8, 16);
+  expect_open_fail("cm_off_wrap.lance", b, g_len, LNC_ECORRUPT, "column 5 metadata", "outside");
+  memcpy(b, g_src, g_len);
+  wr64(e0, 0); /* inside the data pages, not the metadata section */
+  expect_open_fail("cm_in_data.lance", b, g_len, LNC_ECORRUPT, "column 0 metadata", "outside");
+  memcpy(b, g_src, g_len);
+  wr64(e5 + 8, ft.cmo_start - rd64(e5) + 1); /* runs into the offsets table by one byte */
+  expect_open_fail("cm_overlap.lance", b, g_len, LNC_ECORRUPT, "column 5 metadata", "outside");
+  free(b);
+}
+END_TEST
+
+START_TEST(test_global_buffer) {
+  struct footer ft = footer_of(g_src, g_len);
+  uint8_t *b = copy_src();
+  uint8_t *g0 = b + ft.gbo_start;
+  uint64_t off = rd64(g0), len = rd64(g0 + 8);
+  wr64(g0, g_len);
+  wr64(g0 + 8, 1);
+  expect_open_fail("gb_eof.lance", b, g_len, LNC_ECORRUPT, "global buffer 0", "outside the file");
+  wr64(g0, off);
+  wr64(g0 + 8, UINT64_MAX);
+  expect_open_fail("gb_huge.lance", b, g_len, LNC_ECORRUPT, "global buffer 0", "outside the file");
+  /* Garbage where the FileDescriptor protobuf is. */
+  wr64(g0 + 8, len);
+  memset(b + off, 0xFF, len);
+  expect_open_fail("gb_garbage.lance", b, g_len, LNC_ECORRUPT, "file descriptor", "does not parse");
+  /* A valid-looking prefix then a length that runs past the buffer. */
+  memcpy(b, g_src, g_len);
+  wr64(g0 + 8, len / 2);
+  expect_open_fail("gb_half.lance", b, g_len, LNC_ECORRUPT, NULL, NULL);
+  free(b);
+}
+END_TEST
+
+START_TEST(test_column_metadata_garbage) {
+  struct footer ft = footer_of(g_src, g_len);
+  uint8_t *b = copy_src();
+  uint64_t o = rd64(b + ft.cmo_start + 16 * 3), l = rd64(b + ft.cmo_start + 16 * 3 + 8);
+  memset(b + o, 0xFF, l);
+  expect_open_fail("cm_garbage.lance", b, g_len, LNC_ECORRUPT, "column 3", "does not parse");
+  free(b);
+}
+END_TEST
+
+/* Rebuilding without changes must give a file that opens and reads (checks rebuild()). */
+START_TEST(test_rebuild_identity) {
+  size_t len;
+  uint8_t *b = rebuild(NULL, NULL, &len);
+  lnc_file *f;
+  struct lnc_error err;
+  int rc = open_bytes("rebuilt.lance", b, len, &f, &err);
+  ck_assert_msg(rc == 0, "%s", err.message);
+  uint64_t ids[] = {0, 999};
+  const char *cols[] = {"zstd_i32", "fsst_s"};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  rc = lnc_take(f, ids, 2, cols, 2, &s, &a, NULL, &err);
+  ck_assert_msg(rc == 0, "%s", err.message);
+  a.release(&a);
+  s.release(&s);
+  lnc_file_close(f);
+  free(b);
+}
+END_TEST
+
+struct page_mod {
+  uint32_t col;
+  int what;
+};
+enum { PM_OFF_EOF, PM_SIZE_HUGE, PM_SIZE_WRAP, PM_ROWS_MORE, PM_ROWS_LESS, PM_COUNTS, PM_ENCODING };
+
+static void page_modifier(Lance__File__V2__ColumnMetadata *cm, uint32_t col, void *arg) {
+  struct page_mod *m = arg;
+  if (col != m->col) return;
+  ck_assert_uint_ge(cm->n_pages, 1);
+  Lance__File__V2__ColumnMetadata__Page *p = cm->pages[0];
+  ck_assert_uint_ge(p->n_buffer_offsets, 1);
+  switch (m->what) {
+  case PM_OFF_EOF: p->buffer_offsets[0] = g_len + 4096; break;
+  case PM_SIZE_HUGE: p->buffer_sizes[p->n_buffer_sizes - 1] = 1ull << 62; break;
+  case PM_SIZE_WRAP:
+    p->buffer_offsets[0] = 16;
+    p->buffer_sizes[0] = UINT64_MAX - 8;
+    break;
+  case PM_ROWS_MORE: p->length += 1; break;
+  case PM_ROWS_LESS: p->length -= 1; break;
+  case PM_COUNTS: p->n_buffer_sizes -= 1; break; /* packs one size less */
+  case PM_ENCODING:
+    ck_assert(p->encoding && p->encoding->location_case == LANCE__FILE__V2__ENCODING__LOCATION_DIRECT);
+    memset(p->encoding->direct->encoding.data, 0xFF, p->encoding->direct->encoding.len);
+    break;
+  }
+}
+
+static void expect_rebuilt_fail(const char *name, uint32_t col, int what, int code, const char *s1,
+                                const char *s2) {
+  struct page_mod m = {col, what};
+  size_t len;
+  uint8_t *b = rebuild(page_modifier, &m, &len);
+  expect_open_fail(name, b, len, code, s1, s2);
+  free(b);
+}
+
+START_TEST(test_page_buffers) {
+  expect_rebuilt_fail("pg_off_eof.lance", 2, PM_OFF_EOF, LNC_ECORRUPT, "column 2 page 0", "outside the file");
+  expect_rebuilt_fail("pg_size_huge.lance", 4, PM_SIZE_HUGE, LNC_ECORRUPT, "column 4 page 0", "outside the file");
+  expect_rebuilt_fail("pg_size_wrap.lance", 0, PM_SIZE_WRAP, LNC_ECORRUPT, "column 0 page 0", "outside the file");
+  expect_rebuilt_fail("pg_counts.lance", 1, PM_COUNTS, LNC_ECORRUPT, "column 1 page 0", "buffer offsets");
+  expect_rebuilt_fail("pg_rows_more.lance", 3, PM_ROWS_MORE, LNC_ECORRUPT, "column 3", "rows");
+  expect_rebuilt_fail("pg_rows_less.lance", 3, PM_ROWS_LESS, LNC_ECORRUPT, "column 3", "rows");
+  expect_rebuilt_fail("pg_encoding.lance", 6, PM_ENCODING, LNC_ECORRUPT, "column 6 page 0", "does not parse");
+}
+END_TEST
+
+/* ---- take on damaged pages ------------------------------------------------------------------ */
+struct buf_ref {
+  uint64_t off, len;
+};
+/* Every page buffer of column col (from the original metadata). */
+static size_t column_buffers(uint32_t col, struct buf_ref *out, size_t cap) {
+  struct footer ft = footer_of(g_src, g_len);
+  ck_assert_uint_lt(col, ft.n_cols);
+  uint64_t o = rd64(g_src + ft.cmo_start + 16ull * col), l = rd64(g_src + ft.cmo_start + 16ull * col + 8);
+  Lance__File__V2__ColumnMetadata *cm = lance__file__v2__column_metadata__unpack(NULL, (size_t)l, g_src + o);
+  ck_assert_ptr_nonnull(cm);
+  size_t n = 0;
+  for (size_t p = 0; p < cm->n_pages; p++)
+    for (size_t b = 0; b < cm->pages[p]->n_buffer_offsets && n < cap; b++)
+      out[n++] = (struct buf_ref){cm->pages[p]->buffer_offsets[b], cm->pages[p]->buffer_sizes[b]};
+  lance__file__v2__column_metadata__free_unpacked(cm, NULL);
+  return n;
+}
+
+static uint32_t g_rng = 0x9E3779B9u;
+static uint8_t rnd(void) {
+  g_rng ^= g_rng << 13;
+  g_rng ^= g_rng >> 17;
+  g_rng ^= g_rng << 5;
+  return (uint8_t)g_rng;
+}
+
+static void fill(uint8_t *p, size_t n, int pattern) {
+  for (size_t i = 0; i < n; i++) p[i] = pattern >= 0 ? (uint8_t)pattern : rnd();
+}
+
+static int take_some(lnc_file *f, const char *col, struct lnc_error *err) {
+  uint64_t nr = lnc_file_num_rows(f);
+  uint64_t ids[] = {0, nr - 1, nr / 2, 1, nr / 2 + 1};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  const char *cols[] = {col};
+  memset(err, 0, sizeof *err);
+  int rc = lnc_take(f, ids, 5, col ? cols : NULL, col ? 1 : 0, &s, &a, NULL, err);
+  if (rc == 0) {
+    struct lnc_buf out = {0};
+    struct lnc_error e2;
+    /* Garbage that decodes is fine; the encoders must cope with whatever came out. */
+    lnc_encode_json(&s, &a, &out, &e2);
+    lnc_buf_free(&out);
+    lnc_encode_arrow_ipc(&s, &a, &out, &e2);
+    lnc_buf_free(&out);
+    a.release(&a);
+    s.release(&s);
+  }
+  return rc;
+}
+
+/* Garbage in the data of a zstd-compressed mini-block column (enc21 zstd_lvl_s = column 1):
+ * take must fail with a corrupt-file error that names the column. */
+START_TEST(test_garbage_in_chunk) {
+  struct buf_ref bufs[16];
+  size_t n = column_buffers(1, bufs, 16);
+  ck_assert_uint_ge(n, 2);
+  uint8_t *b = copy_src();
+  fill(b + bufs[1].off, bufs[1].len, 0xA5);
+  lnc_file *f;
+  struct lnc_error err;
+  int rc = open_mem(b, g_len, &f, &err);
+  ck_assert_msg(rc == 0, "%s", err.message);
+  rc = take_some(f, "zstd_lvl_s", &err);
+  ck_assert_msg(rc == LNC_ECORRUPT, "want corrupt_file, got %s: %s", lnc_code_name(rc), err.message);
+  ck_assert_msg(strstr(err.message, "zstd_lvl_s") || strstr(err.message, "column 1"),
+                "message does not name the column: %s", err.message);
+  /* The other columns still read. */
+  rc = take_some(f, "zstd_i32", &err);
+  ck_assert_msg(rc == 0, "%s", err.message);
+  lnc_file_close(f);
+  free(b);
+}
+END_TEST
+
+/* Every column in turn, its page buffers garbled (first half, second half, whole) with a
+ * pattern: take of all columns may fail or return garbage, but must not crash or read out of
+ * bounds, and a failure must be a file error with a message. */
+static void sweep(int pattern) {
+  struct footer ft = footer_of(g_src, g_len);
+  int failed = 0;
+  for (uint32_t c = 0; c < ft.n_cols; c++) {
+    struct buf_ref bufs[64];
+    size_t n = column_buffers(c, bufs, 64);
+    for (int half = 0; half < 3; half++) {
+      uint8_t *b = copy_src();
+      for (size_t i = 0; i < n; i++) {
+        uint64_t from = half == 1 ? bufs[i].len / 2 : 0, to = half == 0 ? bufs[i].len / 2 : bufs[i].len;
+        fill(b + bufs[i].off + from, to - from, pattern);
+      }
+      lnc_file *f;
+      struct lnc_error err;
+      int rc = open_mem(b, g_len, &f, &err);
+      ck_assert_msg(rc == 0, "column %u: metadata untouched but open failed: %s", c, err.message);
+      rc = take_some(f, NULL, &err);
+      if (rc) {
+        failed++;
+        ck_assert_msg(err.message[0] != 0, "column %u: error %s without a message", c, lnc_code_name(rc));
+        ck_assert_msg(rc == LNC_ECORRUPT || rc == LNC_EUNSUPPORTED || rc == LNC_ENOMEM || rc == LNC_ELIMIT,
+                      "column %u: unexpected %s: %s", c, lnc_code_name(rc), err.message);
+      }
+      lnc_file_close(f);
+      free(b);
+    }
+  }
+  printf("badfile sweep pattern %d: %d of %u damaged columns refused\n", pattern, failed, 3 * ft.n_cols);
+}
+
+START_TEST(test_garbage_sweep) {
+  static const int patterns[] = {0x00, 0xFF, 0xA5, -1};
+  sweep(patterns[_i]);
+}
+END_TEST
+
+/* ---- caller errors -------------------------------------------------------------------------- */
+START_TEST(test_id_past_end) {
+  lnc_file *f;
+  struct lnc_error err;
+  int rc = open_mem(g_src, g_len, &f, &err);
+  ck_assert_msg(rc == 0, "%s", err.message);
+  uint64_t nr = lnc_file_num_rows(f);
+  ck_assert_uint_eq(nr, 1000);
+  uint64_t cases[][3] = {{1000, 0, 0}, {0, 5, 1000}, {UINT64_MAX, 0, 0}, {999, 1001, 2}};
+  for (size_t i = 0; i < 4; i++) {
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    size_t n = cases[i][1] || cases[i][2] ? 3 : 1;
+    memset(&err, 0, sizeof err);
+    rc = lnc_take(f, cases[i], n, NULL, 0, &s, &a, NULL, &err);
+    if (rc == 0) {
+      a.release(&a);
+      s.release(&s);
+    }
+    ck_assert_msg(rc == LNC_ERANGE, "case %zu: want out_of_range, got %s (%s)", i, lnc_code_name(rc),
+                  err.message);
+    ck_assert_msg(strstr(err.message, "1000 rows"), "case %zu: message lacks the row count: %s", i,
+                  err.message);
+  }
+  lnc_file_close(f);
+}
+END_TEST
+
+START_TEST(test_unknown_column) {
+  lnc_file *f;
+  struct lnc_error err;
+  int rc = open_mem(g_src, g_len, &f, &err);
+  ck_assert_msg(rc == 0, "%s", err.message);
+  const char *bad[] = {"nope", "packed.zz", "", "zstd_i32.x", "ZSTD_I32"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    const char *cols[] = {"zstd_i32", bad[i]};
+    uint64_t id = 3;
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    memset(&err, 0, sizeof err);
+    rc = lnc_take(f, &id, 1, cols, 2, &s, &a, NULL, &err);
+    if (rc == 0) {
+      a.release(&a);
+      s.release(&s);
+    }
+    ck_assert_msg(rc == LNC_EINVAL, "'%s': want invalid_argument, got %s (%s)", bad[i], lnc_code_name(rc),
+                  err.message);
+    ck_assert_msg(strstr(err.message, "column") && (bad[i][0] == 0 || strstr(err.message, bad[i])),
+                  "'%s': message does not name the column: %s", bad[i], err.message);
+  }
+  lnc_file_close(f);
+}
+END_TEST
+
+START_TEST(test_not_a_file) {
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  char *missing = tsup_path(g_dir, "does-not-exist.lance");
+  int rc = lnc_file_open(missing, &f, &err);
+  ck_assert_int_eq(rc, LNC_ENOTFOUND);
+  ck_assert_msg(strstr(err.message, "does-not-exist.lance"), "%s", err.message);
+  free(missing);
+  memset(&err, 0, sizeof err);
+  rc = lnc_file_open(g_dir, &f, &err); /* a directory */
+  if (rc == 0) lnc_file_close(f);
+  ck_assert_msg(rc != 0 && err.message[0], "opening a directory: %s", lnc_code_name(rc));
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("badfile");
+  TCase *tc = tcase_create("open");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_truncated_short);
+  tcase_add_test(tc, test_truncated_middle);
+  tcase_add_test(tc, test_truncated_keep_footer);
+  tcase_add_test(tc, test_bad_magic);
+  tcase_add_test(tc, test_versions);
+  tcase_add_test(tc, test_footer_counts);
+  tcase_add_test(tc, test_column_metadata_offsets);
+  tcase_add_test(tc, test_global_buffer);
+  tcase_add_test(tc, test_column_metadata_garbage);
+  tcase_add_test(tc, test_rebuild_identity);
+  tcase_add_test(tc, test_page_buffers);
+  tcase_add_test(tc, test_not_a_file);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("take");
+  tcase_set_timeout(tc, 300);
+  tcase_add_test(tc, test_garbage_in_chunk);
+  tcase_add_loop_test(tc, test_garbage_sweep, 0, 4);
+  tcase_add_test(tc, test_id_past_end);
+  tcase_add_test(tc, test_unknown_column);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+static char *fixture_file(const char *name) {
+  json_error_t jerr;
+  json_t *idx = json_load_file("tests/fixtures/index.json", 0, &jerr);
+  if (!idx) return NULL;
+  char *path = NULL;
+  size_t i;
+  json_t *fx;
+  json_array_foreach(json_object_get(idx, "fixtures"), i, fx) {
+    const char *n = json_string_value(json_object_get(fx, "name"));
+    const char *file = json_string_value(json_object_get(fx, "file"));
+    if (n && file && strcmp(n, name) == 0) path = strdup(file);
+  }
+  json_decref(idx);
+  return path;
+}
+
+int main(void) {
+  char *path = fixture_file("enc21");
+  if (!path || !(g_src = tsup_read_file(path, &g_len)) || g_len < 1024) {
+    fprintf(stderr, "test_badfile: cannot read the enc21 fixture (%s); run from the repository root\n",
+            path ? path : "not in tests/fixtures/index.json");
+    return EXIT_FAILURE;
+  }
+  free(path);
+  g_dir = tsup_mkdtemp("lnc-badfile-");
+  if (!g_dir) {
+    perror("mkdtemp");
+    return EXIT_FAILURE;
+  }
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  tsup_rmtree(g_dir);
+  free(g_dir);
+  free(g_src);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
