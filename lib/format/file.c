@@ -45,6 +45,7 @@ static void free_pages(struct lnc_column *c) {
     free(pg->buf_off);
   }
   free(c->pages);
+  free(c->prep_msg);
 }
 
 void lnc_file_close(struct lnc_file *f) {
@@ -224,6 +225,7 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
                   (unsigned long long)meta_len);
     goto fail;
   }
+  f->meta_bytes = meta_len;
   meta = malloc(meta_len ? meta_len : 1);
   if (!meta) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto fail; }
   if ((rc = lnc_file_pread(f, meta, meta_len, cm_start, err))) goto fail;

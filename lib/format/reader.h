@@ -55,6 +55,8 @@ struct lnc_page {
 };
 
 struct lnc_column {
+  int prep_code;           /* eager preparation failed: code and message for takes */
+  char *prep_msg;
   uint32_t n_pages;
   struct lnc_page *pages;
   struct lnc_field *leaf;  /* the field this column stores */
@@ -70,6 +72,7 @@ struct lnc_file {
   int64_t mtime_ns;
   uint16_t major, minor;
   uint64_t num_rows;
+  uint64_t meta_bytes;     /* bytes of metadata read at open (for cache accounting) */
   uint32_t n_columns;
   struct lnc_column *columns;
   struct lnc_field root;   /* a struct; children = top-level fields */

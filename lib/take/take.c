@@ -121,6 +121,50 @@ static int by_id(const void *a, const void *b) {
   return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* The context for reading column col; returns whether the leaf sits under a list. */
+static bool ctx_init(struct lnc_take_ctx *tc, struct lnc_file *f, uint32_t col, struct lnc_arena *arena,
+                     const struct lnc_take_env *env, struct lnc_take_stats *stats, struct lnc_error *err) {
+  const struct lnc_field *leaf = f->columns[col].leaf;
+  *tc = (struct lnc_take_ctx){.f = f, .column = col, .leaf = leaf, .arena = arena, .stats = stats, .err = err,
+                              .io = env ? env->io : NULL, .repidx_max = env ? env->repidx_max : UINT64_MAX};
+  bool has_list = false, nullable = false;
+  for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
+    tc->depth++;
+    if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) has_list = true;
+    if (x->nullable) nullable = true;
+  }
+  tc->levels = has_list || nullable;
+  return has_list;
+}
+
+int lnc_file_prepare(struct lnc_file *f, const struct lnc_take_env *env, struct lnc_take_stats *stats,
+                     size_t *bytes) {
+  size_t total = sizeof *f + f->meta_bytes + f->n_all_fields * sizeof(struct lnc_field);
+  struct lnc_arena arena;
+  lnc_arena_init(&arena, 0);
+  for (uint32_t col = 0; col < f->n_columns; col++) {
+    struct lnc_column *c = &f->columns[col];
+    struct lnc_error err = {0};
+    struct lnc_take_ctx tc;
+    ctx_init(&tc, f, col, &arena, env, stats, &err);
+    for (uint32_t p = 0; p < c->n_pages && !c->prep_code; p++) {
+      tc.page = p;
+      int rc = lnc_page_prepare(&tc, &c->pages[p]);
+      if (rc == LNC_EIO || rc == LNC_ENOMEM) { lnc_arena_free(&arena); return rc; }
+      if (rc) {
+        /* This column stays unreadable (named in every take that needs it); others serve. */
+        c->prep_code = rc;
+        c->prep_msg = strdup(err.message);
+      }
+      total += sizeof(struct lnc_page) + c->pages[p].state_bytes;
+    }
+    lnc_arena_reset(&arena);
+  }
+  lnc_arena_free(&arena);
+  *bytes = total;
+  return 0;
+}
+
 /* Reads the unique sorted rows of one column into out (rows in the same order). */
 static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
                        struct lnc_leafrows *out, struct lnc_arena *arena,
@@ -128,15 +172,9 @@ static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
                        struct lnc_error *err) {
   struct lnc_column *c = &f->columns[col];
   const struct lnc_field *leaf = c->leaf;
-  struct lnc_take_ctx tc = {.f = f, .column = col, .leaf = leaf, .arena = arena, .stats = stats, .err = err,
-                            .io = env ? env->io : NULL, .repidx_max = env ? env->repidx_max : UINT64_MAX};
-  bool has_list = false, nullable = false;
-  for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
-    tc.depth++;
-    if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) has_list = true;
-    if (x->nullable) nullable = true;
-  }
-  tc.levels = has_list || nullable;
+  if (c->prep_code) return lnc_errf(err, c->prep_code, "%s", c->prep_msg ? c->prep_msg : "column unreadable");
+  struct lnc_take_ctx tc;
+  bool has_list = ctx_init(&tc, f, col, arena, env, stats, err);
   out->has_rep = has_list;
   out->has_def = tc.levels;
   /* Shape of the leaf's values. */

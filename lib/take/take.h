@@ -10,6 +10,11 @@ struct lnc_take_env {
   const struct lnc_io *io;    /* NULL = pread */
   uint64_t repidx_max;        /* full-zip repetition indices kept up to this size */
 };
+/* Builds every page's search-cache state now (the engine's initialization phase), so takes
+ * never modify f and many threads can share it. A column that cannot be prepared keeps its
+ * error for takes that need it. *bytes = memory the file then holds. LNC_EIO/ENOMEM fail. */
+int lnc_file_prepare(struct lnc_file *f, const struct lnc_take_env *env, struct lnc_take_stats *stats,
+                     size_t *bytes);
 /* lnc_take_ex with an environment (NULL = pread, keep every index). */
 int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *ids, size_t n,
                  const char *const *columns, size_t ncolumns, const struct lnc_take_options *opts,

@@ -1,0 +1,476 @@
+/* The take engine: a search cache of prepared files shared by all workers, bounded in bytes
+ * and open files, plus one I/O ring per worker. Files are keyed by path and checked against
+ * the disk (device, inode, size, mtime) on every request; a changed file gets a new entry
+ * while requests already holding the old one finish on the old descriptor, so no request
+ * ever mixes bytes of two versions. The cache is split into shards, each with its own lock,
+ * LRU list and condition variable; a lock is held only to find, insert or unlink an entry,
+ * never while reading or decoding. */
+#include "../lance.h"
+#include "../format/reader.h"
+#include "../io/ring.h"
+#include "../take/take.h"
+#include "../util/error.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NSHARDS 16
+
+enum { E_LOADING, E_READY, E_FAILED };
+
+struct entry {
+  struct entry *hnext;              /* hash chain within the shard */
+  struct entry *prev, *next;        /* shard LRU: head = most recent */
+  char *path;
+  uint64_t hash;
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime;
+  int state;
+  bool linked;                      /* in the shard's table (else: dropped, freed at refs 0) */
+  atomic_int refs;
+  struct lnc_file *file;            /* READY: prepared, read-only */
+  size_t bytes;                     /* counted in resident while linked and READY */
+  struct lnc_error load_err;        /* FAILED */
+};
+
+struct shard {
+  pthread_mutex_t lock;
+  pthread_cond_t loaded;
+  struct entry **table;
+  size_t nbuckets;
+  struct entry *lru_head, *lru_tail;
+};
+
+struct lnc_engine {
+  struct lnc_engine_config cfg;
+  int root_fd;                      /* AT_FDCWD when no root */
+  struct shard shards[NSHARDS];
+  atomic_uint_fast64_t budget, resident, files, open_fds;
+  atomic_uint_fast64_t takes, rows, reads, bytes_read, bytes_decoded;
+  atomic_uint_fast64_t hits, misses, loads, evictions;
+  atomic_int workers;
+};
+
+struct lnc_worker {
+  struct lnc_engine *e;
+  struct lnc_ring *ring;
+  struct lnc_io io;
+};
+
+void lnc_engine_config_default(struct lnc_engine_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  cfg->cache_budget = 1ull << 30;
+  cfg->io_mode = LNC_IO_DIRECT;
+  cfg->repidx_max = UINT64_MAX;
+  cfg->block_size = 4096;
+  cfg->ring_depth = 256;
+}
+
+static uint64_t hash_path(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err) {
+  *out = NULL;
+  struct lnc_engine *e = calloc(1, sizeof *e);
+  if (!e) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  if (cfg) e->cfg = *cfg;
+  else lnc_engine_config_default(&e->cfg);
+  if (!e->cfg.cache_budget) e->cfg.cache_budget = 1ull << 30;
+  if (!e->cfg.block_size) e->cfg.block_size = 4096;
+  if (!e->cfg.ring_depth) e->cfg.ring_depth = 256;
+  if (!e->cfg.max_open_files) {
+    struct rlimit rl;
+    uint64_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 4096;
+    /* Two descriptors per file (buffered + O_DIRECT); keep half the limit for sockets. */
+    lim /= 4;
+    if (lim < 4) lim = 4;
+    if (lim > 65536) lim = 65536;
+    e->cfg.max_open_files = (uint32_t)lim;
+  }
+  atomic_store(&e->budget, e->cfg.cache_budget);
+  e->root_fd = AT_FDCWD;
+  if (cfg && cfg->root) {
+    e->root_fd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (e->root_fd < 0) {
+      int rc = lnc_errf(err, errno == ENOENT ? LNC_ENOTFOUND : LNC_EIO, "data root %s: %s", cfg->root,
+                        strerror(errno));
+      free(e);
+      return rc;
+    }
+  }
+  e->cfg.root = NULL; /* not kept: the descriptor is what counts */
+  for (int i = 0; i < NSHARDS; i++) {
+    struct shard *s = &e->shards[i];
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->loaded, NULL);
+    s->nbuckets = 256;
+    s->table = calloc(s->nbuckets, sizeof *s->table);
+    if (!s->table) { lnc_engine_free(e); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
+  }
+  *out = e;
+  return 0;
+}
+
+static void entry_free(struct lnc_engine *e, struct entry *en) {
+  if (en->file) {
+    lnc_file_close(en->file);
+    atomic_fetch_sub(&e->open_fds, 1);
+  }
+  free(en->path);
+  free(en);
+}
+
+static void unref(struct lnc_engine *e, struct entry *en) {
+  if (atomic_fetch_sub(&en->refs, 1) == 1) entry_free(e, en);
+}
+
+/* Removes en from its shard (lock held). The table's reference is dropped by the caller. */
+static void unlink_locked(struct lnc_engine *e, struct shard *s, struct entry *en) {
+  struct entry **pp = &s->table[en->hash % s->nbuckets];
+  while (*pp && *pp != en) pp = &(*pp)->hnext;
+  if (*pp) *pp = en->hnext;
+  if (en->prev) en->prev->next = en->next; else if (s->lru_head == en) s->lru_head = en->next;
+  if (en->next) en->next->prev = en->prev; else if (s->lru_tail == en) s->lru_tail = en->prev;
+  en->prev = en->next = en->hnext = NULL;
+  if (en->linked && en->state == E_READY) {
+    atomic_fetch_sub(&e->resident, en->bytes);
+    atomic_fetch_sub(&e->files, 1);
+  }
+  en->linked = false;
+}
+
+void lnc_engine_free(lnc_engine *e) {
+  if (!e) return;
+  for (int i = 0; i < NSHARDS; i++) {
+    struct shard *s = &e->shards[i];
+    if (s->table) {
+      for (size_t b = 0; b < s->nbuckets; b++) {
+        struct entry *en = s->table[b];
+        while (en) {
+          struct entry *n = en->hnext;
+          en->linked = false;
+          unref(e, en);
+          en = n;
+        }
+      }
+      free(s->table);
+    }
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->loaded);
+  }
+  if (e->root_fd >= 0) close(e->root_fd);
+  free(e);
+}
+
+/* Evicts least-recently-used idle entries until `need` more bytes and one more file fit.
+ * Takes each shard's lock in turn, never two at once. */
+static void make_room(struct lnc_engine *e, uint64_t need) {
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < NSHARDS; i++) {
+      if (atomic_load(&e->resident) + need <= atomic_load(&e->budget) &&
+          atomic_load(&e->open_fds) < e->cfg.max_open_files)
+        return;
+      struct shard *s = &e->shards[i];
+      struct entry *victims = NULL;
+      pthread_mutex_lock(&s->lock);
+      for (struct entry *en = s->lru_tail; en;) {
+        struct entry *prev = en->prev;
+        bool over = atomic_load(&e->resident) + need > atomic_load(&e->budget) ||
+                    atomic_load(&e->open_fds) >= e->cfg.max_open_files;
+        if (!over) break;
+        /* refs == 1: only the table holds it, nobody is reading it. */
+        if (en->state == E_READY && atomic_load(&en->refs) == 1) {
+          unlink_locked(e, s, en);
+          en->hnext = victims;
+          victims = en;
+          atomic_fetch_add(&e->evictions, 1);
+        }
+        en = prev;
+      }
+      pthread_mutex_unlock(&s->lock);
+      while (victims) {
+        struct entry *n = victims->hnext;
+        unref(e, victims);
+        victims = n;
+      }
+    }
+  }
+}
+
+void lnc_engine_set_budget(lnc_engine *e, uint64_t bytes) {
+  atomic_store(&e->budget, bytes ? bytes : 1);
+  make_room(e, 0);
+}
+
+void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *o) {
+  memset(o, 0, sizeof *o);
+  o->takes = atomic_load(&e->takes);
+  o->rows = atomic_load(&e->rows);
+  o->reads = atomic_load(&e->reads);
+  o->bytes_read = atomic_load(&e->bytes_read);
+  o->bytes_decoded = atomic_load(&e->bytes_decoded);
+  o->cache_hits = atomic_load(&e->hits);
+  o->cache_misses = atomic_load(&e->misses);
+  o->cache_loads = atomic_load(&e->loads);
+  o->cache_evictions = atomic_load(&e->evictions);
+  o->resident_bytes = atomic_load(&e->resident);
+  o->budget_bytes = atomic_load(&e->budget);
+  o->files_cached = atomic_load(&e->files);
+  o->open_files = atomic_load(&e->open_fds);
+}
+
+int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {
+  *out = NULL;
+  struct lnc_worker *w = calloc(1, sizeof *w);
+  if (!w) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  struct lnc_ring_config rc;
+  lnc_ring_config_default(&rc);
+  rc.depth = e->cfg.ring_depth;
+  rc.block = e->cfg.block_size;
+  rc.merge_gap = e->cfg.merge_gap;
+  int r = lnc_ring_new(&rc, &w->ring, err);
+  if (r) { free(w); return r; }
+  w->e = e;
+  w->io.ring = w->ring;
+  atomic_fetch_add(&e->workers, 1);
+  *out = w;
+  return 0;
+}
+
+void lnc_worker_free(lnc_worker *w) {
+  if (!w) return;
+  lnc_ring_free(w->ring);
+  atomic_fetch_sub(&w->e->workers, 1);
+  free(w);
+}
+
+/* Opens path under the root without leaving it: openat2 RESOLVE_BENEATH when there is a
+ * root (falls back to refusing "..", absolute paths and symlinks if openat2 is missing). */
+static int open_beneath(struct lnc_engine *e, const char *path, int flags) {
+  if (e->root_fd == AT_FDCWD) return open(path, flags | O_RDONLY | O_CLOEXEC);
+  struct open_how how = {.flags = (uint64_t)(flags | O_RDONLY | O_CLOEXEC),
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+  int fd = (int)syscall(SYS_openat2, e->root_fd, path, &how, sizeof how);
+  if (fd < 0 && errno == ENOSYS) {
+    if (path[0] == '/' || strstr(path, "..")) { errno = EXDEV; return -1; }
+    fd = openat(e->root_fd, path, flags | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  }
+  return fd;
+}
+
+static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, struct lnc_error *err) {
+  if (fstatat(e->root_fd, path, st, 0) == 0) {
+    if (!S_ISREG(st->st_mode)) return lnc_errf(err, LNC_EINVAL, "%s: not a regular file", path);
+    return 0;
+  }
+  int en = errno;
+  return lnc_errf(err, en == ENOENT || en == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO, "%s: %s", path, strerror(en));
+}
+
+/* Opens, validates and prepares the file: the initialization phase. */
+static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **out, size_t *bytes,
+                     struct stat *st, struct lnc_take_stats *ts, struct lnc_error *err) {
+  struct lnc_engine *e = w->e;
+  int fd = open_beneath(e, path, 0);
+  if (fd < 0) {
+    int en = errno;
+    if (en == EXDEV || en == ELOOP) return lnc_errf(err, LNC_ENOTFOUND, "%s: path leaves the data root", path);
+    return lnc_errf(err, en == ENOENT || en == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO, "%s: %s", path, strerror(en));
+  }
+  if (fstat(fd, st) != 0) { close(fd); return lnc_errf(err, LNC_EIO, "%s: %s", path, strerror(errno)); }
+  struct lnc_file *f;
+  int rc = lnc_file_open_fd(fd, path, &f, err);
+  if (rc) return rc;
+  if (e->cfg.io_mode == LNC_IO_DIRECT) {
+    int dfd = open_beneath(e, path, O_DIRECT);
+    if (dfd >= 0) {
+      struct stat dst;
+      /* The name might have been swapped between the two opens: only keep the same inode. */
+      if (fstat(dfd, &dst) == 0 && dst.st_ino == st->st_ino && dst.st_dev == st->st_dev) f->fd_direct = dfd;
+      else close(dfd);
+    } else if (errno == EINVAL) {
+      static atomic_int warned;
+      if (!atomic_exchange(&warned, 1))
+        fprintf(stderr, "lanced: O_DIRECT not supported on %s's filesystem; using buffered reads\n", path);
+    }
+  }
+  struct lnc_take_env env = {.io = &w->io, .repidx_max = e->cfg.repidx_max};
+  rc = lnc_file_prepare(f, &env, ts, bytes);
+  if (rc) {
+    lnc_errf(err, rc, "%s: reading the search cache failed", path);
+    lnc_file_close(f);
+    return rc;
+  }
+  *out = f;
+  return 0;
+}
+
+/* Finds (or loads) the entry for path and returns it referenced. */
+static int acquire(struct lnc_worker *w, const char *path, struct entry **out, struct lnc_take_stats *ts,
+                   struct lnc_error *err) {
+  struct lnc_engine *e = w->e;
+  struct stat st;
+  int rc = stat_path(e, path, &st, err);
+  if (rc) return rc;
+  uint64_t h = hash_path(path);
+  struct shard *s = &e->shards[h % NSHARDS];
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    struct entry *en = s->table[h % s->nbuckets];
+    while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
+    if (en && en->state == E_LOADING) {
+      /* Someone else is loading this file: wait for that one load. */
+      pthread_cond_wait(&s->loaded, &s->lock);
+      continue;
+    }
+    if (en && en->state == E_READY &&
+        (en->dev != st.st_dev || en->ino != st.st_ino || en->size != st.st_size ||
+         en->mtime.tv_sec != st.st_mtim.tv_sec || en->mtime.tv_nsec != st.st_mtim.tv_nsec)) {
+      /* Replaced or rewritten on disk: drop the old entry (readers keep their reference). */
+      unlink_locked(e, s, en);
+      pthread_mutex_unlock(&s->lock);
+      unref(e, en);
+      pthread_mutex_lock(&s->lock);
+      continue;
+    }
+    if (en && en->state == E_READY) {
+      atomic_fetch_add(&en->refs, 1);
+      if (s->lru_head != en) { /* move to the front */
+        if (en->prev) en->prev->next = en->next;
+        if (en->next) en->next->prev = en->prev; else s->lru_tail = en->prev;
+        en->prev = NULL;
+        en->next = s->lru_head;
+        if (s->lru_head) s->lru_head->prev = en;
+        s->lru_head = en;
+        if (!s->lru_tail) s->lru_tail = en;
+      }
+      pthread_mutex_unlock(&s->lock);
+      atomic_fetch_add(&e->hits, 1);
+      if (ts) ts->cache_hits++;
+      *out = en;
+      return 0;
+    }
+    break;
+  }
+  /* Miss: insert a LOADING placeholder so concurrent requests wait for this load. */
+  struct entry *en = calloc(1, sizeof *en);
+  if (!en || !(en->path = strdup(path))) {
+    pthread_mutex_unlock(&s->lock);
+    free(en);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  en->hash = h;
+  en->state = E_LOADING;
+  en->linked = true;
+  atomic_store(&en->refs, 2); /* the table's and ours */
+  en->hnext = s->table[h % s->nbuckets];
+  s->table[h % s->nbuckets] = en;
+  pthread_mutex_unlock(&s->lock);
+  atomic_fetch_add(&e->misses, 1);
+  if (ts) { ts->cache_misses++; ts->cache_loads++; }
+  atomic_fetch_add(&e->loads, 1);
+
+  make_room(e, 0); /* keep the descriptor bound before opening another file */
+  struct lnc_file *f = NULL;
+  size_t bytes = 0;
+  struct stat fst;
+  rc = load_file(w, path, &f, &bytes, &fst, ts, err);
+  if (!rc) {
+    atomic_fetch_add(&e->open_fds, 1);
+    make_room(e, bytes);
+  }
+  pthread_mutex_lock(&s->lock);
+  unlink_locked(e, s, en); /* re-linked below when it may stay */
+  if (rc) {
+    en->state = E_FAILED;
+    pthread_cond_broadcast(&s->loaded);
+    pthread_mutex_unlock(&s->lock);
+    unref(e, en); /* the table's */
+    unref(e, en); /* ours */
+    return rc;
+  }
+  en->file = f;
+  en->bytes = bytes;
+  en->dev = fst.st_dev;
+  en->ino = fst.st_ino;
+  en->size = fst.st_size;
+  en->mtime = fst.st_mtim;
+  en->state = E_READY;
+  bool fits = atomic_load(&e->resident) + bytes <= atomic_load(&e->budget);
+  if (fits) {
+    en->hnext = s->table[h % s->nbuckets];
+    s->table[h % s->nbuckets] = en;
+    en->next = s->lru_head;
+    if (s->lru_head) s->lru_head->prev = en;
+    s->lru_head = en;
+    if (!s->lru_tail) s->lru_tail = en;
+    en->linked = true;
+    atomic_fetch_add(&e->resident, bytes);
+    atomic_fetch_add(&e->files, 1);
+  }
+  pthread_cond_broadcast(&s->loaded);
+  pthread_mutex_unlock(&s->lock);
+  /* A file larger than the whole budget is served from this one load and not kept. */
+  if (!fits) unref(e, en);
+  *out = en;
+  return 0;
+}
+
+int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
+                    const char *const *columns, size_t ncolumns,
+                    const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                    struct ArrowArray *array, struct lnc_take_stats *stats,
+                    struct lnc_error *err) {
+  struct lnc_engine *e = w->e;
+  struct lnc_take_stats local = {0};
+  struct entry *en;
+  int rc = acquire(w, path, &en, &local, err);
+  if (!rc) {
+    struct lnc_take_env env = {.io = &w->io, .repidx_max = e->cfg.repidx_max};
+    rc = lnc_take_env(en->file, &env, ids, n, columns, ncolumns, opts, schema, array, &local, err);
+    unref(e, en);
+  }
+  atomic_fetch_add(&e->takes, 1);
+  if (!rc) atomic_fetch_add(&e->rows, n);
+  atomic_fetch_add(&e->reads, local.reads);
+  atomic_fetch_add(&e->bytes_read, local.bytes_read);
+  atomic_fetch_add(&e->bytes_decoded, local.bytes_decoded);
+  if (stats) {
+    stats->reads += local.reads;
+    stats->bytes_read += local.bytes_read;
+    stats->bytes_decoded += local.bytes_decoded;
+    stats->cache_hits += local.cache_hits;
+    stats->cache_misses += local.cache_misses;
+    stats->cache_loads += local.cache_loads;
+  }
+  return rc;
+}
+
+int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
+                        struct ArrowSchema *schema, uint64_t *num_rows, int *major, int *minor,
+                        struct lnc_error *err) {
+  struct entry *en;
+  int rc = acquire(w, path, &en, NULL, err);
+  if (rc) return rc;
+  if (num_rows) *num_rows = en->file->num_rows;
+  if (major) *major = en->file->major;
+  if (minor) *minor = en->file->minor;
+  if (json) rc = lnc_file_describe_json(en->file, json, err);
+  if (!rc && schema) rc = lnc_file_schema(en->file, schema, err);
+  unref(w->e, en);
+  return rc;
+}
