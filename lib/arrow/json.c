@@ -198,17 +198,178 @@ static bool round_trips(double x, int bits, uint16_t hbits, int prec, char *buf,
   return double_to_half(strtod(buf, NULL)) == hbits;
 }
 
-/* x is finite and non-zero (sign handled by the caller via neg). */
-static char *put_shortest(char *p, double x, int bits, uint16_t hbits) {
-  char buf[40];
-  int lo = 1, hi = bits == 64 ? 17 : bits == 32 ? 9 : 5, cur = -1; /* cur: what buf holds */
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    cur = mid;
-    if (round_trips(x, bits, hbits, mid, buf, sizeof buf)) hi = mid;
-    else lo = mid + 1;
+/* The same search as put_shortest below, in exact 128-bit integer arithmetic instead of
+ * snprintf/strtod (which cost microseconds per value), for normal values with
+ * 1e-5 <= |x| < 2^63 (every intermediate then fits in 127 bits; float16 subnormals excluded). x = m * 2^e exactly with
+ * m of mbits bits; the p-digit candidate D * 10^(E10+1-p) is printf's correctly rounded
+ * (half-even) one, and it round-trips when it lies within half an ulp of x (ties allowed
+ * for even m, like strtod's round-half-even). Returns false outside that range. */
+typedef unsigned __int128 u128;
+
+static const u128 POW10_U128[39] = {
+    (u128)1ULL,
+    (u128)10ULL,
+    (u128)100ULL,
+    (u128)1000ULL,
+    (u128)10000ULL,
+    (u128)100000ULL,
+    (u128)1000000ULL,
+    (u128)10000000ULL,
+    (u128)100000000ULL,
+    (u128)1000000000ULL,
+    (u128)10000000000ULL,
+    (u128)100000000000ULL,
+    (u128)1000000000000ULL,
+    (u128)10000000000000ULL,
+    (u128)100000000000000ULL,
+    (u128)1000000000000000ULL,
+    (u128)10000000000000000ULL,
+    (u128)100000000000000000ULL,
+    (u128)1000000000000000000ULL,
+    (u128)10000000000000000000ULL,
+    (u128)10000000000000000000ULL * 10ULL,
+    (u128)10000000000000000000ULL * 100ULL,
+    (u128)10000000000000000000ULL * 1000ULL,
+    (u128)10000000000000000000ULL * 10000ULL,
+    (u128)10000000000000000000ULL * 100000ULL,
+    (u128)10000000000000000000ULL * 1000000ULL,
+    (u128)10000000000000000000ULL * 10000000ULL,
+    (u128)10000000000000000000ULL * 100000000ULL,
+    (u128)10000000000000000000ULL * 1000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000ULL,
+    (u128)10000000000000000000ULL * 100000000000ULL,
+    (u128)10000000000000000000ULL * 1000000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000000ULL,
+    (u128)10000000000000000000ULL * 100000000000000ULL,
+    (u128)10000000000000000000ULL * 1000000000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000000000ULL,
+    (u128)10000000000000000000ULL * 100000000000000000ULL,
+    (u128)10000000000000000000ULL * 1000000000000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000000000000ULL,
+};
+static inline u128 pow10_u128(int k) { return POW10_U128[k]; }
+
+static bool shortest_fast(double a, int mbits, int p0, int maxp, char *dig, int *nd, int *n10) {
+  if (!(a >= 1e-5 && a < 0x1p63) || (mbits == 11 && a <= 0x1p-14)) return false; /* f16 subnormal */
+  int e2;
+  double f = frexp(a, &e2);
+  uint64_t m = (uint64_t)ldexp(f, mbits);
+  int e = e2 - mbits;
+  int s = e < 0 ? -e : 0, eu = e > 0 ? e : 0;
+  bool pow2 = m == (uint64_t)1 << (mbits - 1); /* lower neighbour is half an ulp closer */
+  int E10 = (int)floor(log10(a));
+  for (int p = p0; p <= maxp; p++) {
+    /* exponent from the truncated value, so 10^E10 <= a < 10^(E10+1) exactly */
+    u128 D = 0, rem = 0, Dn = 0;
+    for (int tries = 0;; tries++) {
+      if (tries == 3) return false;
+      int k = p - 1 - E10;
+      u128 N = (u128)m << eu;
+      Dn = (u128)1 << s;
+      if (k >= 0) N *= pow10_u128(k);
+      else Dn *= pow10_u128(-k);
+      D = N / Dn;
+      rem = N - D * Dn;
+      if (D >= pow10_u128(p)) E10++;
+      else if (D < pow10_u128(p - 1)) E10--;
+      else break;
+    }
+    /* round half even for float64 (Number.prototype.toString picks the even digit), half
+     * up for float32/16 (the toPrecision reading the fixture generator uses) */
+    if (2 * rem > Dn || (2 * rem == Dn && (mbits != 53 || (D & 1)))) D++;
+    int E10r = E10; /* exponent of the rounded candidate */
+    if (D == pow10_u128(p)) {
+      D /= 10;
+      E10r++;
+    }
+    int k = p - 1 - E10r;
+    /* |D*10^-k - a| against half an ulp, everything multiplied by 2^s * 10^max(k,0) */
+    u128 c, x, ulp2; /* candidate, value, ulp (in the same scale) */
+    if (k >= 0) {
+      c = D << s;
+      x = ((u128)m << eu) * pow10_u128(k);
+      ulp2 = ((u128)1 << eu) * pow10_u128(k);
+    } else {
+      c = (D * pow10_u128(-k)) << s;
+      x = (u128)m << eu;
+      ulp2 = (u128)1 << eu;
+    }
+    bool ok;
+    if (c >= x) ok = 2 * (c - x) < ulp2 || (2 * (c - x) == ulp2 && !(m & 1));
+    else if (pow2) ok = 4 * (x - c) < ulp2 || (4 * (x - c) == ulp2 && !(m & 1));
+    else ok = 2 * (x - c) < ulp2 || (2 * (x - c) == ulp2 && !(m & 1));
+    if (!ok && pow2 && mbits == 53 && c < x) { /* toString: the wider upper half may hold the next one up */
+      u128 c2 = c + (k >= 0 ? (u128)1 << s : pow10_u128(-k) << s);
+      if (2 * (c2 - x) < ulp2 || (2 * (c2 - x) == ulp2 && !(m & 1))) {
+        ok = true;
+        if (++D == pow10_u128(p)) {
+          D /= 10;
+          E10r++;
+        }
+      }
+    }
+    if (!ok) continue;
+    char tmp[40];
+    int len = 0;
+    while (D) {
+      tmp[len++] = (char)('0' + (unsigned)(D % 10));
+      D /= 10;
+    }
+    int first = 0;
+    while (first < len - 1 && tmp[first] == '0') first++; /* trailing zeros */
+    *nd = 0;
+    for (int i = len - 1; i >= first; i--) dig[(*nd)++] = tmp[i];
+    *n10 = E10r + 1;
+    return true;
   }
-  if (cur != lo) render(x, lo, buf, sizeof buf);
+  return false;
+}
+
+/* x is finite and non-zero. Finds the fewest significant digits whose correctly rounded
+ * rendering reads back as x. For normal numbers at most one decimal of P0 digits (15 for
+ * float64, 6 for float32, 3 for float16) lies in x's rounding interval, so if the P0-digit
+ * rendering reads back, its digits without trailing zeros are the shortest, and otherwise
+ * the first P > P0 that reads back is: one snprintf/strtod pair per candidate length,
+ * usually one or two. Subnormals (wide intervals) use a binary search over 1..max. */
+static char *put_shortest_slow(char *p, double x, int bits, uint16_t hbits) {
+  char buf[40];
+  int maxp = bits == 64 ? 17 : bits == 32 ? 9 : 5;
+  double min_normal = bits == 64 ? 0x1p-1022 : bits == 32 ? 0x1p-126 : 0x1p-14;
+  int lo;
+  if (fabs(x) >= min_normal) {
+    lo = bits == 64 ? 15 : bits == 32 ? 6 : 3;
+    while (lo < maxp && !round_trips(x, bits, hbits, lo, buf, sizeof buf)) lo++;
+    if (lo == maxp) snprintf(buf, sizeof buf, "%.*e", lo - 1, x);
+  } else {
+    int hi = maxp, cur = -1; /* cur: the precision buf holds */
+    lo = 1;
+    while (lo < hi) {
+      int mid = (lo + hi) / 2;
+      cur = mid;
+      if (round_trips(x, bits, hbits, mid, buf, sizeof buf)) hi = mid;
+      else lo = mid + 1;
+    }
+    if (cur != lo) snprintf(buf, sizeof buf, "%.*e", lo - 1, x);
+  }
+  int fe;
+  if (bits == 64 && fabs(x) >= min_normal && frexp(x, &fe) == (x < 0 ? -0.5 : 0.5)) {
+    /* A power of two: its rounding interval reaches twice as far up as down, so a shorter
+     * decimal just above x may read back too (Number.prototype.toString finds it). */
+    for (int q = lo - 1; q >= 1; q--) {
+      char up[40];
+      snprintf(up, sizeof up, "%.*e", q - 1, x);
+      char *e = strchr(up, 'e');
+      int i = (int)(e - up) - 1;
+      while (i >= 0 && (up[i] == '9' || up[i] == '.' || up[i] == '-')) {
+        if (up[i] == '9') up[i] = '0';
+        i--;
+      }
+      if (i < 0) break; /* 9.99e+N rounding up to 1e+N+1: rare, leave it */
+      up[i]++;
+      if (strtod(up, NULL) != x) break;
+      memcpy(buf, up, sizeof up);
+    }
+  }
   /* buf: [-]d[.ddd]e±XX */
   const char *s = buf;
   bool neg = false;
@@ -220,6 +381,15 @@ static char *put_shortest(char *p, double x, int bits, uint16_t hbits) {
   int e = (int)strtol(s + 1, NULL, 10);
   while (k > 1 && d[k - 1] == '0') k--;
   return layout_number(p, neg, d, k, e + 1);
+}
+
+static char *put_shortest(char *p, double x, int bits, uint16_t hbits) {
+  char d[40];
+  int k, n;
+  int mbits = bits == 64 ? 53 : bits == 32 ? 24 : 11, maxp = bits == 64 ? 17 : bits == 32 ? 9 : 5;
+  if (shortest_fast(fabs(x), mbits, bits == 64 ? 15 : bits == 32 ? 6 : 3, maxp, d, &k, &n))
+    return layout_number(p, x < 0, d, k, n);
+  return put_shortest_slow(p, x, bits, hbits);
 }
 
 /* Writes a float value of the given width (64/32/16); x is its exact double value. */
