@@ -106,8 +106,8 @@ deps:
 unit-test: $(UNIT_BINS)
 	@scripts/run-unit-tests.sh $(UNIT_BINS)
 
-conformance: $(BINS)
-	@BIN=$(BINOUT) tests/conformance/run.sh
+conformance: $(BINS) $(BUILD)/tests/test_conformance
+	@BIN=$(BINOUT) BUILD=$(BUILD) tests/conformance/run.sh
 
 fuzz-replay: $(FUZZ_BINS)
 	@scripts/run-fuzz-replay.sh $(FUZZ_BINS)
