@@ -1,0 +1,79 @@
+// Seed corpus for tests/fuzz/fuzz_file.c: tiny real Lance files (2.1 and 2.2, a handful of
+// types, nulls, nested, a zstd column, a 128-float vector that goes full-zip) written by @lancedb/lancedb, plus damaged variants
+// (truncated, footer only, flipped bytes). Keeps tests/fuzz/corpus/fuzz_file/ well under 1 MB.
+//   node tests/fuzz/gen_corpus_file.mjs          (from the repository root)
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import * as lancedb from '@lancedb/lancedb';
+import * as arrow from 'apache-arrow';
+
+const OUT = 'tests/fuzz/corpus/fuzz_file';
+fs.mkdirSync(OUT, { recursive: true });
+
+function table(n) {
+  const i32 = Int32Array.from({ length: n }, (_, i) => (i * 7919) % 1000 - 500);
+  const f64 = Float64Array.from({ length: n }, (_, i) => i / 3);
+  const s = Array.from({ length: n }, (_, i) => (i % 5 === 1 ? null : `s${i}-${'x'.repeat(i % 9)}`));
+  const lst = Array.from({ length: n }, (_, i) => (i % 6 === 2 ? null : Array.from({ length: i % 4 }, (_, k) => i + k)));
+  const st = Array.from({ length: n }, (_, i) => ({ a: i, b: i % 3 ? `b${i}` : null }));
+  const b = Array.from({ length: n }, (_, i) => (i % 7 === 3 ? null : i % 2 === 0));
+  const fsl = Array.from({ length: n }, (_, i) => [i, i + 0.5, -i, 1 / (i + 1)]);
+  const emb = Array.from({ length: n }, (_, i) => (i % 9 === 4 ? null : Array.from({ length: 128 }, (_, k) => Math.fround((i * k) % 97 / 7))));
+  const zs = Array.from({ length: n }, (_, i) => `zstd value ${i % 4}`);
+  const zfield = new arrow.Field('z', new arrow.Utf8(), false,
+    new Map([['lance-encoding:compression', 'zstd']]));
+  const schema = new arrow.Schema([
+    new arrow.Field('i', new arrow.Int32(), false),
+    new arrow.Field('f', new arrow.Float64(), false),
+    new arrow.Field('s', new arrow.Utf8(), true),
+    new arrow.Field('l', new arrow.List(new arrow.Field('item', new arrow.Int32(), true)), true),
+    new arrow.Field('st', new arrow.Struct([new arrow.Field('a', new arrow.Int32(), true),
+                                            new arrow.Field('b', new arrow.Utf8(), true)]), true),
+    new arrow.Field('b', new arrow.Bool(), true),
+    new arrow.Field('v', new arrow.FixedSizeList(4, new arrow.Field('item', new arrow.Float32(), true)), true),
+    zfield,
+    new arrow.Field('e', new arrow.FixedSizeList(128, new arrow.Field('item', new arrow.Float32(), true)), true),
+  ]);
+  const vec = (type, values) => arrow.vectorFromArray(values, type);
+  const cols = [vec(new arrow.Int32(), i32), vec(new arrow.Float64(), f64), vec(new arrow.Utf8(), s),
+    vec(schema.fields[3].type, lst), vec(schema.fields[4].type, st), vec(new arrow.Bool(), b),
+    vec(schema.fields[6].type, fsl), vec(new arrow.Utf8(), zs),
+    vec(schema.fields[8].type, emb)];
+  const data = arrow.makeData({ type: new arrow.Struct(schema.fields), length: n, nullCount: 0,
+    children: cols.map((c) => c.data[0]) });
+  return new arrow.Table(schema, [new arrow.RecordBatch(schema, data)]);
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lnc-fuzz-corpus-'));
+const db = await lancedb.connect(tmp);
+const written = [];
+for (const [name, version, n] of [['real21', '2.1', 40], ['real22', '2.2', 40], ['one21', '2.1', 1]]) {
+  const buf = Buffer.from(arrow.tableToIPC(table(n), 'file'));
+  await db.inner.createTable(name, buf, 'overwrite', [], { new_table_data_storage_version: version });
+  const dir = path.join(tmp, `${name}.lance`, 'data');
+  const file = fs.readdirSync(dir).find((f) => f.endsWith('.lance'));
+  const bytes = fs.readFileSync(path.join(dir, file));
+  fs.writeFileSync(path.join(OUT, `${name}.lance`), bytes);
+  written.push([name, bytes]);
+}
+fs.rmSync(tmp, { recursive: true, force: true });
+
+// Damaged variants of the first file.
+const [, src] = written[0];
+const variants = {
+  'cut-half': src.subarray(0, src.length >> 1),
+  'cut-39': src.subarray(0, 39),
+  'cut-footer': src.subarray(0, src.length - 1),
+  'tail-only': src.subarray(src.length - Math.min(src.length, 2048)),
+};
+const flip = Buffer.from(src);
+for (let k = 0; k < 16; k++) flip[(k * 7331) % (flip.length - 40)] ^= 0x5a;
+variants['flipped-data'] = flip;
+const meta = Buffer.from(src);
+for (let k = 1; k <= 8; k++) meta[meta.length - 40 - k * 13] ^= 0xff;
+variants['flipped-meta'] = meta;
+for (const [name, b] of Object.entries(variants)) fs.writeFileSync(path.join(OUT, `real21-${name}`), b);
+let total = 0;
+for (const f of fs.readdirSync(OUT)) total += fs.statSync(path.join(OUT, f)).size;
+console.log(`${OUT}: ${fs.readdirSync(OUT).length} files, ${total} bytes`);
