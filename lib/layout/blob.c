@@ -20,8 +20,14 @@ static void blob_free(void *p) {
   free(s);
 }
 
-int lnc_blob_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                  struct lnc_leafrows *out) {
+struct blob_plan {
+  struct lnc_page_job inner;
+  struct lnc_leafrows desc;  /* the descriptions, one per row */
+};
+
+int lnc_blob_plan(struct lnc_page_job *j) {
+  struct lnc_take_ctx *c = &j->c;
+  struct lnc_page *pg = j->pg;
   const Lance__Encodings21__BlobLayout *bl = pg->layout->blob_layout;
   int rc;
   if (!pg->state) {
@@ -41,22 +47,40 @@ int lnc_blob_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
     pg->free_state = blob_free;
   }
   struct blob_state *s = pg->state;
-  struct lnc_take_ctx ic = *c;
-  ic.depth = (uint32_t)bl->inner_layout->mini_block_layout->n_layers;
-  ic.levels = false;
-  struct lnc_leafrows desc = {0};
-  if ((rc = lnc_valbuf_init(&desc.values, LNC_VALUES_FIXED, 128, 1))) return lnc_page_err(c, rc, "out of memory");
+  struct blob_plan *pl = lnc_arena_calloc(c->arena, 1, sizeof *pl);
+  if (!pl) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  pl->inner = (struct lnc_page_job){.c = *c, .pg = &s->inner, .rows = j->rows, .n = j->n, .out = &pl->desc};
+  pl->inner.c.depth = (uint32_t)bl->inner_layout->mini_block_layout->n_layers;
+  pl->inner.c.levels = false;
+  if ((rc = lnc_valbuf_init(&pl->desc.values, LNC_VALUES_FIXED, 128, 1))) return lnc_page_err(c, rc, "out of memory");
+  j->plan = pl;
   bool fresh = s->inner.state == NULL;
-  rc = lnc_miniblock_take(&ic, &s->inner, rows, n, &desc);
-  if (fresh) pg->state_bytes = sizeof *s + s->inner.state_bytes;
-  if (rc) { lnc_leafrows_free(&desc); return rc; }
-  if (desc.values.n != n) {
-    lnc_leafrows_free(&desc);
-    return lnc_page_err(c, LNC_ECORRUPT, "blob descriptions: %llu for %zu rows", (unsigned long long)desc.values.n, n);
-  }
-  struct lnc_values v = {.kind = LNC_VALUES_FIXED, .n = n, .bits = 128, .data = desc.values.data,
-                         .data_len = desc.values.data_len};
-  for (size_t i = 0; i < n && !rc; i++) {
+  rc = lnc_page_plan(&pl->inner);
+  if (fresh && !rc) pg->state_bytes = sizeof *s + s->inner.state_bytes;
+  j->reads = pl->inner.reads;
+  j->nreads = pl->inner.nreads;
+  return rc;
+}
+
+int lnc_blob_advance(struct lnc_page_job *j) {
+  struct blob_plan *pl = j->plan;
+  int rc = lnc_page_advance(&pl->inner);
+  j->reads = pl->inner.reads;
+  j->nreads = pl->inner.nreads;
+  return rc;
+}
+
+int lnc_blob_decode(struct lnc_page_job *j) {
+  struct lnc_take_ctx *c = &j->c;
+  struct blob_state *s = j->pg->state;
+  struct blob_plan *pl = j->plan;
+  int rc = lnc_page_decode(&pl->inner);
+  if (!rc && pl->desc.values.n != j->n)
+    rc = lnc_page_err(c, LNC_ECORRUPT, "blob descriptions: %llu for %zu rows",
+                      (unsigned long long)pl->desc.values.n, j->n);
+  struct lnc_values v = {.kind = LNC_VALUES_FIXED, .n = j->n, .bits = 128, .data = pl->desc.values.data,
+                         .data_len = pl->desc.values.data_len};
+  for (size_t i = 0; i < j->n && !rc; i++) {
     uint64_t pos, size;
     memcpy(&pos, v.data + 16 * i, 8);
     memcpy(&size, v.data + 16 * i + 8, 8);
@@ -64,15 +88,20 @@ int lnc_blob_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
       uint64_t def = pos >> 16, rep = pos & 0xffff;
       if (def == 0 || def > s->L.max_def || rep > s->L.max_rep)
         rc = lnc_page_err(c, LNC_ECORRUPT, "blob null with levels %#llx", (unsigned long long)pos);
-      else rc = lnc_emit_level(c, &s->L, out, (uint16_t)rep, (uint16_t)def, NULL, 0);
+      else rc = lnc_emit_level(c, &s->L, j->out, (uint16_t)rep, (uint16_t)def, NULL, 0);
     } else {
       if (pos > c->f->size || size > c->f->size - pos)
         rc = lnc_page_err(c, LNC_ECORRUPT, "blob at %llu of %llu bytes is outside the file",
                           (unsigned long long)pos, (unsigned long long)size);
-      else rc = lnc_emit_level(c, &s->L, out, 0, 0, &v, i);
+      else rc = lnc_emit_level(c, &s->L, j->out, 0, 0, &v, i);
     }
-    if (!rc && (rc = lnc_leafrows_end_row(out))) rc = lnc_page_err(c, rc, "out of memory");
+    if (!rc && (rc = lnc_leafrows_end_row(j->out))) rc = lnc_page_err(c, rc, "out of memory");
   }
-  lnc_leafrows_free(&desc);
   return rc;
+}
+
+void lnc_blob_release(struct lnc_page_job *j) {
+  struct blob_plan *pl = j->plan;
+  if (pl) lnc_leafrows_free(&pl->desc);
+  j->plan = NULL;
 }

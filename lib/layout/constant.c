@@ -165,17 +165,22 @@ fail:
   return rc;
 }
 
-int lnc_constant_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                      struct lnc_leafrows *out) {
+int lnc_constpage_plan(struct lnc_page_job *j) {
   int rc;
-  if (!pg->state) {
+  if (!j->pg->state) {
     struct const_state *s = NULL;
-    if ((rc = const_init(c, pg, &s))) return rc;
-    pg->state = s;
-    pg->free_state = const_free;
+    if ((rc = const_init(&j->c, j->pg, &s))) return rc;
+    j->pg->state = s;
+    j->pg->free_state = const_free;
   }
-  struct const_state *s = pg->state;
+  return 0; /* no reads: levels and value are in the search cache */
+}
+
+int lnc_constpage_decode(struct lnc_page_job *j) {
+  struct lnc_take_ctx *c = &j->c;
+  struct const_state *s = j->pg->state;
   const struct lnc_values *v = s->value.n ? &s->value : NULL;
+  int rc;
   /* Without stored def levels: every row is the constant, or null at the innermost layer
    * that can be null when there is no constant. */
   uint16_t plain_def = 0;
@@ -183,14 +188,14 @@ int lnc_constant_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_
     plain_def = 1;
     if (s->L.max_def == 0) return lnc_page_err(c, LNC_ECORRUPT, "all-null page of a field that cannot be null");
   }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t r = rows[i], a = r, b = r + 1;
+  for (size_t i = 0; i < j->n; i++) {
+    uint64_t r = j->rows[i], a = r, b = r + 1;
     if (s->row_start) { a = s->row_start[r]; b = s->row_start[r + 1]; }
     for (uint64_t l = a; l < b; l++) {
       uint16_t rep = s->rep ? s->rep[l] : 0, def = s->def ? s->def[l] : plain_def;
-      if ((rc = lnc_emit_level(c, &s->L, out, rep, def, v, 0))) return rc;
+      if ((rc = lnc_emit_level(c, &s->L, j->out, rep, def, v, 0))) return rc;
     }
-    if ((rc = lnc_leafrows_end_row(out))) return lnc_page_err(c, rc, "out of memory");
+    if ((rc = lnc_leafrows_end_row(j->out))) return lnc_page_err(c, rc, "out of memory");
   }
   return 0;
 }

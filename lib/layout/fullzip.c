@@ -197,8 +197,43 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
   return 0;
 }
 
-int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                     struct lnc_leafrows *out) {
+struct fz_plan {
+  uint8_t *entries;          /* uncached index: entries r and r+1 of each row */
+  struct lnc_read *data;     /* one read per row */
+};
+
+/* Lists one data read per row once the row's byte range is known. */
+static int data_reads(struct lnc_page_job *j, struct fz_state *s, struct fz_plan *pl) {
+  struct lnc_take_ctx *c = &j->c;
+  struct lnc_page *pg = j->pg;
+  for (size_t i = 0; i < j->n; i++) {
+    uint64_t a, b, r = j->rows[i];
+    if (pl->entries) {
+      a = rd_le(pl->entries + i * 2 * s->repidx_w, s->repidx_w);
+      b = rd_le(pl->entries + i * 2 * s->repidx_w + s->repidx_w, s->repidx_w);
+      if (a > b || b > pg->buf_len[0])
+        return lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %llu is out of order or range",
+                            (unsigned long long)r);
+    } else if (s->repidx) {
+      a = rd_le(s->repidx + r * s->repidx_w, s->repidx_w);
+      b = rd_le(s->repidx + (r + 1) * s->repidx_w, s->repidx_w);
+    } else {
+      uint64_t stride = (uint64_t)s->cw_bytes + s->value_bytes;
+      a = r * stride;
+      b = a + stride;
+    }
+    uint8_t *dst = lnc_arena_alloc(c->arena, b - a ? b - a : 1);
+    if (!dst) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    pl->data[i] = (struct lnc_read){pg->buf_off[0] + a, b - a, dst};
+  }
+  j->reads = pl->data;
+  j->nreads = j->n;
+  return 0;
+}
+
+int lnc_fullzip_plan(struct lnc_page_job *j) {
+  struct lnc_take_ctx *c = &j->c;
+  struct lnc_page *pg = j->pg;
   int rc;
   if (!pg->state) {
     struct fz_state *s = NULL;
@@ -207,43 +242,41 @@ int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t
     pg->free_state = fz_free;
   }
   struct fz_state *s = pg->state;
-  struct lnc_read *reads = lnc_arena_alloc(c->arena, (n ? n : 1) * sizeof *reads);
-  if (!reads) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-  uint8_t *entries = NULL;
-  if (s->repidx_on_disk && n) {
-    /* Uncached index: a first round of reads fetches entries r and r+1 of every row. */
-    uint32_t w = s->repidx_w;
-    entries = lnc_arena_alloc(c->arena, n * 2 * w);
-    if (!entries) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-      reads[i] = (struct lnc_read){pg->buf_off[1] + rows[i] * w, 2 * (uint64_t)w, entries + i * 2 * w};
-    if ((rc = lnc_io_read(c->io, c->f, reads, n, c->stats, c->err))) return rc;
-  }
-  for (size_t i = 0; i < n; i++) {
-    uint64_t a, b;
-    if (entries) {
-      a = rd_le(entries + i * 2 * s->repidx_w, s->repidx_w);
-      b = rd_le(entries + i * 2 * s->repidx_w + s->repidx_w, s->repidx_w);
-      if (a > b || b > pg->buf_len[0])
-        return lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %llu is out of order or range",
-                            (unsigned long long)rows[i]);
-    } else if (s->repidx) {
-      a = rd_le(s->repidx + rows[i] * s->repidx_w, s->repidx_w);
-      b = rd_le(s->repidx + (rows[i] + 1) * s->repidx_w, s->repidx_w);
-    } else {
-      uint64_t stride = (uint64_t)s->cw_bytes + s->value_bytes;
-      a = rows[i] * stride;
-      b = a + stride;
-    }
-    uint8_t *dst = lnc_arena_alloc(c->arena, b - a ? b - a : 1);
-    if (!dst) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-    reads[i] = (struct lnc_read){pg->buf_off[0] + a, b - a, dst};
-  }
-  if ((rc = lnc_io_read(c->io, c->f, reads, n, c->stats, c->err))) return rc;
-  for (size_t i = 0; i < n; i++) {
-    if (c->stats) c->stats->bytes_decoded += reads[i].len;
-    if ((rc = decode_row(c, s, reads[i].dst, (size_t)reads[i].len, out))) return rc;
-    if ((rc = lnc_leafrows_end_row(out))) return lnc_page_err(c, rc, "out of memory");
+  struct fz_plan *pl = lnc_arena_alloc(c->arena, sizeof *pl);
+  if (!pl) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  pl->entries = NULL;
+  pl->data = lnc_arena_alloc(c->arena, (j->n ? j->n : 1) * sizeof *pl->data);
+  if (!pl->data) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  j->plan = pl;
+  if (!s->repidx_on_disk || !j->n) return data_reads(j, s, pl);
+  /* Uncached index: round 0 fetches entries r and r+1 of every row, round 1 the rows. */
+  uint32_t w = s->repidx_w;
+  pl->entries = lnc_arena_alloc(c->arena, j->n * 2 * w);
+  struct lnc_read *idx = lnc_arena_alloc(c->arena, j->n * sizeof *idx);
+  if (!pl->entries || !idx) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < j->n; i++)
+    idx[i] = (struct lnc_read){pg->buf_off[1] + j->rows[i] * w, 2 * (uint64_t)w, pl->entries + i * 2 * w};
+  j->reads = idx;
+  j->nreads = j->n;
+  return 0;
+}
+
+int lnc_fullzip_advance(struct lnc_page_job *j) {
+  struct fz_plan *pl = j->plan;
+  if (j->round == 1 && pl->entries) return data_reads(j, j->pg->state, pl);
+  j->nreads = 0;
+  return 0;
+}
+
+int lnc_fullzip_decode(struct lnc_page_job *j) {
+  struct lnc_take_ctx *c = &j->c;
+  struct fz_state *s = j->pg->state;
+  struct fz_plan *pl = j->plan;
+  int rc;
+  for (size_t i = 0; i < j->n; i++) {
+    if (c->stats) c->stats->bytes_decoded += pl->data[i].len;
+    if ((rc = decode_row(c, s, pl->data[i].dst, (size_t)pl->data[i].len, j->out))) return rc;
+    if ((rc = lnc_leafrows_end_row(j->out))) return lnc_page_err(c, rc, "out of memory");
   }
   return 0;
 }

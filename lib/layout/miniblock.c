@@ -280,7 +280,15 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
   } else {
     d->vals = raw;
   }
-  /* Row starts and visible-level prefix, for locating rows inside the chunk. */
+  /* Row starts and visible-level prefix, for locating rows inside the chunk. Without levels
+   * lists both are the identity (every level is visible, is value i and starts row i):
+   * leave them NULL. emit_level still range-checks each def level it uses. */
+  if (s->L.max_rep == 0) {
+    if (n_levels != ch->n_values)
+      return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u levels for %u values", k, n_levels, ch->n_values);
+    d->n_starts = n_levels;
+    return 0;
+  }
   d->vis_before = lnc_arena_alloc(c->arena, ((size_t)n_levels + 1) * sizeof(uint32_t));
   d->starts = lnc_arena_alloc(c->arena, ((size_t)n_levels + 1) * sizeof(uint32_t));
   if (!d->vis_before || !d->starts) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
@@ -304,7 +312,7 @@ static int emit_range(struct lnc_take_ctx *c, struct mb_state *s, const struct m
                       uint32_t a, uint32_t b, struct lnc_leafrows *out) {
   for (uint32_t i = a; i < b; i++) {
     uint16_t rep = d->rep ? d->rep[i] : 0, def = d->def ? d->def[i] : 0;
-    int rc = lnc_emit_level(c, &s->L, out, rep, def, &d->vals, d->vis_before[i]);
+    int rc = lnc_emit_level(c, &s->L, out, rep, def, &d->vals, d->vis_before ? d->vis_before[i] : i);
     if (rc) return rc;
   }
   return 0;
@@ -323,8 +331,14 @@ static uint32_t find_chunk(const struct mb_state *s, uint64_t r) {
   return lo;
 }
 
-int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                       struct lnc_leafrows *out) {
+struct mb_plan {
+  uint8_t **data;            /* [n_chunks]: chunk bytes when read */
+  struct mb_decoded **dec;   /* [n_chunks]: decoded on first use */
+};
+
+int lnc_miniblock_plan(struct lnc_page_job *j) {
+  struct lnc_take_ctx *c = &j->c;
+  struct lnc_page *pg = j->pg;
   int rc;
   if (!pg->state) {
     struct mb_state *s = NULL;
@@ -333,45 +347,68 @@ int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64
     pg->free_state = mb_free;
   }
   struct mb_state *s = pg->state;
-  /* Plan: every chunk the rows touch, continuation chunks included. */
+  /* Every chunk the rows touch, continuation chunks included, read once. */
   uint8_t *need = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, 1);
   if (!need) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-  for (size_t i = 0; i < n; i++) {
-    if (rows[i] >= pg->rows) return lnc_page_err(c, LNC_EINTERNAL, "row %llu past page", (unsigned long long)rows[i]);
-    uint32_t k = find_chunk(s, rows[i]);
+  for (size_t i = 0; i < j->n; i++) {
+    if (j->rows[i] >= pg->rows) return lnc_page_err(c, LNC_EINTERNAL, "row %llu past page", (unsigned long long)j->rows[i]);
+    uint32_t k = find_chunk(s, j->rows[i]);
     need[k] = 1;
     const struct mb_chunk *ch = &s->chunks[k];
-    if (s->L.max_rep && ch->trailer && rows[i] == ch->first_row + ch->rows_started - 1) {
-      for (uint32_t j = k + 1; j < s->n_chunks; j++) {
-        need[j] = 1;
-        if (!(s->chunks[j].rows_started == 0 && s->chunks[j].trailer)) break;
+    if (s->L.max_rep && ch->trailer && j->rows[i] == ch->first_row + ch->rows_started - 1) {
+      for (uint32_t m = k + 1; m < s->n_chunks; m++) {
+        need[m] = 1;
+        if (!(s->chunks[m].rows_started == 0 && s->chunks[m].trailer)) break;
       }
     }
   }
   size_t n_need = 0;
   for (uint32_t k = 0; k < s->n_chunks; k++) n_need += need[k];
+  struct mb_plan *pl = lnc_arena_alloc(c->arena, sizeof *pl);
   struct lnc_read *reads = lnc_arena_alloc(c->arena, (n_need ? n_need : 1) * sizeof *reads);
-  uint8_t **data = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *data);
-  struct mb_decoded **dec = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *dec);
-  if (!reads || !data || !dec) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  if (!pl || !reads) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  pl->data = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *pl->data);
+  pl->dec = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *pl->dec);
+  if (!pl->data || !pl->dec) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   size_t nr = 0;
   for (uint32_t k = 0; k < s->n_chunks; k++) {
     if (!need[k]) continue;
-    data[k] = lnc_arena_alloc(c->arena, s->chunks[k].size);
-    if (!data[k]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-    reads[nr++] = (struct lnc_read){s->chunks[k].off, s->chunks[k].size, data[k]};
+    pl->data[k] = lnc_arena_alloc(c->arena, s->chunks[k].size);
+    if (!pl->data[k]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    reads[nr++] = (struct lnc_read){s->chunks[k].off, s->chunks[k].size, pl->data[k]};
   }
-  if ((rc = lnc_io_read(c->io, c->f, reads, nr, c->stats, c->err))) return rc;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t r = rows[i];
+  j->plan = pl;
+  j->reads = reads;
+  j->nreads = nr;
+  return 0;
+}
+
+static int decoded(struct lnc_take_ctx *c, struct mb_state *s, struct mb_plan *pl, uint32_t k,
+                   struct mb_decoded **out) {
+  if (!pl->dec[k]) {
+    if (!pl->data[k]) return lnc_page_err(c, LNC_EINTERNAL, "chunk %u was not read", k);
+    struct mb_decoded *d = lnc_arena_alloc(c->arena, sizeof *d);
+    if (!d) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    int rc = decode_chunk(c, s, k, pl->data[k], d);
+    if (rc) return rc;
+    pl->dec[k] = d;
+  }
+  *out = pl->dec[k];
+  return 0;
+}
+
+int lnc_miniblock_decode(struct lnc_page_job *j) {
+  struct lnc_take_ctx *c = &j->c;
+  struct mb_state *s = j->pg->state;
+  struct mb_plan *pl = j->plan;
+  struct lnc_leafrows *out = j->out;
+  int rc;
+  for (size_t i = 0; i < j->n; i++) {
+    uint64_t r = j->rows[i];
     uint32_t k = find_chunk(s, r);
     const struct mb_chunk *ch = &s->chunks[k];
-    if (!dec[k]) {
-      dec[k] = lnc_arena_alloc(c->arena, sizeof **dec);
-      if (!dec[k]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-      if ((rc = decode_chunk(c, s, k, data[k], dec[k]))) return rc;
-    }
-    struct mb_decoded *d = dec[k];
+    struct mb_decoded *d;
+    if ((rc = decoded(c, s, pl, k, &d))) return rc;
     if (!s->L.max_rep) {
       uint32_t li = (uint32_t)(r - ch->first_value);
       if ((rc = emit_range(c, s, d, li, li + 1, out))) return rc;
@@ -380,20 +417,17 @@ int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64
       if (kth >= d->n_starts)
         return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u row starts, row %llu needs %llu", k,
                             d->n_starts, (unsigned long long)r, (unsigned long long)kth + 1);
-      uint32_t a = d->starts[kth];
-      uint32_t b = kth + 1 < d->n_starts ? d->starts[kth + 1] : d->n_levels;
+      uint32_t a = d->starts ? d->starts[kth] : (uint32_t)kth;
+      uint32_t b = kth + 1 < d->n_starts ? (d->starts ? d->starts[kth + 1] : (uint32_t)kth + 1) : d->n_levels;
       if ((rc = emit_range(c, s, d, a, b, out))) return rc;
       if (kth + 1 == d->n_starts && ch->trailer) {
-        for (uint32_t j = k + 1; j < s->n_chunks; j++) {
-          if (!dec[j]) {
-            dec[j] = lnc_arena_alloc(c->arena, sizeof **dec);
-            if (!dec[j]) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-            if ((rc = decode_chunk(c, s, j, data[j], dec[j]))) return rc;
-          }
-          struct mb_decoded *dj = dec[j];
-          uint32_t stop = dj->n_starts ? dj->starts[0] : dj->n_levels;
-          if ((rc = emit_range(c, s, dj, 0, stop, out))) return rc;
-          if (dj->n_starts) break;
+        /* The row continues through the next chunks' preambles. */
+        for (uint32_t m = k + 1; m < s->n_chunks; m++) {
+          struct mb_decoded *dm;
+          if ((rc = decoded(c, s, pl, m, &dm))) return rc;
+          uint32_t stop = dm->n_starts ? (dm->starts ? dm->starts[0] : 0) : dm->n_levels;
+          if ((rc = emit_range(c, s, dm, 0, stop, out))) return rc;
+          if (dm->n_starts) break;
         }
       }
     }

@@ -41,15 +41,53 @@ int lnc_emit_level(struct lnc_take_ctx *c, const struct lnc_layers *L, struct ln
   return 0;
 }
 
+int lnc_page_plan(struct lnc_page_job *j) {
+  j->reads = NULL;
+  j->nreads = 0;
+  j->round = 0;
+  switch (j->pg->kind) {
+  case LNC_LAYOUT_MINIBLOCK: return lnc_miniblock_plan(j);
+  case LNC_LAYOUT_FULLZIP: return lnc_fullzip_plan(j);
+  case LNC_LAYOUT_CONSTANT: return lnc_constpage_plan(j);
+  case LNC_LAYOUT_BLOB: return lnc_blob_plan(j);
+  }
+  return lnc_page_err(&j->c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)j->pg->kind);
+}
+
+int lnc_page_advance(struct lnc_page_job *j) {
+  j->round++;
+  switch (j->pg->kind) {
+  case LNC_LAYOUT_FULLZIP: return lnc_fullzip_advance(j);
+  case LNC_LAYOUT_BLOB: return lnc_blob_advance(j);
+  default: j->nreads = 0; return 0;
+  }
+}
+
+int lnc_page_decode(struct lnc_page_job *j) {
+  switch (j->pg->kind) {
+  case LNC_LAYOUT_MINIBLOCK: return lnc_miniblock_decode(j);
+  case LNC_LAYOUT_FULLZIP: return lnc_fullzip_decode(j);
+  case LNC_LAYOUT_CONSTANT: return lnc_constpage_decode(j);
+  case LNC_LAYOUT_BLOB: return lnc_blob_decode(j);
+  }
+  return lnc_page_err(&j->c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)j->pg->kind);
+}
+
+void lnc_page_release(struct lnc_page_job *j) {
+  if (j->pg->kind == LNC_LAYOUT_BLOB) lnc_blob_release(j);
+}
+
 int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
                   struct lnc_leafrows *out) {
-  switch (pg->kind) {
-  case LNC_LAYOUT_MINIBLOCK: return lnc_miniblock_take(c, pg, rows, n, out);
-  case LNC_LAYOUT_FULLZIP: return lnc_fullzip_take(c, pg, rows, n, out);
-  case LNC_LAYOUT_CONSTANT: return lnc_constant_take(c, pg, rows, n, out);
-  case LNC_LAYOUT_BLOB: return lnc_blob_take(c, pg, rows, n, out);
+  struct lnc_page_job j = {.c = *c, .pg = pg, .rows = rows, .n = n, .out = out};
+  int rc = lnc_page_plan(&j);
+  while (!rc && j.nreads) {
+    if ((rc = lnc_io_read(c->io, c->f, j.reads, j.nreads, c->stats, c->err))) break;
+    rc = lnc_page_advance(&j);
   }
-  return lnc_page_err(c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)pg->kind);
+  if (!rc) rc = lnc_page_decode(&j);
+  lnc_page_release(&j);
+  return rc;
 }
 
 int lnc_page_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {

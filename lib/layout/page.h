@@ -25,18 +25,46 @@ struct lnc_take_ctx {
  * rather than on first take; a file whose pages are all prepared is read-only to takes. */
 int lnc_page_prepare(struct lnc_take_ctx *c, struct lnc_page *pg);
 
-/* Appends rows[0..n) (sorted, unique, page-local) to out. */
+/* Taking rows from a page is a job in three steps, so a request can gather the reads of all
+ * its pages and columns into one batch per round:
+ *   plan    - builds the search-cache state if missing, lists the reads of round 0;
+ *   advance - called once the round's reads are done: lists the next round's reads (a
+ *             full-zip page whose repetition index is not cached needs two) or none;
+ *   decode  - appends the rows, in order, to out (called for every job, in job order, after
+ *             all rounds, because pages of one column append to the same stream).
+ * Memory for reads and plans comes from c.arena and lives until the take ends. */
+struct lnc_page_job {
+  struct lnc_take_ctx c;
+  struct lnc_page *pg;
+  const uint64_t *rows;       /* sorted, unique, page-local */
+  size_t n;
+  struct lnc_leafrows *out;
+  struct lnc_read *reads;     /* this round's reads */
+  size_t nreads;
+  int round;
+  void *plan;                 /* layout-specific */
+};
+
+int lnc_page_plan(struct lnc_page_job *j);
+int lnc_page_advance(struct lnc_page_job *j);
+int lnc_page_decode(struct lnc_page_job *j);
+/* Frees what a planned job holds outside the arena (decoded or not). */
+void lnc_page_release(struct lnc_page_job *j);
+/* All three steps for one page, reading each round at once. */
 int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
                   struct lnc_leafrows *out);
 
-int lnc_miniblock_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                       struct lnc_leafrows *out);
-int lnc_fullzip_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                     struct lnc_leafrows *out);
-int lnc_blob_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                  struct lnc_leafrows *out);
-int lnc_constant_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
-                      struct lnc_leafrows *out);
+int lnc_miniblock_plan(struct lnc_page_job *j);
+int lnc_miniblock_decode(struct lnc_page_job *j);
+int lnc_fullzip_plan(struct lnc_page_job *j);
+int lnc_fullzip_advance(struct lnc_page_job *j);
+int lnc_fullzip_decode(struct lnc_page_job *j);
+int lnc_constpage_plan(struct lnc_page_job *j);
+int lnc_constpage_decode(struct lnc_page_job *j);
+int lnc_blob_plan(struct lnc_page_job *j);
+int lnc_blob_advance(struct lnc_page_job *j);
+int lnc_blob_decode(struct lnc_page_job *j);
+void lnc_blob_release(struct lnc_page_job *j);
 
 /* Shared helpers. */
 int lnc_page_layers(struct lnc_take_ctx *c, const int *kinds, size_t n, struct lnc_layers *L);

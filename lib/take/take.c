@@ -165,11 +165,16 @@ int lnc_file_prepare(struct lnc_file *f, const struct lnc_take_env *env, struct 
   return 0;
 }
 
-/* Reads the unique sorted rows of one column into out (rows in the same order). */
-static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
+struct job_list {
+  struct lnc_page_job *v;
+  size_t n, cap;
+};
+
+/* Sets up column col's stream and plans one job per page holding requested rows. */
+static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
                        struct lnc_leafrows *out, struct lnc_arena *arena,
                        const struct lnc_take_env *env, struct lnc_take_stats *stats,
-                       struct lnc_error *err) {
+                       struct job_list *jobs, struct lnc_error *err) {
   struct lnc_column *c = &f->columns[col];
   const struct lnc_field *leaf = c->leaf;
   if (c->prep_code) return lnc_errf(err, c->prep_code, "%s", c->prep_msg ? c->prep_msg : "column unreadable");
@@ -212,25 +217,61 @@ static int read_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, leaf->type == LNC_T_BOOL ? 1 : leaf->byte_width * 8, 1);
   }
   if (rc) return lnc_errf(err, rc, "out of memory");
+  /* One job per page holding requested rows, planned now, read with all other columns. */
   size_t i = 0;
-  uint64_t *local = NULL;
   for (uint32_t p = 0; p < c->n_pages && i < nu; p++) {
     struct lnc_page *pg = &c->pages[p];
     if (uniq[i] >= pg->row_start + pg->rows) continue;
     size_t j = i;
     while (j < nu && uniq[j] < pg->row_start + pg->rows) j++;
-    local = realloc(local, (j - i) * sizeof *local);
+    uint64_t *local = lnc_arena_alloc(arena, (j - i) * sizeof *local);
     if (!local) return lnc_errf(err, LNC_ENOMEM, "out of memory");
     for (size_t k = i; k < j; k++) local[k - i] = uniq[k] - pg->row_start;
+    if (jobs->n == jobs->cap) {
+      size_t cap = jobs->cap ? jobs->cap * 2 : 16;
+      struct lnc_page_job *nj = realloc(jobs->v, cap * sizeof *nj);
+      if (!nj) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+      jobs->v = nj;
+      jobs->cap = cap;
+    }
     tc.page = p;
-    rc = lnc_page_take(&tc, pg, local, j - i, out);
-    if (rc) { free(local); return rc; }
+    struct lnc_page_job *job = &jobs->v[jobs->n];
+    *job = (struct lnc_page_job){.c = tc, .pg = pg, .rows = local, .n = j - i, .out = out};
+    if ((rc = lnc_page_plan(job))) return rc;
+    jobs->n++;
     i = j;
   }
-  free(local);
-  if (i != nu || out->n_rows != nu)
+  if (i != nu)
     return lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages do not cover the requested rows", f->name, col);
   return 0;
+}
+
+/* Runs the jobs' read rounds, each round one batch for every page of every column, then
+ * decodes the pages in order (pages of a column append to one stream). */
+static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena *arena,
+                    const struct lnc_take_env *env, struct lnc_take_stats *stats, struct lnc_error *err) {
+  int rc = 0;
+  for (int round = 0; round < 8 && !rc; round++) {
+    size_t total = 0;
+    for (size_t k = 0; k < jobs->n; k++) total += jobs->v[k].nreads;
+    if (!total) break;
+    struct lnc_read *batch = lnc_arena_alloc(arena, total * sizeof *batch);
+    if (!batch) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    size_t at = 0;
+    for (size_t k = 0; k < jobs->n; k++) {
+      memcpy(batch + at, jobs->v[k].reads, jobs->v[k].nreads * sizeof *batch);
+      at += jobs->v[k].nreads;
+    }
+    if ((rc = lnc_io_read(env ? env->io : NULL, f, batch, total, stats, err))) break;
+    for (size_t k = 0; k < jobs->n && !rc; k++)
+      if (jobs->v[k].nreads) rc = lnc_page_advance(&jobs->v[k]);
+  }
+  for (size_t k = 0; k < jobs->n && !rc; k++) {
+    if (jobs->v[k].nreads) rc = lnc_errf(err, LNC_EINTERNAL, "%s: page reads did not settle", f->name);
+    else rc = lnc_page_decode(&jobs->v[k]);
+  }
+  for (size_t k = 0; k < jobs->n; k++) lnc_page_release(&jobs->v[k]);
+  return rc;
 }
 
 int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
@@ -306,6 +347,7 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
   struct lnc_leafrows *permuted = calloc(f->n_columns ? f->n_columns : 1, sizeof *permuted);
   struct lnc_arena arena;
   lnc_arena_init(&arena, 0);
+  struct job_list jobs = {0};
   if (!ord || !uniq || !perm || !need || !rows || !final || !depth || !lists || !permuted) {
     rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
     goto done;
@@ -320,15 +362,27 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
   }
   for (size_t i = 0; i < n; i++) if (perm[i] != i) identity = false;
   collect_columns(&root, need);
-  for (uint32_t c = 0; c < f->n_columns; c++) {
+  for (uint32_t c = 0; c < f->n_columns && !rc; c++) {
     if (!need[c]) continue;
     const struct lnc_field *leaf = f->columns[c].leaf;
     for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
       depth[c]++;
       if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) lists[c]++;
     }
-    if ((rc = read_column(f, c, uniq, nu, &rows[c], &arena, env, stats, err))) goto done;
-    lnc_arena_reset(&arena);
+    rc = plan_column(f, c, uniq, nu, &rows[c], &arena, env, stats, &jobs, err);
+  }
+  if (!rc) rc = run_jobs(f, &jobs, &arena, env, stats, err);
+  else for (size_t k = 0; k < jobs.n; k++) lnc_page_release(&jobs.v[k]);
+  free(jobs.v);
+  lnc_arena_free(&arena);
+  if (rc) goto done;
+  for (uint32_t c = 0; c < f->n_columns; c++) {
+    if (!need[c]) continue;
+    const struct lnc_field *leaf = f->columns[c].leaf;
+    if (rows[c].n_rows != nu) {
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages do not cover the requested rows", f->name, c);
+      goto done;
+    }
     if (leaf->blob && blobs == LNC_BLOBS_BYTES && (rc = lnc_blobs_to_bytes(f, leaf, &rows[c], stats, err)))
       goto done;
     if (identity) {
