@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #define MAX_SUBMIT (1u << 30) /* bytes per submitted read; the kernel caps a read near 2 GiB */
-#define MAX_TRIES 64          /* EAGAIN/EINTR or no-progress short reads before giving up */
+#define MAX_TRIES 64          /* EAGAIN/EINTR answers for one read before giving up */
 #define BUFFERED_ALIGN 64     /* pool alignment when O_DIRECT is off: a cache line */
 
 enum { BUF_DST, BUF_POOL, BUF_TEMP };
@@ -305,10 +305,14 @@ static int complete(struct lnc_ring *r, size_t idx, int res, bool direct, size_t
     copy_out(r, e);
     return 0;
   }
-  if (direct) e->done -= e->done % r->block; /* O_DIRECT resumes on a block boundary */
-  if (e->done == before && ++e->tries > MAX_TRIES)
-    return lnc_errf(err, LNC_EIO, "read at %llu keeps returning less than a block",
-                    (unsigned long long)(e->off + e->done));
+  /* Short: resubmit the rest. O_DIRECT resumes on a block boundary; a partial block that
+   * gains nothing after rounding is the end of the file (O_DIRECT only returns one there). */
+  uint64_t reached = e->off + e->done;
+  if (direct) e->done -= e->done % r->block;
+  if (e->done == before)
+    return lnc_errf(err, LNC_EIO, "file ends at %llu, before the %llu bytes read at %llu (did it shrink?)",
+                    (unsigned long long)reached, (unsigned long long)e->need,
+                    (unsigned long long)e->off);
   r->retry[(*nretry)++] = idx;
   return 0;
 }
