@@ -82,12 +82,14 @@ int ld_path_check(const char *rel, struct ld_err *e);
 int ld_path_open(int rootfd, const char *rel, struct ld_err *e);
 
 /* ---- service.c: the single place that calls into liblance --------------------------------- */
-int ld_service_init(int rootfd, int handles_per_file);
+int ld_service_init(const struct ld_config *c);
+void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget) */
 void ld_service_shutdown(void);
+void ld_service_stats(struct lnc_engine_stats *out);
 /* Takes rows of rel; on success the caller owns schema and array and releases them. stats
  * are added to. num_rows gets the file's row count (also on ERANGE errors). */
 int ld_service_take(const char *rel, const uint64_t *ids, size_t n, const char *const *cols,
-                    size_t ncols, struct ArrowSchema *schema, struct ArrowArray *array,
+                    size_t ncols, int blobs, struct ArrowSchema *schema, struct ArrowArray *array,
                     struct lnc_take_stats *stats, struct ld_err *e);
 struct ld_file_info {
   int major, minor;

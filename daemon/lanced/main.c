@@ -37,6 +37,8 @@ static void reload(const struct ld_config *running, int argc, char **argv) {
       if (strcmp(next.listen[i], running->listen[i]))
         ld_log(LD_LOG_WARN, "reload: root, listen and workers only change on restart");
     ld_limits_set(&next);
+    ld_service_reload(&next);
+    ld_log(LD_LOG_INFO, "reloaded: cache_budget=%llu ", (unsigned long long)next.cache_budget);
     ld_log(LD_LOG_INFO, "reloaded: max_ids_per_request=%llu max_body_bytes=%llu "
                         "connection_limit=%llu max_inflight=%llu log_level=%s",
            (unsigned long long)next.max_ids_per_request, (unsigned long long)next.max_body_bytes,
@@ -97,7 +99,7 @@ int main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
-  ld_service_init(rootfd, cfg.workers);
+  if (ld_service_init(&cfg)) return 1;
   if (ld_server_start(&cfg, rootfd)) return 1;
   ld_log(LD_LOG_INFO, "lanced %s serving %s with %d workers (io_mode=%s cache_budget=%llu)",
          LD_VERSION, cfg.root, cfg.workers, cfg.io_mode == LD_IO_DIRECT ? "direct" : "buffered",

@@ -89,10 +89,16 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   counter(o, "lanced_reads_total", "Read requests issued to the device.", GET(reads));
   counter(o, "lanced_bytes_read_total", "Bytes covered by those reads.", GET(bytes_read));
   counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
-  counter(o, "lanced_cache_hits_total", "Search cache hits.", GET(cache_hits));
-  counter(o, "lanced_cache_misses_total", "Search cache misses.", GET(cache_misses));
-  gauge(o, "lanced_open_files", "Lance file handles open (idle and in use).",
-        ld_service_open_handles());
+  struct lnc_engine_stats es;
+  ld_service_stats(&es);
+  counter(o, "lanced_cache_hits_total", "Search cache hits.", es.cache_hits);
+  counter(o, "lanced_cache_misses_total", "Search cache misses.", es.cache_misses);
+  counter(o, "lanced_cache_loads_total", "Files loaded into the search cache.", es.cache_loads);
+  counter(o, "lanced_cache_evictions_total", "Files evicted from the search cache.", es.cache_evictions);
+  gauge(o, "lanced_cache_resident_bytes", "Bytes held by the search cache.", es.resident_bytes);
+  gauge(o, "lanced_cache_budget_bytes", "The search cache's memory budget.", es.budget_bytes);
+  gauge(o, "lanced_cache_files", "Files in the search cache.", es.files_cached);
+  gauge(o, "lanced_open_files", "Lance files open (in the search cache or in use).", es.open_files);
   gauge(o, "lanced_inflight_requests", "Requests received and not yet completed.", inflight);
   gauge(o, "lanced_connections", "Open client connections.", connections);
 }

@@ -194,7 +194,15 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
     if (cols && parse_columns(cols, &q, &e)) goto fail;
   }
 
-  if (ld_service_take(rel, q.ids, q.n, (const char *const *)q.cols, q.ncols, &t.schema, &t.array,
+  /* ?blobs=descriptors returns Lance's blob descriptors instead of the bytes. */
+  int blobs = LNC_BLOBS_BYTES;
+  const char *bm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "blobs");
+  if (bm && !strcmp(bm, "descriptors")) blobs = LNC_BLOBS_DESCRIPTORS;
+  else if (bm && strcmp(bm, "bytes")) {
+    ld_errf(&e, 400, "invalid_argument", "unknown blobs mode '%.40s' (bytes or descriptors)", bm);
+    goto fail;
+  }
+  if (ld_service_take(rel, q.ids, q.n, (const char *const *)q.cols, q.ncols, blobs, &t.schema, &t.array,
                       &t.stats, &e))
     goto fail;
   r->rows = q.n;

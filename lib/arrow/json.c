@@ -641,7 +641,7 @@ static int put_value(struct jctx *c, const struct jnode *n, int64_t i) {
     if (k < 0 || k >= n->dict->a->length) return corrupt(c, "dictionary index out of range", k, n->dict->a->length);
     return put_value(c, n->dict, k);
   }
-  const void *b1 = a->buffers[1];
+  const void *b1 = a->n_buffers > 1 ? a->buffers[1] : NULL;
   char *p;
   switch (n->t.kind) {
   case LNC_AT_BOOL:

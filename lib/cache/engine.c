@@ -274,6 +274,7 @@ static int open_beneath(struct lnc_engine *e, const char *path, int flags) {
 
 static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, struct lnc_error *err) {
   if (fstatat(e->root_fd, path, st, 0) == 0) {
+    if (S_ISDIR(st->st_mode)) return lnc_errf(err, LNC_ENOTFOUND, "%s: is a directory, not a Lance data file", path);
     if (!S_ISREG(st->st_mode)) return lnc_errf(err, LNC_EINVAL, "%s: not a regular file", path);
     return 0;
   }
@@ -306,6 +307,18 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
       static atomic_int warned;
       if (!atomic_exchange(&warned, 1))
         fprintf(stderr, "lanced: O_DIRECT not supported on %s's filesystem; using buffered reads\n", path);
+    }
+  }
+  {
+    /* The file's directory, for blob sidecar files next to it (beneath the root too). */
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash && (size_t)(slash - path) < sizeof dir) {
+      memcpy(dir, path, (size_t)(slash - path));
+      dir[slash - path] = 0;
+      f->dir_fd = open_beneath(e, dir[0] ? dir : "/", O_PATH | O_DIRECTORY);
+    } else if (!slash) {
+      f->dir_fd = e->root_fd == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) : dup(e->root_fd);
     }
   }
   struct lnc_take_env env = {.io = &w->io, .repidx_max = e->cfg.repidx_max};

@@ -55,6 +55,7 @@ void lnc_file_close(struct lnc_file *f) {
   lnc_schema_free(f);
   if (f->fd >= 0) close(f->fd);
   if (f->fd_direct >= 0) close(f->fd_direct);
+  if (f->dir_fd >= 0) close(f->dir_fd);
   free(f->name);
   free(f);
 }
@@ -165,6 +166,7 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   if (!f) { close(fd); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
   f->fd = fd;
   f->fd_direct = -1;
+  f->dir_fd = -1;
   f->name = strdup(name ? name : "(fd)");
   if (!f->name) { lnc_file_close(f); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
   struct stat st;
@@ -308,7 +310,18 @@ int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err) {
     int e = errno;
     return lnc_errf(err, e == ENOENT ? LNC_ENOTFOUND : LNC_EIO, "%s: cannot open: %s", path, strerror(e));
   }
-  return open_fd(fd, path, out, err);
+  int rc = open_fd(fd, path, out, err);
+  if (!rc) {
+    /* Keep the directory for blob sidecar files, which live next to the data file. */
+    char *dir = strdup(path);
+    if (dir) {
+      char *slash = strrchr(dir, '/');
+      if (slash) { *slash = 0; if (!*dir) strcpy(dir, "/"); }
+      (*out)->dir_fd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      free(dir);
+    }
+  }
+  return rc;
 }
 
 uint64_t lnc_file_num_rows(const lnc_file *f) { return f->num_rows; }

@@ -66,6 +66,7 @@ struct lnc_file {
   char *name;
   int fd;                  /* buffered reads (metadata, pread path) */
   int fd_direct;           /* O_DIRECT reads through the engine's rings, or -1 */
+  int dir_fd;              /* the directory holding the file (for blob sidecars), or -1 */
   uint64_t size;
   dev_t dev;
   ino_t ino;

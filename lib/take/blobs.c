@@ -12,36 +12,41 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 
 #define MAX_BLOB_BYTES ((uint64_t)1 << 31)
 
 static uint64_t rd(const uint8_t *p, size_t w) { uint64_t v = 0; memcpy(&v, p, w); return v; }
 
-/* Reads [pos, pos+size) of the sidecar file for blob_id next to the data file f. */
+/* Reads [pos, pos+size) of the sidecar file for blob_id: <data file stem>/<id>.blob in the
+ * data file's directory, opened beneath that directory only. */
 static int read_sidecar(struct lnc_file *f, uint32_t blob_id, uint64_t pos, uint64_t size, uint8_t *dst,
                         struct lnc_take_stats *st, struct lnc_error *err) {
-  char path[4096], bits[33];
+  char rel[600], bits[33];
   for (int i = 0; i < 32; i++) bits[i] = (char)('0' + ((blob_id >> i) & 1));
   bits[32] = 0;
-  const char *name = f->name;
-  size_t nl = strlen(name);
-  if (nl < 6 || strcmp(name + nl - 6, ".lance") != 0)
-    return lnc_errf(err, LNC_EUNSUPPORTED, "%s: blob sidecar files need a data file named *.lance", name);
-  int n = snprintf(path, sizeof path, "%.*s/%s.blob", (int)(nl - 6), name, bits);
-  if (n < 0 || (size_t)n >= sizeof path) return lnc_errf(err, LNC_EINVAL, "%s: path too long", name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return lnc_errf(err, errno == ENOENT ? LNC_ECORRUPT : LNC_EIO, "blob file %s: %s", path, strerror(errno));
+  const char *base = strrchr(f->name, '/');
+  base = base ? base + 1 : f->name;
+  size_t bl = strlen(base);
+  if (f->dir_fd < 0 || bl < 7 || strcmp(base + bl - 6, ".lance") != 0 || bl > 500)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "%s: blob sidecar files need a data file opened by path (*.lance)", f->name);
+  snprintf(rel, sizeof rel, "%.*s/%s.blob", (int)(bl - 6), base, bits);
+  struct open_how how = {.flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
+  int fd = (int)syscall(SYS_openat2, f->dir_fd, rel, &how, sizeof how);
+  if (fd < 0 && errno == ENOSYS) fd = openat(f->dir_fd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return lnc_errf(err, errno == ENOENT ? LNC_ECORRUPT : LNC_EIO, "%s: blob file %s: %s", f->name, rel, strerror(errno));
   struct stat sb;
   int rc = 0;
   if (fstat(fd, &sb) != 0 || pos > (uint64_t)sb.st_size || size > (uint64_t)sb.st_size - pos) {
-    rc = lnc_errf(err, LNC_ECORRUPT, "blob file %s: [%llu, +%llu) is outside the file", path,
+    rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob file %s: [%llu, +%llu) is outside the file", f->name, rel,
                   (unsigned long long)pos, (unsigned long long)size);
   } else {
     uint64_t done = 0;
     while (done < size) {
       ssize_t r = pread(fd, dst + done, size - done, (off_t)(pos + done));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) { rc = lnc_errf(err, LNC_EIO, "blob file %s: read failed", path); break; }
+      if (r <= 0) { rc = lnc_errf(err, LNC_EIO, "%s: blob file %s: read failed", f->name, rel); break; }
       done += (uint64_t)r;
     }
     if (st) { st->reads++; st->bytes_read += size; }

@@ -259,7 +259,7 @@ static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena 
     if (!batch) return lnc_errf(err, LNC_ENOMEM, "out of memory");
     size_t at = 0;
     for (size_t k = 0; k < jobs->n; k++) {
-      memcpy(batch + at, jobs->v[k].reads, jobs->v[k].nreads * sizeof *batch);
+      if (jobs->v[k].nreads) memcpy(batch + at, jobs->v[k].reads, jobs->v[k].nreads * sizeof *batch);
       at += jobs->v[k].nreads;
     }
     if ((rc = lnc_io_read(env ? env->io : NULL, f, batch, total, stats, err))) break;

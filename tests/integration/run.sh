@@ -123,7 +123,8 @@ if [[ -n $FILE ]]; then
       lineno=$((lineno + 1))
       q="ids=$(tr -d '[] ' <<<"$ids")"
       [[ $cols != null ]] && q="$q&columns=$(tr -d '[]" ' <<<"$cols")"
-      got=$(curl -s "$URL/files/$rel/rows?$q")
+      # Lance answers blob columns with descriptors; lanced serves bytes unless asked.
+      got=$(curl -s "$URL/files/$rel/rows?$q&blobs=descriptors")
       n_ans=$((n_ans + 1))
       if [[ $got == "$expected" ]]; then ok "answer $answers:$lineno"
       else n_ans_fail=$((n_ans_fail + 1)); bad "answer $answers:$lineno" "GET ?$(head -c 100 <<<"$q") → $(head -c 200 <<<"$got")"; fi
