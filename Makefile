@@ -114,6 +114,8 @@ fuzz-replay: $(FUZZ_BINS)
 
 integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/run.sh
+	@BIN=$(BINOUT) tests/integration/readme_examples.sh
+	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
 
 test: deps
 	$(MAKE) all
