@@ -84,6 +84,7 @@ struct raw_thread {
   int fd;
   bool direct;
   uint64_t file_size, read_len, depth, seed;
+  double p_long;             /* share of reads one block longer than read_len */
   double deadline;
   uint64_t reads;
   int rc;
@@ -98,13 +99,15 @@ static void *raw_main(void *arg) {
   lnc_ring_config_default(&cfg);
   if ((t->rc = lnc_ring_new(&cfg, &ring, &err))) { snprintf(t->msg, sizeof t->msg, "%s", err.message); return NULL; }
   struct lnc_read *reads = calloc(t->depth, sizeof *reads);
-  uint8_t *buf = malloc(t->depth * t->read_len);
+  uint8_t *buf = malloc(t->depth * (t->read_len + 4096));
   uint64_t s = t->seed, span = t->file_size > t->read_len ? t->file_size - t->read_len : 1;
   while (reads && buf && now_s() < t->deadline) {
     for (uint64_t i = 0; i < t->depth; i++) {
       /* Random block-aligned offsets, as a device benchmark reads; far apart so none merge. */
       uint64_t off = (xorshift(&s) % span) & ~(uint64_t)4095;
-      reads[i] = (struct lnc_read){off, t->read_len, buf + i * t->read_len};
+      uint64_t len = t->read_len + ((double)(xorshift(&s) % 1000000) / 1e6 < t->p_long ? 4096 : 0);
+      if (off + len > t->file_size) off = (t->file_size - len) & ~(uint64_t)4095;
+      reads[i] = (struct lnc_read){off, len, buf + i * (t->read_len + 4096)};
     }
     struct lnc_take_stats st = {0};
     if ((t->rc = lnc_ring_read_batch(ring, t->fd, t->direct, t->file_size, reads, t->depth, &st, &err))) {
@@ -204,10 +207,12 @@ int lnc_cli_bench(int argc, char **argv) {
          (unsigned long long)st1.resident_bytes, (unsigned long long)(st1.cache_loads - st0.cache_loads));
   if (reads == 0) { printf("raw reads/s: n/a (takes needed no reads)\ndevice-limit ratio: n/a\n"); return 0; }
 
-  /* Raw run: same read size (rounded to 4 KiB blocks) and the same reads in flight. */
+  /* Raw run: the same reads in flight and the same mean read size, made of whole 4 KiB blocks
+   * (the takes' reads are block-aligned spans): a mix of the two block counts around it. */
   uint64_t avg = bytes / reads;
-  uint64_t len = (avg + 4095) & ~(uint64_t)4095;
+  uint64_t len = avg & ~(uint64_t)4095;
   if (len == 0) len = 4096;
+  double p_long = avg > len ? (double)(avg - len) / 4096.0 : 0.0;
   uint64_t depth = (reads + takes - 1) / takes;
   if (depth == 0) depth = 1;
   int fd = open(o.file, O_RDONLY | O_CLOEXEC | (o.io_mode == LNC_IO_DIRECT ? O_DIRECT : 0));
@@ -219,7 +224,8 @@ int lnc_cli_bench(int argc, char **argv) {
   t0 = now_s();
   for (unsigned i = 0; i < o.threads; i++) {
     rt[i] = (struct raw_thread){.fd = fd, .direct = direct, .file_size = (uint64_t)sb.st_size, .read_len = len,
-                                .depth = depth, .seed = o.seed * 104729 + i + 1, .deadline = t0 + o.seconds};
+                                .depth = depth, .seed = o.seed * 104729 + i + 1, .deadline = t0 + o.seconds,
+                                .p_long = p_long};
     pthread_create(&rt[i].tid, NULL, raw_main, &rt[i]);
   }
   uint64_t raw = 0;
@@ -233,8 +239,9 @@ int lnc_cli_bench(int argc, char **argv) {
   free(rt);
   if (fail) return 2;
   double raw_s = (double)raw / el;
-  printf("raw reads/s: %.0f (%llu-byte random reads, %llu in flight per thread, %s)\n", raw_s,
-         (unsigned long long)len, (unsigned long long)depth, direct ? "O_DIRECT" : "buffered");
+  printf("raw reads/s: %.0f (random reads of %llu or %llu bytes, mean %llu, %llu in flight per thread, %s)\n",
+         raw_s, (unsigned long long)len, (unsigned long long)len + 4096, (unsigned long long)avg,
+         (unsigned long long)depth, direct ? "O_DIRECT" : "buffered");
   printf("device-limit ratio: %.3f\n", rows_s / (raw_s / reads_row));
   return 0;
 }
