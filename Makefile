@@ -116,6 +116,7 @@ integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/run.sh
 	@BIN=$(BINOUT) tests/integration/readme_examples.sh
 	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
+	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/systemd_unit.sh
 
 test: deps
 	$(MAKE) all
@@ -126,13 +127,19 @@ test: deps
 asan:
 	$(MAKE) BUILD=build-asan LIBOUT=build-asan/lib BINOUT=build-asan/bin OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  all unit-test conformance fuzz-replay
+	  all unit-test conformance fuzz-replay integration
 
 run: deps all
 	@scripts/run-sample.sh $(BINOUT)
 
 fixtures:
 	node tests/fixtures/gen.mjs
+
+# `make bench [BENCH_SCALE=small|full]`: datasets (bench/data/<scale>/, generated once), every
+# system on the same ids, bench/out/<timestamp>/{results.json,report.md,*.svg,*.png}.
+BENCH_SCALE ?= small
+bench: all
+	@BIN=$(BINOUT) BENCH_SCALE=$(BENCH_SCALE) bench/run.sh
 
 # `make install [PREFIX=/usr/local] [DESTDIR=...]`: programs, man pages lanced(8) and
 # lancectl(1), the systemd unit (ExecStart pointed at PREFIX) and the example config
