@@ -115,6 +115,14 @@ int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char 
  * rows, data files, deletion files) appended to *out. */
 int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct lnc_error *err);
 
+struct lnc_take_options;
+/* lnc_dataset_take with options (blob mode; NULL = defaults), as lnc_take_ex. */
+int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
+                        const char *const *columns, size_t ncolumns,
+                        const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                        struct ArrowArray *array, struct lnc_take_stats *stats,
+                        struct lnc_error *err);
+
 /* How blob columns (`lance-encoding:blob`, 2.2 blob v2) come back. Lance's own reader
  * returns descriptors; lanced serves the bytes they point to unless asked otherwise.
  * BYTES: a legacy blob column as its binary type; a blob v2 column as struct<data, uri>.
@@ -160,6 +168,9 @@ struct lnc_engine_stats {
   uint64_t takes, rows, reads, bytes_read, bytes_decoded;
   uint64_t cache_hits, cache_misses, cache_loads, cache_evictions;
   uint64_t resident_bytes, budget_bytes, files_cached, open_files;
+  /* datasets (lnc_engine_dataset_*): opened versions held, their bytes (part of
+   * resident_bytes), `_versions/` listings and version opens (manifest + deletions read) */
+  uint64_t datasets_cached, dataset_bytes, dataset_listings, dataset_opens;
 };
 
 int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err);
@@ -183,6 +194,35 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
 int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
                         struct ArrowSchema *schema, uint64_t *num_rows, int *major, int *minor,
                         struct lnc_error *err);
+
+/* ---- datasets through the engine ------------------------------------------------------
+ * A dataset is a directory (relative to the engine's root, opened beneath it) holding
+ * _versions/, data/ and _deletions/. Its data files are read through the engine's search
+ * cache as "<dir>/data/<file>" — one budget for files and datasets alike. Opened versions
+ * (manifest, deletion vectors, row map) are cached per (dir, version) and their bytes count
+ * in the budget. version 0 = the latest: each call stats `_versions/` and lists it again when
+ * it changed (or changed less than 100 ms before the last listing), so a version committed
+ * while the engine runs is served by the next call. A call resolves one version at its start
+ * and reads that version to its end; a cached version is dropped once no call uses it and it
+ * is no longer the latest. Errors: a damaged dataset (manifest missing or torn, a listed data
+ * or deletion file absent or unreadable) is LNC_ECORRUPT; a version that does not exist, or
+ * a directory without _versions/, LNC_ENOTFOUND. Thread-safety as lnc_engine_take. */
+
+/* 1 when path (relative to the root, beneath it) is a directory, i.e. names a dataset. */
+int lnc_engine_is_dataset(lnc_worker *w, const char *path);
+/* As lnc_dataset_take_ex on version `version` (0 = latest) of the dataset at dir. */
+int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
+                            const uint64_t *ids, size_t n, const char *const *columns,
+                            size_t ncolumns, const struct lnc_take_options *opts,
+                            struct ArrowSchema *schema, struct ArrowArray *array,
+                            struct lnc_take_stats *stats, struct lnc_error *err);
+/* lnc_dataset_describe_json of that version (appended to *json), its Arrow schema (one child
+ * per top-level field, read through the engine; caller releases), live rows and the version
+ * number resolved. Any output pointer may be NULL. */
+int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
+                                struct lnc_buf *json, struct ArrowSchema *schema,
+                                uint64_t *num_rows, uint64_t *version_out,
+                                struct lnc_error *err);
 
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */

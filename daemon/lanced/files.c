@@ -1,20 +1,28 @@
-/* GET /files/<path>: the library's JSON description of one data file (lnc_file_describe_json)
- * wrapped with the daemon's view of it: {"path":..,"num_rows":..,"version":..,"file":{...}}. */
+/* GET /files/<path>: the library's JSON description wrapped with the daemon's view of it.
+ * A data file: {"path":..,"version":"2.1","num_rows":..,"columns":[..],"file":{...}}
+ * (lnc_file_describe_json). A dataset directory (?version=N pins one, else the latest):
+ * {"path":..,"type":"dataset","version":N,"num_rows":live,"data_format":"2.1",
+ *  "columns":[..],"dataset":{...}} (lnc_dataset_describe_json: versions, fragments with
+ * physical/live rows, data files, deletion files). Also ?version= parsing for the routes. */
 #include "lanced.h"
+#include <microhttpd.h>
 #include <string.h>
 
-void ld_file_handle(struct ld_req *r, const char *rel, struct ld_response *out) {
-  struct ld_file_info fi;
-  struct ld_err e;
-  (void)r;
-  if (ld_service_describe(rel, &fi, &e)) return ld_json_error(out, &e);
-  struct lnc_buf *b = &out->body;
-  ld_buf_puts(b, "{\"path\":");
-  ld_buf_json_str(b, rel, strlen(rel));
-  ld_buf_printf(b, ",\"version\":\"%d.%d\",\"num_rows\":%llu,\"columns\":[", fi.major, fi.minor,
-                (unsigned long long)fi.num_rows);
-  for (int64_t i = 0; i < fi.schema.n_children; i++) {
-    const struct ArrowSchema *ch = fi.schema.children[i];
+int ld_version_arg(struct MHD_Connection *c, uint64_t *out, struct ld_err *e) {
+  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
+  if (!v) return 1;
+  if (!ld_parse_u64(v, strlen(v), out) || *out == 0) {
+    ld_errf(e, 400, "invalid_argument",
+            "version '%.40s' is not a dataset version (want a positive integer)", v);
+    return -1;
+  }
+  return 0;
+}
+
+static void columns(struct lnc_buf *b, const struct ArrowSchema *s) {
+  ld_buf_puts(b, "[");
+  for (int64_t i = 0; i < s->n_children; i++) {
+    const struct ArrowSchema *ch = s->children[i];
     ld_buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
     ld_buf_json_str(b, ch->name ? ch->name : "", ch->name ? strlen(ch->name) : 0);
     ld_buf_puts(b, ",\"type\":");
@@ -24,7 +32,31 @@ void ld_file_handle(struct ld_req *r, const char *rel, struct ld_response *out) 
     lnc_buf_free(&t);
     ld_buf_printf(b, ",\"nullable\":%s}", (ch->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
   }
-  ld_buf_puts(b, "],\"file\":");
+  ld_buf_puts(b, "]");
+}
+
+void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
+                    struct ld_response *out) {
+  struct ld_file_info fi;
+  struct ld_err e;
+  uint64_t version;
+  (void)r;
+  int vr = ld_version_arg(c, &version, &e);
+  if (vr < 0) return ld_json_error(out, &e);
+  if (ld_service_describe(rel, vr == 0 ? &version : NULL, &fi, &e)) return ld_json_error(out, &e);
+  struct lnc_buf *b = &out->body;
+  ld_buf_puts(b, "{\"path\":");
+  ld_buf_json_str(b, rel, strlen(rel));
+  if (fi.dataset)
+    ld_buf_printf(b, ",\"type\":\"dataset\",\"version\":%llu,\"num_rows\":%llu,"
+                  "\"data_format\":\"%d.%d\",\"columns\":",
+                  (unsigned long long)fi.ds_version, (unsigned long long)fi.num_rows, fi.major,
+                  fi.minor);
+  else
+    ld_buf_printf(b, ",\"version\":\"%d.%d\",\"num_rows\":%llu,\"columns\":", fi.major, fi.minor,
+                  (unsigned long long)fi.num_rows);
+  columns(b, &fi.schema);
+  ld_buf_puts(b, fi.dataset ? ",\"dataset\":" : ",\"file\":");
   if (fi.describe.len) ld_buf_append(b, fi.describe.data, fi.describe.len);
   else ld_buf_puts(b, "null");
   ld_buf_puts(b, "}\n");

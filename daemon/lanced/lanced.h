@@ -86,18 +86,22 @@ int ld_service_init(const struct ld_config *c);
 void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget) */
 void ld_service_shutdown(void);
 void ld_service_stats(struct lnc_engine_stats *out);
-/* Takes rows of rel; on success the caller owns schema and array and releases them. stats
- * are added to. num_rows gets the file's row count (also on ERANGE errors). */
-int ld_service_take(const char *rel, const uint64_t *ids, size_t n, const char *const *cols,
-                    size_t ncols, int blobs, struct ArrowSchema *schema, struct ArrowArray *array,
-                    struct lnc_take_stats *stats, struct ld_err *e);
+/* Takes rows of rel — a data file, or a dataset directory (ids = offsets among its live
+ * rows) at `version` (NULL = the latest; a version for a file is a 400). On success the
+ * caller owns schema and array and releases them. stats are added to. */
+int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
+                    const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
+                    struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e);
 struct ld_file_info {
-  int major, minor;
-  uint64_t num_rows;
+  int major, minor;          /* file format (a dataset: its data files' format) */
+  uint64_t num_rows;         /* a dataset: live rows of the version described */
+  bool dataset;
+  uint64_t ds_version;       /* a dataset: the version described */
   struct ArrowSchema schema; /* caller releases */
-  struct lnc_buf describe;   /* caller frees (lnc_buf_free) */
+  struct lnc_buf describe;   /* caller frees (lnc_buf_free): file or dataset JSON */
 };
-int ld_service_describe(const char *rel, struct ld_file_info *out, struct ld_err *e);
+int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
+                        struct ld_err *e);
 /* Encodes with the shared liblance encoders (JSON rows, Arrow IPC), appending to out. */
 int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a,
                       struct lnc_buf *out, struct ld_err *e);
@@ -148,7 +152,10 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
 void ld_json_error(struct ld_response *out, const struct ld_err *e);
 void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                     struct ld_response *out);
-void ld_file_handle(struct ld_req *r, const char *rel, struct ld_response *out);
+void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
+                    struct ld_response *out);
+/* ?version=N (files.c): 0 and *out = N when given, 1 when absent, -1 with e filled when bad. */
+int ld_version_arg(struct MHD_Connection *c, uint64_t *out, struct ld_err *e);
 void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
                        struct ld_response *out);
 /* A header value ("" when absent), case-insensitive name. */

@@ -76,7 +76,7 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
     }
     r->route = LD_R_FILE;
     if (!get) return method_not_allowed(r, "GET, HEAD", out);
-    return ld_file_handle(r, rest, out);
+    return ld_file_handle(c, r, rest, out);
   }
   if (!strncmp(url, "/lanced.v1.RowService/", 22)) {
     const char *method = url + 22;

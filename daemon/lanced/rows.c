@@ -1,5 +1,5 @@
-/* The rows route: GET /files/<path>/rows?ids=..&columns=..&format=.. and POST with a JSON or
- * protobuf TakeRequest body. Parses and bounds the request, asks service.c for the rows,
+/* The rows route: GET /files/<path>/rows?ids=..&columns=..&format=..[&version=N] and POST
+ * with a JSON or protobuf TakeRequest body; <path> is a data file or a dataset directory. Parses and bounds the request, asks service.c for the rows,
  * encodes them as JSON rows, Arrow IPC or a protobuf TakeResponse. */
 #include "lanced.h"
 #include <jansson.h>
@@ -14,6 +14,8 @@
 struct rows_req {
   uint64_t *ids;
   size_t n;
+  bool has_version; /* a dataset version pinned by the body (?version= wins) */
+  uint64_t version;
   char **cols;
   size_t ncols;
 };
@@ -106,6 +108,15 @@ static int parse_json_body(const struct ld_req *r, struct rows_req *q, struct ld
     }
   }
   q->n = n;
+  json_t *ver = json_object_get(root, "version");
+  if (ver && !json_is_null(ver)) {
+    if (!json_is_integer(ver) || json_integer_value(ver) <= 0) {
+      rc = ld_errf(e, 400, "invalid_argument", "version must be a positive integer");
+      goto out;
+    }
+    q->has_version = true;
+    q->version = (uint64_t)json_integer_value(ver);
+  }
   if (cols && !json_is_null(cols)) {
     if (!json_is_array(cols)) {
       rc = ld_errf(e, 400, "invalid_argument", "columns must be an array of strings");
@@ -202,8 +213,13 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
     ld_errf(&e, 400, "invalid_argument", "unknown blobs mode '%.40s' (bytes or descriptors)", bm);
     goto fail;
   }
-  if (ld_service_take(rel, q.ids, q.n, (const char *const *)q.cols, q.ncols, blobs, &t.schema, &t.array,
-                      &t.stats, &e))
+  /* ?version=N pins a dataset version (a POST JSON body may say "version":N instead). */
+  uint64_t version;
+  int vr = ld_version_arg(c, &version, &e);
+  if (vr < 0) goto fail;
+  if (vr > 0 && q.has_version) vr = 0, version = q.version;
+  if (ld_service_take(rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
+                      q.ncols, blobs, &t.schema, &t.array, &t.stats, &e))
     goto fail;
   r->rows = q.n;
   ld_metrics_rows(q.n, &t.stats);

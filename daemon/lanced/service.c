@@ -1,9 +1,11 @@
 /* The one place lanced calls into liblance: a take engine shared by all request threads
  * (search cache within the configured budget, files reopened when they change on disk) and
  * one engine worker per thread (its io_uring ring), created on the thread's first request
- * and freed at shutdown; plus the shared encoders. */
+ * and freed at shutdown; plus the shared encoders. A path naming a directory is a Lance
+ * dataset, served by the engine's dataset entry points (versions, deletions, one budget). */
 #include "lanced.h"
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,29 +77,63 @@ void ld_service_stats(struct lnc_engine_stats *out) {
   else memset(out, 0, sizeof *out);
 }
 
-int ld_service_take(const char *rel, const uint64_t *ids, size_t n, const char *const *cols,
-                    size_t ncols, int blobs, struct ArrowSchema *schema, struct ArrowArray *array,
-                    struct lnc_take_stats *stats, struct ld_err *e) {
+/* A version pin only means something for a dataset. */
+static int version_for_file(const char *rel, struct ld_err *e) {
+  ld_errf(e, 400, "invalid_argument",
+          "version= applies to datasets (directories); %.900s is a file", rel);
+  return -1;
+}
+
+int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
+                    const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
+                    struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
   lnc_worker *w = worker(e);
   if (!w) return -1;
   struct lnc_take_options opts = {.blobs = blobs};
   struct lnc_error le = {0};
-  if (lnc_engine_take(w, rel, ids, n, cols, ncols, &opts, schema, array, stats, &le)) {
+  int rc;
+  if (lnc_engine_is_dataset(w, rel))
+    rc = lnc_engine_dataset_take(w, rel, version ? *version : 0, ids, n, cols, ncols, &opts,
+                                 schema, array, stats, &le);
+  else if (version)
+    return version_for_file(rel, e);
+  else
+    rc = lnc_engine_take(w, rel, ids, n, cols, ncols, &opts, schema, array, stats, &le);
+  if (rc) {
     ld_err_from_lnc(e, &le);
     return -1;
   }
   return 0;
 }
 
-int ld_service_describe(const char *rel, struct ld_file_info *out, struct ld_err *e) {
+/* "data_format":"2.1" of a dataset description → the data files' format version. */
+static void data_format(const struct lnc_buf *d, int *major, int *minor) {
+  static const char key[] = "\"data_format\":\"";
+  const char *p = d->data ? memmem(d->data, d->len, key, sizeof key - 1) : NULL;
+  if (!p || sscanf(p + sizeof key - 1, "%d.%d", major, minor) != 2) *major = *minor = 0;
+}
+
+int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
+                        struct ld_err *e) {
   memset(out, 0, sizeof *out);
   if (ld_path_check(rel, e)) return -1;
   lnc_worker *w = worker(e);
   if (!w) return -1;
   struct lnc_error le = {0};
-  if (lnc_engine_describe(w, rel, &out->describe, &out->schema, &out->num_rows, &out->major, &out->minor,
-                          &le)) {
+  int rc;
+  if (lnc_engine_is_dataset(w, rel)) {
+    out->dataset = true;
+    rc = lnc_engine_dataset_describe(w, rel, version ? *version : 0, &out->describe, &out->schema,
+                                     &out->num_rows, &out->ds_version, &le);
+    if (!rc) data_format(&out->describe, &out->major, &out->minor);
+  } else if (version) {
+    return version_for_file(rel, e);
+  } else {
+    rc = lnc_engine_describe(w, rel, &out->describe, &out->schema, &out->num_rows, &out->major,
+                             &out->minor, &le);
+  }
+  if (rc) {
     ld_err_from_lnc(e, &le);
     if (out->schema.release) out->schema.release(&out->schema);
     lnc_buf_free(&out->describe);

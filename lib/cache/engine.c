@@ -6,6 +6,7 @@
  * LRU list and condition variable; a lock is held only to find, insert or unlink an entry,
  * never while reading or decoding. */
 #include "../lance.h"
+#include "cache.h"
 #include "../format/reader.h"
 #include "../io/ring.h"
 #include "../take/take.h"
@@ -60,6 +61,7 @@ struct lnc_engine {
   atomic_uint_fast64_t takes, rows, reads, bytes_read, bytes_decoded;
   atomic_uint_fast64_t hits, misses, loads, evictions;
   atomic_int workers;
+  struct lnc_dscache *datasets;     /* opened dataset versions (datasets.c) */
 };
 
 struct lnc_worker {
@@ -121,6 +123,8 @@ int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct
     s->table = calloc(s->nbuckets, sizeof *s->table);
     if (!s->table) { lnc_engine_free(e); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
   }
+  int rc = lnc_dscache_new(e, &e->datasets, err);
+  if (rc) { lnc_engine_free(e); return rc; }
   *out = e;
   return 0;
 }
@@ -155,6 +159,7 @@ static void unlink_locked(struct lnc_engine *e, struct shard *s, struct entry *e
 
 void lnc_engine_free(lnc_engine *e) {
   if (!e) return;
+  lnc_dscache_free(e->datasets);
   for (int i = 0; i < NSHARDS; i++) {
     struct shard *s = &e->shards[i];
     if (s->table) {
@@ -231,7 +236,20 @@ void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *o) {
   o->budget_bytes = atomic_load(&e->budget);
   o->files_cached = atomic_load(&e->files);
   o->open_files = atomic_load(&e->open_fds);
+  if (e->datasets) lnc_dscache_stats(e->datasets, o);
 }
+
+void lnc_engine_charge(lnc_engine *e, int64_t delta) {
+  if (delta >= 0) {
+    atomic_fetch_add(&e->resident, (uint64_t)delta);
+    make_room(e, 0);
+  } else {
+    atomic_fetch_sub(&e->resident, (uint64_t)-delta);
+  }
+}
+
+lnc_engine *lnc_worker_engine(lnc_worker *w) { return w->e; }
+struct lnc_dscache *lnc_engine_dscache(lnc_engine *e) { return e->datasets; }
 
 int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {
   *out = NULL;
@@ -270,6 +288,10 @@ static int open_beneath(struct lnc_engine *e, const char *path, int flags) {
     fd = openat(e->root_fd, path, flags | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
   }
   return fd;
+}
+
+int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags) {
+  return open_beneath(e, path, flags);
 }
 
 static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, struct lnc_error *err) {

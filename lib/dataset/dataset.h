@@ -99,11 +99,41 @@ struct lnc_dataset {
   size_t nfrag;
   struct lnc_ds_rowmap map;
   uint64_t physical_rows;
+  size_t manifest_bytes; /* size of the manifest file, for lnc_ds_memory */
 };
+
+/* Opens a version of the dataset whose directory is dsfd (consumed in every case); `name`
+ * names it in messages. What lnc_dataset_open_fd does after opening the directory. */
+int lnc_ds_open_at(int dsfd, const char *name, uint64_t version, lnc_dataset **out,
+                   struct lnc_error *err);
+/* Approximate heap bytes the handle holds (manifest, deletion vectors, fragment tables), for
+ * memory budgets. */
+size_t lnc_ds_memory(const lnc_dataset *ds);
+/* Total data files over all fragments (for per-file side tables of callers). */
+size_t lnc_ds_num_files(const lnc_dataset *ds);
+
+/* ---- take.c: pluggable per-data-file reads ------------------------------------------ */
+/* Reads rows[0..n) (sorted, unique physical rows) of the fields `cols` from data file j of
+ * fragment frag; output as lnc_take_ex. Called from the taking thread only. */
+struct lnc_ds_reader {
+  int (*take)(void *ctx, lnc_dataset *ds, size_t frag, size_t file, const uint64_t *rows,
+              size_t n, const char *const *cols, size_t ncols,
+              const struct lnc_take_options *opts, struct ArrowSchema *schema,
+              struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err);
+  void *ctx;
+};
+/* lnc_dataset_take_ex with the data files read through `rd` (NULL = the handle's own lazily
+ * opened lnc_file handles). */
+int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t *ids, size_t n,
+                const char *const *columns, size_t ncolumns,
+                const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err);
 
 /* Opens (or returns the already opened) data file j of fragment i; caller holds its lock. */
 int lnc_ds_file_get(lnc_dataset *ds, size_t i, size_t j, lnc_file **out, struct lnc_error *err);
-/* openat beneath dirfd of a relative path without ".." components or a leading '/'. */
+/* Opens a relative path (no ".." components, no leading '/') beneath dirfd: openat2 with
+ * RESOLVE_BENEATH, so symlinks may not lead out of dirfd either (kernels without openat2:
+ * every component is opened with O_NOFOLLOW). Returns an fd or -code with err filled. */
 int lnc_ds_openat(int dirfd, const char *rel, int flags, const char *what,
                   struct lnc_error *err);
 /* Reads a whole regular file (at most `limit` bytes) relative to dirfd; *out malloc'd. */

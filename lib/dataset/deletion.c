@@ -34,6 +34,12 @@ int lnc_ds_load_deletions(int dsfd, const char *what, uint64_t fragment_id,
   uint8_t *data;
   size_t len;
   int rc = lnc_ds_read_file(dsfd, path, DELETION_FILE_LIMIT, what, &data, &len, err);
+  if (rc == LNC_ENOTFOUND) { /* listed in the manifest but absent: a damaged dataset */
+    if (err) err->code = LNC_ECORRUPT;
+    lnc_err_prefix(err, "fragment %llu lists a deletion file that cannot be opened",
+                   (unsigned long long)fragment_id);
+    return LNC_ECORRUPT;
+  }
   if (rc) return rc;
   uint32_t *rows = NULL;
   size_t n = 0;

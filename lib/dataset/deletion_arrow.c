@@ -254,7 +254,7 @@ int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint
     if (rc) {
       free(vals);
       *n = 0;
-      return lnc_err_prefix(err, "record batch %u", i);
+      { lnc_err_prefix(err, "record batch %u", i); return rc; }
     }
   }
   *out = vals;

@@ -22,7 +22,8 @@ int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct
   int rc;
   struct lnc_ds_version *vs = NULL;
   size_t nv = 0;
-  int vfd = openat(ds->dsfd, "_versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct lnc_error ignored;
+  int vfd = lnc_ds_openat(ds->dsfd, "_versions", O_RDONLY | O_DIRECTORY, ds->name, &ignored);
   if (vfd >= 0) {
     rc = lnc_ds_list_versions(vfd, ds->name, &vs, &nv, err);
     close(vfd);

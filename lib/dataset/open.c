@@ -40,8 +40,12 @@ static int check_data_file(lnc_dataset *ds, const Lance__Table__DataFragment *fr
     return lnc_errf(err, LNC_ECORRUPT, "%s: data file path too long", ds->name);
   int fd = lnc_ds_openat(ds->dsfd, rel, O_RDONLY, ds->name, err);
   if (fd < 0) {
-    return lnc_err_prefix(err, "fragment %llu lists a data file that cannot be opened",
-                          (unsigned long long)fr->id);
+    /* The manifest promises the file: its absence means a damaged dataset. */
+    int code = -fd == LNC_ENOTFOUND ? LNC_ECORRUPT : -fd;
+    if (err) err->code = code;
+    lnc_err_prefix(err, "fragment %llu lists a data file that cannot be opened",
+                   (unsigned long long)fr->id);
+    return code;
   }
   struct stat st;
   int rc = 0;
@@ -91,16 +95,15 @@ static int build(lnc_dataset *ds, struct lnc_error *err) {
 }
 
 static int open_versions_dir(int dsfd, const char *what, struct lnc_error *err) {
-  int vfd = openat(dsfd, "_versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (vfd < 0) {
-    int e = errno;
-    return -lnc_errf(err, e == ENOENT ? LNC_ENOTFOUND : LNC_EIO,
-                     "%s: no _versions directory (not a Lance dataset?): %s", what, strerror(e));
-  }
+  struct lnc_error e2 = {0};
+  int vfd = lnc_ds_openat(dsfd, "_versions", O_RDONLY | O_DIRECTORY, what, &e2);
+  if (vfd < 0)
+    return -lnc_errf(err, e2.code == LNC_ENOTFOUND ? LNC_ENOTFOUND : e2.code,
+                     "%s: no _versions directory (not a Lance dataset?): %s", what, e2.message);
   return vfd;
 }
 
-static int open_at(int dsfd, const char *name, uint64_t version, lnc_dataset **out,
+int lnc_ds_open_at(int dsfd, const char *name, uint64_t version, lnc_dataset **out,
                    struct lnc_error *err) {
   *out = NULL;
   lnc_dataset *ds = calloc(1, sizeof *ds);
@@ -137,6 +140,7 @@ static int open_at(int dsfd, const char *name, uint64_t version, lnc_dataset **o
   size_t len;
   rc = lnc_ds_read_file(dsfd, rel, MANIFEST_LIMIT, name, &data, &len, err);
   if (!rc) {
+    ds->manifest_bytes = len;
     rc = lnc_ds_manifest_parse(data, len, what, &ds->m, err);
     free(data);
   }
@@ -161,12 +165,27 @@ int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_datas
     return lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO,
                     "%s: cannot open dataset directory: %s", name, strerror(e));
   }
-  return open_at(fd, name, version, out, err);
+  return lnc_ds_open_at(fd, name, version, out, err);
 }
 
 int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
                      struct lnc_error *err) {
   return lnc_dataset_open_fd(AT_FDCWD, dir, version, out, err);
+}
+
+size_t lnc_ds_num_files(const lnc_dataset *ds) {
+  size_t n = 0;
+  for (size_t i = 0; i < ds->nfrag; i++) n += ds->frags[i].nfiles;
+  return n;
+}
+
+size_t lnc_ds_memory(const lnc_dataset *ds) {
+  /* The unpacked protobuf is a few times its wire size (pointers, strings, arrays). */
+  size_t b = sizeof *ds + 4 * ds->manifest_bytes + (ds->nfrag + 1) * sizeof(uint64_t);
+  for (size_t i = 0; i < ds->nfrag; i++)
+    b += sizeof ds->frags[i] + sizeof ds->dels[i] + ds->frags[i].del.n * sizeof(uint32_t) +
+         ds->frags[i].nfiles * sizeof(struct lnc_ds_datafile);
+  return b;
 }
 
 uint64_t lnc_dataset_num_rows(const lnc_dataset *ds) { return ds->map.live_start[ds->nfrag]; }
@@ -196,8 +215,8 @@ int lnc_ds_file_get(lnc_dataset *ds, size_t i, size_t j, lnc_file **out, struct 
     int rc = lnc_file_open_fd(fd, df->pb->path, &df->file, err);
     if (rc) {
       df->file = NULL;
-      return lnc_err_prefix(err, "%s: fragment %llu", ds->name,
-                            (unsigned long long)ds->frags[i].pb->id);
+      lnc_err_prefix(err, "%s: fragment %llu", ds->name, (unsigned long long)ds->frags[i].pb->id);
+      return rc;
     }
     uint64_t rows = lnc_file_num_rows(df->file);
     if (rows != ds->frags[i].pb->physical_rows) {

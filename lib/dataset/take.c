@@ -1,6 +1,8 @@
-/* lnc_dataset_take: dataset offsets → (fragment, physical row) → per fragment one lnc_take
- * per data file holding requested fields → per output column one gather across fragments
- * that also restores request order (duplicates included). Missing fields read as nulls. */
+/* lnc_dataset_take: dataset offsets → (fragment, physical row) → per fragment one take per
+ * data file holding requested fields, through a pluggable reader (the handle's own lnc_file
+ * handles, or the take engine's shared search cache: lib/cache/datasets.c) → per output
+ * column one gather across fragments that also restores request order (duplicates
+ * included). Missing fields read as nulls. */
 #include "dataset.h"
 #include "../arrow/concat.h"
 #include "../util/error.h"
@@ -113,7 +115,10 @@ static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, struct tak
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   for (size_t i = 0; i < n; i++) {
     int rc = lnc_ds_rowmap_lookup(&ds->map, ids[i], &st->sid[i].frag, &st->sid[i].row, err);
-    if (rc) return lnc_err_prefix(err, "%s", ds->name);
+    if (rc) {
+      lnc_err_prefix(err, "%s", ds->name);
+      return rc;
+    }
     st->sid[i].orig = i;
   }
   if (n > 1) qsort(st->sid, n, sizeof *st->sid, cmp_sid);
@@ -159,7 +164,25 @@ static int file_holds(const Lance__Table__Manifest *m, const Lance__Table__DataF
   return 0;
 }
 
-static int take_part(lnc_dataset *ds, size_t k, struct take_state *st,
+/* The default reader: the handle's own lnc_file per data file, opened on first use, one
+ * thread at a time per file (its mutex). */
+static int own_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file, const uint64_t *rows,
+                    size_t n, const char *const *cols, size_t ncols,
+                    const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                    struct ArrowArray *array, struct lnc_take_stats *stats,
+                    struct lnc_error *err) {
+  (void)ctx;
+  struct lnc_ds_datafile *df = &ds->frags[frag].files[file];
+  pthread_mutex_lock(&df->lock);
+  lnc_file *f;
+  int rc = lnc_ds_file_get(ds, frag, file, &f, err);
+  if (!rc) rc = lnc_take_ex(f, rows, n, cols, ncols, opts, schema, array, stats, err);
+  pthread_mutex_unlock(&df->lock);
+  return rc;
+}
+
+static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
+                     const struct lnc_take_options *opts, size_t k, struct take_state *st,
                      struct lnc_take_stats *stats, struct lnc_error *err) {
   size_t fi = st->touched[k];
   const struct lnc_ds_fragment *fr = &ds->frags[fi];
@@ -192,17 +215,13 @@ static int take_part(lnc_dataset *ds, size_t k, struct take_state *st,
     }
     struct result *r = &st->res[st->nres];
     memset(r, 0, sizeof *r);
-    pthread_mutex_lock(&fr->files[j].lock);
-    lnc_file *file;
-    rc = lnc_ds_file_get(ds, fi, j, &file, err);
-    if (!rc) {
-      rc = lnc_take(file, st->rows[k], st->nrows[k], names, nn, &r->schema, &r->array, stats,
-                    err);
-      if (rc) lnc_err_prefix(err, "%s: fragment %llu, data file %s", ds->name,
-                             (unsigned long long)fr->pb->id, df->path);
+    rc = rd->take(rd->ctx, ds, fi, j, st->rows[k], st->nrows[k], names, nn, opts, &r->schema,
+                  &r->array, stats, err);
+    if (rc) {
+      lnc_err_prefix(err, "%s: fragment %llu, data file %s", ds->name,
+                     (unsigned long long)fr->pb->id, df->path);
+      break;
     }
-    pthread_mutex_unlock(&fr->files[j].lock);
-    if (rc) break;
     st->nres++;
     if (r->array.length != (int64_t)st->nrows[k] || r->schema.n_children != r->array.n_children) {
       rc = lnc_errf(err, LNC_EINTERNAL, "%s: take from %s returned %lld rows, %zu asked",
@@ -255,8 +274,25 @@ static void state_free(struct take_state *st) {
 int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
                      size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
                      struct lnc_take_stats *stats, struct lnc_error *err) {
+  return lnc_ds_take(ds, NULL, ids, n, columns, ncolumns, NULL, schema, array, stats, err);
+}
+
+int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
+                        const char *const *columns, size_t ncolumns,
+                        const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                        struct ArrowArray *array, struct lnc_take_stats *stats,
+                        struct lnc_error *err) {
+  return lnc_ds_take(ds, NULL, ids, n, columns, ncolumns, opts, schema, array, stats, err);
+}
+
+int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t *ids, size_t n,
+                const char *const *columns, size_t ncolumns,
+                const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err) {
+  static const struct lnc_ds_reader own = {own_take, NULL};
   if (!ds || !schema || !array || (n && !ids))
     return lnc_errf(err, LNC_EINVAL, "lnc_dataset_take: NULL argument");
+  if (!rd) rd = &own;
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
   struct take_state st;
@@ -268,7 +304,7 @@ int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char 
   for (size_t c = 0; c < st.ncols && !rc; c++)
     if (!(st.cols[c].parts = calloc(st.nparts ? st.nparts : 1, sizeof *st.cols[c].parts)))
       rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
-  for (size_t k = 0; k < st.nparts && !rc; k++) rc = take_part(ds, k, &st, stats, err);
+  for (size_t k = 0; k < st.nparts && !rc; k++) rc = take_part(ds, rd, opts, k, &st, stats, err);
   /* Fields a fragment has no data file for (e.g. added as all-null) read as nulls. */
   if (!rc && !(st.nulls = calloc(st.ncols * st.nparts + 1, sizeof *st.nulls)))
     rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);

@@ -98,8 +98,8 @@ int lnc_ds_list_versions(int vfd, const char *what, struct lnc_ds_version **out,
 int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want,
                         const char *what, struct lnc_ds_version *out, struct lnc_error *err) {
   if (n == 0)
-    return lnc_errf(err, LNC_ENOTFOUND, "%s: no manifests in _versions (not a Lance dataset?)",
-                    what);
+    return lnc_errf(err, LNC_ECORRUPT, "%s: no manifests in _versions (removed, or a dataset "
+                    "still being created?)", what);
   if (want == 0) {
     *out = vs[n - 1];
     return 0;

@@ -386,7 +386,7 @@ START_TEST(test_missing_versions) {
   copy_fixture("multi_v21");
   struct lnc_error err = {0};
   sh("rm _versions/*.manifest%s", "");
-  ck_assert_int_eq(open_tmp(0, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT); /* _versions/ without manifests: damaged */
   ck_assert_msg(strstr(err.message, "no manifests"), "%s", err.message);
   cleanup_tmp();
 }
@@ -396,7 +396,7 @@ START_TEST(test_missing_data_file) {
   copy_fixture("multi_v22");
   struct lnc_error err = {0};
   sh("rm $(ls data/*.lance | head -1)%s", "");
-  ck_assert_int_eq(open_tmp(0, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT); /* listed but absent: damaged */
   ck_assert_msg(strstr(err.message, "data file") && strstr(err.message, "data/"), "%s",
                 err.message);
   cleanup_tmp();
@@ -419,7 +419,8 @@ START_TEST(test_bad_deletion_files) {
   cleanup_tmp();
   copy_fixture("deletions_v22");
   sh("rm _deletions/*.bin%s", "");
-  ck_assert_int_eq(open_tmp(0, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "deletion file"), "%s", err.message);
   cleanup_tmp();
 }
 END_TEST

@@ -1,0 +1,26 @@
+/* Internal seams between the take engine (engine.c) and its dataset-version cache
+ * (datasets.c): the engine owns one dataset cache, lends it its root (opens beneath it) and
+ * counts the cache's bytes in its one budget. Not part of the public API. */
+#ifndef LNC_CACHE_CACHE_H
+#define LNC_CACHE_CACHE_H
+#include <stdint.h>
+#include "../lance.h"
+
+struct lnc_dscache;
+
+/* datasets.c: made and freed with the engine; stats added to the engine's. */
+int lnc_dscache_new(lnc_engine *e, struct lnc_dscache **out, struct lnc_error *err);
+void lnc_dscache_free(struct lnc_dscache *c);
+void lnc_dscache_stats(struct lnc_dscache *c, struct lnc_engine_stats *o);
+
+/* engine.c */
+lnc_engine *lnc_worker_engine(lnc_worker *w);
+struct lnc_dscache *lnc_engine_dscache(lnc_engine *e);
+/* openat2(root, path, RESOLVE_BENEATH) with O_RDONLY | O_CLOEXEC | flags; -1 and errno
+ * (EXDEV / ELOOP when the path leaves the root). */
+int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags);
+/* Adds delta bytes to the resident total (negative to give them back); when adding, evicts
+ * idle files until the total fits the budget again. */
+void lnc_engine_charge(lnc_engine *e, int64_t delta);
+
+#endif

@@ -1,0 +1,497 @@
+/* Datasets through the take engine: opened dataset versions (manifest, deletion vectors, row
+ * map: an lnc_dataset) cached per (directory, version) next to the engine's search cache and
+ * counted in its one budget, with takes whose data files are read by lnc_engine_take on
+ * "<dir>/data/<file>" — so the search caches of every data file of every dataset share the
+ * engine's budget, LRU and descriptor bound.
+ *
+ * Latest: every request opens the directory beneath the root and fstat()s `_versions/`; the
+ * directory is listed again only when its identity or mtime changed since the last listing,
+ * or when that listing started less than RACY_NS after the mtime it saw (a manifest added in
+ * the same timestamp tick would not change the mtime: "racy" listings are never trusted).
+ * So a version committed while the engine runs is served by the next request, at the cost
+ * of one directory stat per request.
+ *
+ * Lifetime: a request resolves one version at its start and holds a reference to it until
+ * it is done. A version stays cached while it is the latest its directory has shown; any
+ * other version is dropped as soon as no request uses it (superseded versions when the
+ * latest moves on, pinned old versions at the end of each request). A directory replaced by
+ * another (device/inode) drops all its versions.
+ *
+ * Thread-safety: one mutex guards the table, the per-directory records and every reference
+ * count; it is held to find, insert or unlink, never while reading files. Loads of one
+ * version are single-flight (others wait on a condition variable). */
+#include "../lance.h"
+#include "cache.h"
+#include "../dataset/dataset.h"
+#include "../util/error.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NBUCKETS 256
+#define RACY_NS 100000000LL /* 100 ms: well above the kernel's timestamp granularity */
+
+enum { V_LOADING, V_READY };
+
+struct dsdir;
+
+struct dsver {
+  struct dsver *next;    /* in its directory's list */
+  struct dsdir *d;       /* valid while linked */
+  uint64_t version;
+  int state;
+  bool linked;
+  int refs;              /* under the lock: the directory's (while linked) + each user's */
+  lnc_dataset *ds;       /* READY: immutable */
+  size_t bytes;          /* charged to the engine while linked and READY */
+  char *dir;             /* the dataset path, for data file paths */
+  size_t *file_base;     /* per fragment: index of its first data file in checked */
+  atomic_uchar *checked; /* per data file: row count checked against the manifest */
+};
+
+struct dsdir {
+  struct dsdir *hnext;
+  char *path;
+  uint64_t hash;
+  bool have_id;
+  dev_t dev;             /* the dataset directory itself */
+  ino_t ino;
+  bool have_latest, racy;
+  uint64_t latest;
+  dev_t vdev;            /* _versions/ as last listed */
+  ino_t vino;
+  struct timespec vmtime;
+  struct dsver *versions;
+  int busy;              /* requests between lookups (listing, waiting): keep the record */
+};
+
+struct lnc_dscache {
+  lnc_engine *e;
+  pthread_mutex_t lock;
+  pthread_cond_t loaded;
+  struct dsdir *table[NBUCKETS];
+  atomic_uint_fast64_t nversions, bytes, listings, opens;
+};
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+int lnc_dscache_new(lnc_engine *e, struct lnc_dscache **out, struct lnc_error *err) {
+  struct lnc_dscache *c = calloc(1, sizeof *c);
+  if (!c) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  c->e = e;
+  pthread_mutex_init(&c->lock, NULL);
+  pthread_cond_init(&c->loaded, NULL);
+  *out = c;
+  return 0;
+}
+
+static void ver_free(struct dsver *v) {
+  if (!v) return;
+  lnc_dataset_close(v->ds);
+  free(v->dir);
+  free(v->file_base);
+  free(v->checked);
+  free(v);
+}
+
+void lnc_dscache_free(struct lnc_dscache *c) {
+  if (!c) return;
+  for (size_t b = 0; b < NBUCKETS; b++) {
+    struct dsdir *d = c->table[b];
+    while (d) {
+      struct dsdir *dn = d->hnext;
+      for (struct dsver *v = d->versions, *vn; v; v = vn) {
+        vn = v->next;
+        ver_free(v); /* no request is running: the engine is being freed */
+      }
+      free(d->path);
+      free(d);
+      d = dn;
+    }
+  }
+  pthread_mutex_destroy(&c->lock);
+  pthread_cond_destroy(&c->loaded);
+  free(c);
+}
+
+void lnc_dscache_stats(struct lnc_dscache *c, struct lnc_engine_stats *o) {
+  o->datasets_cached = atomic_load(&c->nversions);
+  o->dataset_bytes = atomic_load(&c->bytes);
+  o->dataset_listings = atomic_load(&c->listings);
+  o->dataset_opens = atomic_load(&c->opens);
+}
+
+/* ---- table (lock held) ------------------------------------------------------------------ */
+static struct dsdir *find_dir(struct lnc_dscache *c, const char *path, uint64_t h) {
+  struct dsdir *d = c->table[h % NBUCKETS];
+  while (d && (d->hash != h || strcmp(d->path, path) != 0)) d = d->hnext;
+  return d;
+}
+
+static struct dsdir *get_dir(struct lnc_dscache *c, const char *path) {
+  uint64_t h = hash_str(path);
+  struct dsdir *d = find_dir(c, path, h);
+  if (d) return d;
+  d = calloc(1, sizeof *d);
+  if (!d || !(d->path = strdup(path))) {
+    free(d);
+    return NULL;
+  }
+  d->hash = h;
+  d->hnext = c->table[h % NBUCKETS];
+  c->table[h % NBUCKETS] = d;
+  return d;
+}
+
+/* Frees the record once it holds no versions and no request is between lookups. */
+static void maybe_free_dir(struct lnc_dscache *c, struct dsdir *d) {
+  if (d->versions || d->busy) return;
+  struct dsdir **pp = &c->table[d->hash % NBUCKETS];
+  while (*pp && *pp != d) pp = &(*pp)->hnext;
+  if (*pp) *pp = d->hnext;
+  free(d->path);
+  free(d);
+}
+
+/* Unlinks v from its directory, dropping the directory's reference; returns v when that was
+ * the last reference (the caller frees it after unlocking), else NULL. */
+static struct dsver *unlink_ver(struct lnc_dscache *c, struct dsver *v) {
+  struct dsdir *d = v->d;
+  struct dsver **pp = &d->versions;
+  while (*pp && *pp != v) pp = &(*pp)->next;
+  if (*pp) *pp = v->next;
+  v->next = NULL;
+  v->linked = false;
+  if (v->state == V_READY) {
+    lnc_engine_charge(c->e, -(int64_t)v->bytes);
+    atomic_fetch_sub(&c->bytes, v->bytes);
+    atomic_fetch_sub(&c->nversions, 1);
+  }
+  return --v->refs == 0 ? v : NULL;
+}
+
+/* Pushes v on a list of versions to free after unlocking (NULL is ignored). */
+static void defer(struct dsver **list, struct dsver *v) {
+  if (!v) return;
+  v->next = *list;
+  *list = v;
+}
+
+static void free_list(struct dsver *v) {
+  while (v) {
+    struct dsver *n = v->next;
+    ver_free(v);
+    v = n;
+  }
+}
+
+/* Drops the idle versions of d other than `keep` (the new latest). */
+static void drop_superseded(struct lnc_dscache *c, struct dsdir *d, uint64_t keep,
+                            struct dsver **dead) {
+  for (struct dsver *v = d->versions, *n; v; v = n) {
+    n = v->next;
+    if (v->version != keep && v->state == V_READY && v->refs == 1) defer(dead, unlink_ver(c, v));
+  }
+}
+
+static void drop_all(struct lnc_dscache *c, struct dsdir *d, struct dsver **dead) {
+  while (d->versions) defer(dead, unlink_ver(c, d->versions));
+}
+
+static bool is_latest(const struct dsver *v) {
+  return v->d->have_latest && v->d->latest == v->version;
+}
+
+static void release(struct lnc_dscache *c, struct dsver *v) {
+  struct dsver *dead = NULL;
+  pthread_mutex_lock(&c->lock);
+  if (v->linked && v->refs == 2 && v->state == V_READY && !is_latest(v)) {
+    struct dsdir *d = v->d;
+    defer(&dead, unlink_ver(c, v)); /* the directory's reference: never the last here */
+    maybe_free_dir(c, d);
+  }
+  if (--v->refs == 0) defer(&dead, v);
+  pthread_mutex_unlock(&c->lock);
+  free_list(dead);
+}
+
+/* ---- resolving and opening a version ---------------------------------------------------- */
+static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec; }
+
+static int open_dir(struct lnc_dscache *c, const char *dir, struct lnc_error *err) {
+  int fd = lnc_engine_open_beneath(c->e, dir, O_DIRECTORY);
+  if (fd >= 0) return fd;
+  int en = errno;
+  if (en == EXDEV || en == ELOOP)
+    return -lnc_errf(err, LNC_ENOTFOUND, "%s: path leaves the data root", dir);
+  if (en == ENOENT || en == ENOTDIR)
+    return -lnc_errf(err, LNC_ENOTFOUND, "%s: no such dataset directory", dir);
+  return -lnc_errf(err, LNC_EIO, "%s: %s", dir, strerror(en));
+}
+
+/* Lists _versions (vfd) and returns the newest version present. */
+static int list_latest(struct lnc_dscache *c, int vfd, const char *dir, uint64_t *out,
+                       struct lnc_error *err) {
+  struct lnc_ds_version *vs, v;
+  size_t n;
+  atomic_fetch_add(&c->listings, 1);
+  int rc = lnc_ds_list_versions(vfd, dir, &vs, &n, err);
+  if (rc) return rc;
+  rc = lnc_ds_pick_version(vs, n, 0, dir, &v, err);
+  free(vs);
+  if (!rc) *out = v.version;
+  return rc;
+}
+
+static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
+  v->ds = ds;
+  size_t nfiles = lnc_ds_num_files(ds);
+  v->file_base = calloc(ds->nfrag + 1, sizeof *v->file_base);
+  v->checked = calloc(nfiles + 1, sizeof *v->checked);
+  if (!v->file_base || !v->checked) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", v->dir);
+  for (size_t i = 0, k = 0; i < ds->nfrag; i++) {
+    v->file_base[i] = k;
+    k += ds->frags[i].nfiles;
+  }
+  v->bytes = lnc_ds_memory(ds) + strlen(v->dir) + (ds->nfrag + 1) * sizeof *v->file_base + nfiles;
+  return 0;
+}
+
+/* Resolves `want` (0 = latest) for the dataset at dir and returns the version referenced;
+ * the caller releases it. */
+static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, struct dsver **out,
+                   struct lnc_error *err) {
+  *out = NULL;
+  if (!dir || !dir[0]) return lnc_errf(err, LNC_EINVAL, "empty dataset path");
+  int dfd = open_dir(c, dir, err);
+  if (dfd < 0) return -dfd;
+  struct stat dst, vst;
+  struct lnc_error e2 = {0};
+  int vfd = lnc_ds_openat(dfd, "_versions", O_RDONLY | O_DIRECTORY, dir, &e2);
+  if (vfd < 0) {
+    close(dfd);
+    if (e2.code != LNC_ENOTFOUND) return lnc_errf(err, e2.code, "%s", e2.message);
+    return lnc_errf(err, LNC_ENOTFOUND, "%s: a directory without _versions/ (not a Lance "
+                    "dataset)", dir);
+  }
+  if (fstat(dfd, &dst) != 0 || fstat(vfd, &vst) != 0) {
+    int en = errno;
+    close(vfd);
+    close(dfd);
+    return lnc_errf(err, LNC_EIO, "%s: %s", dir, strerror(en));
+  }
+  struct dsver *dead = NULL;
+  int rc = 0;
+  pthread_mutex_lock(&c->lock);
+  struct dsdir *d = get_dir(c, dir);
+  if (!d) {
+    pthread_mutex_unlock(&c->lock);
+    close(vfd);
+    close(dfd);
+    return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", dir);
+  }
+  if (!d->have_id || d->dev != dst.st_dev || d->ino != dst.st_ino) {
+    /* First sight, or the directory was replaced by another dataset: start over. */
+    drop_all(c, d, &dead);
+    d->have_id = true;
+    d->dev = dst.st_dev;
+    d->ino = dst.st_ino;
+    d->have_latest = false;
+  }
+  uint64_t v = want;
+  if (want == 0) {
+    if (d->have_latest && !d->racy && d->vdev == vst.st_dev && d->vino == vst.st_ino &&
+        ts_ns(&d->vmtime) == ts_ns(&vst.st_mtim)) {
+      v = d->latest;
+    } else {
+      d->busy++;
+      pthread_mutex_unlock(&c->lock);
+      struct timespec now;
+      clock_gettime(CLOCK_REALTIME, &now);
+      rc = list_latest(c, vfd, dir, &v, err);
+      pthread_mutex_lock(&c->lock);
+      d->busy--;
+      if (!rc && d->have_id && d->dev == dst.st_dev && d->ino == dst.st_ino) {
+        if (!d->have_latest || d->latest != v) drop_superseded(c, d, v, &dead);
+        d->have_latest = true;
+        d->latest = v;
+        d->vdev = vst.st_dev;
+        d->vino = vst.st_ino;
+        d->vmtime = vst.st_mtim;
+        d->racy = ts_ns(&now) - ts_ns(&vst.st_mtim) < RACY_NS;
+      }
+    }
+  }
+  close(vfd);
+  struct dsver *ver = NULL;
+  while (!rc) {
+    for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
+    if (ver && ver->state == V_LOADING) {
+      d->busy++;
+      pthread_cond_wait(&c->loaded, &c->lock);
+      d->busy--;
+      continue;
+    }
+    if (ver) { /* READY */
+      ver->refs++;
+      break;
+    }
+    /* Miss: a LOADING placeholder so concurrent requests wait for this one load. */
+    ver = calloc(1, sizeof *ver);
+    if (!ver || !(ver->dir = strdup(dir))) {
+      free(ver);
+      ver = NULL;
+      rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", dir);
+      break;
+    }
+    ver->version = v;
+    ver->state = V_LOADING;
+    ver->linked = true;
+    ver->refs = 2; /* the directory's and ours */
+    ver->d = d;
+    ver->next = d->versions;
+    d->versions = ver;
+    pthread_mutex_unlock(&c->lock);
+    free_list(dead);
+    dead = NULL;
+
+    atomic_fetch_add(&c->opens, 1);
+    lnc_dataset *ds = NULL;
+    rc = lnc_ds_open_at(dfd, dir, v, &ds, err);
+    dfd = -1; /* consumed */
+    if (!rc) rc = make_ready(ver, ds, err);
+    pthread_mutex_lock(&c->lock);
+    if (rc) {
+      if (ver->linked) {
+        struct dsdir *vd = ver->d;
+        unlink_ver(c, ver); /* LOADING: nothing charged; ours stays */
+        maybe_free_dir(c, vd);
+      }
+      pthread_cond_broadcast(&c->loaded);
+      pthread_mutex_unlock(&c->lock);
+      ver_free(ver);
+      return rc;
+    }
+    ver->state = V_READY;
+    if (ver->linked) {
+      lnc_engine_charge(c->e, (int64_t)ver->bytes);
+      atomic_fetch_add(&c->bytes, ver->bytes);
+      atomic_fetch_add(&c->nversions, 1);
+    }
+    pthread_cond_broadcast(&c->loaded);
+    break;
+  }
+  if (rc) maybe_free_dir(c, d);
+  pthread_mutex_unlock(&c->lock);
+  free_list(dead);
+  if (dfd >= 0) close(dfd);
+  if (rc) return rc;
+  *out = ver;
+  return 0;
+}
+
+/* ---- reading data files through the engine ---------------------------------------------- */
+struct reader_ctx {
+  lnc_worker *w;
+  struct dsver *v;
+};
+
+static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file,
+                            const uint64_t *rows, size_t n, const char *const *cols,
+                            size_t ncols, const struct lnc_take_options *opts,
+                            struct ArrowSchema *schema, struct ArrowArray *array,
+                            struct lnc_take_stats *stats, struct lnc_error *err) {
+  struct reader_ctx *r = ctx;
+  const struct lnc_ds_fragment *fr = &ds->frags[frag];
+  const Lance__Table__DataFile *df = fr->files[file].pb;
+  char path[4200];
+  if ((size_t)snprintf(path, sizeof path, "%s/data/%s", r->v->dir, df->path) >= sizeof path)
+    return lnc_errf(err, LNC_EINVAL, "data file path too long");
+  size_t idx = r->v->file_base[frag] + file;
+  int rc;
+  if (!atomic_load(&r->v->checked[idx])) {
+    /* Once per opened version and data file: the file must have the fragment's rows. */
+    uint64_t nrows = 0;
+    rc = lnc_engine_describe(r->w, path, NULL, NULL, &nrows, NULL, NULL, err);
+    if (rc == LNC_ENOTFOUND) {
+      if (err) err->code = LNC_ECORRUPT; /* listed in the manifest, gone from the disk */
+      return LNC_ECORRUPT;
+    }
+    if (rc) return rc;
+    if (nrows != fr->pb->physical_rows)
+      return lnc_errf(err, LNC_ECORRUPT, "the file has %llu rows, the manifest says %llu",
+                      (unsigned long long)nrows, (unsigned long long)fr->pb->physical_rows);
+    atomic_store(&r->v->checked[idx], 1);
+  }
+  rc = lnc_engine_take(r->w, path, rows, n, cols, ncols, opts, schema, array, stats, err);
+  if (rc == LNC_ENOTFOUND) {
+    if (err) err->code = LNC_ECORRUPT;
+    return LNC_ECORRUPT;
+  }
+  return rc;
+}
+
+int lnc_engine_is_dataset(lnc_worker *w, const char *path) {
+  if (!w || !path || !path[0]) return 0;
+  int fd = lnc_engine_open_beneath(lnc_worker_engine(w), path, O_PATH | O_DIRECTORY);
+  if (fd < 0) return 0;
+  close(fd);
+  return 1;
+}
+
+int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
+                            const uint64_t *ids, size_t n, const char *const *columns,
+                            size_t ncolumns, const struct lnc_take_options *opts,
+                            struct ArrowSchema *schema, struct ArrowArray *array,
+                            struct lnc_take_stats *stats, struct lnc_error *err) {
+  if (!w || !schema || !array || (n && !ids))
+    return lnc_errf(err, LNC_EINVAL, "lnc_engine_dataset_take: NULL argument");
+  memset(schema, 0, sizeof *schema);
+  memset(array, 0, sizeof *array);
+  struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
+  struct dsver *v;
+  int rc = acquire(c, dir, version, &v, err);
+  if (rc) return rc;
+  struct reader_ctx ctx = {w, v};
+  struct lnc_ds_reader rd = {engine_file_take, &ctx};
+  rc = lnc_ds_take(v->ds, &rd, ids, n, columns, ncolumns, opts, schema, array, stats, err);
+  release(c, v);
+  return rc;
+}
+
+int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
+                                struct lnc_buf *json, struct ArrowSchema *schema,
+                                uint64_t *num_rows, uint64_t *version_out,
+                                struct lnc_error *err) {
+  if (!w) return lnc_errf(err, LNC_EINVAL, "lnc_engine_dataset_describe: NULL argument");
+  if (schema) memset(schema, 0, sizeof *schema);
+  struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
+  struct dsver *v;
+  int rc = acquire(c, dir, version, &v, err);
+  if (rc) return rc;
+  if (num_rows) *num_rows = lnc_dataset_num_rows(v->ds);
+  if (version_out) *version_out = lnc_dataset_version(v->ds);
+  if (json) rc = lnc_dataset_describe_json(v->ds, json, err);
+  if (!rc && schema) {
+    /* The types as a take produces them: a zero-row take reads one fragment's schema. */
+    struct reader_ctx ctx = {w, v};
+    struct lnc_ds_reader rd = {engine_file_take, &ctx};
+    struct ArrowArray a;
+    rc = lnc_ds_take(v->ds, &rd, NULL, 0, NULL, 0, NULL, schema, &a, NULL, err);
+    if (!rc) a.release(&a);
+  }
+  release(c, v);
+  return rc;
+}
