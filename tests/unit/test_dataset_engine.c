@@ -1,0 +1,469 @@
+/* Unit tests for datasets served through the take engine (lib/cache/datasets.c): every take
+ * answer of every fixture vs Lance's, data files loaded into the engine's one search cache
+ * (resident bytes, files, budget eviction), the dataset-version cache (latest picked up
+ * after a commit, superseded and pinned versions dropped once unused, listings only when
+ * _versions/ changed), concurrent takes while versions come and go, damaged datasets and
+ * paths that leave the root. */
+#include "lance.h"
+#include "dataset/dataset.h"
+#include <check.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FIX "tests/fixtures/datasets"
+
+static const char *const FIXTURES[] = {"multi_v21",     "multi_v22",  "deletions_v21",
+                                       "deletions_v22", "addcol_v21", "addcol_v22",
+                                       "compacted_v22"};
+#define NFIX (sizeof FIXTURES / sizeof FIXTURES[0])
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
+  b[n] = 0;
+  fclose(f);
+  return b;
+}
+
+static uint64_t *parse_ids(const char *s, size_t *n) {
+  size_t cap = 16, k = 0;
+  uint64_t *v = malloc(cap * sizeof *v);
+  ck_assert(*s == '[');
+  s++;
+  while (*s && *s != ']') {
+    char *end;
+    unsigned long long x = strtoull(s, &end, 10);
+    ck_assert_ptr_ne(end, s);
+    if (k == cap) v = realloc(v, (cap *= 2) * sizeof *v);
+    v[k++] = x;
+    s = end;
+    if (*s == ',') s++;
+  }
+  *n = k;
+  return v;
+}
+
+static lnc_engine *engine_at(const char *root, uint64_t budget) {
+  struct lnc_engine_config cfg;
+  lnc_engine_config_default(&cfg);
+  cfg.root = root;
+  if (budget) cfg.cache_budget = budget;
+  lnc_engine *e = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_engine_new(&cfg, &e, &err) == 0, "%s", err.message);
+  return e;
+}
+
+static lnc_worker *worker_of(lnc_engine *e) {
+  lnc_worker *w = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_worker_new(e, &w, &err) == 0, "%s", err.message);
+  return w;
+}
+
+static struct lnc_engine_stats stats(lnc_engine *e) {
+  struct lnc_engine_stats s;
+  lnc_engine_get_stats(e, &s);
+  return s;
+}
+
+/* Takes ids from dir@version and returns the JSON rows body (malloc'd), or NULL with err. */
+static char *take_json(lnc_worker *w, const char *dir, uint64_t version, const uint64_t *ids,
+                       size_t n, struct lnc_error *err) {
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  if (lnc_engine_dataset_take(w, dir, version, ids, n, NULL, 0, NULL, &s, &a, NULL, err))
+    return NULL;
+  struct lnc_buf b = {0};
+  ck_assert_int_eq(lnc_encode_json(&s, &a, &b, err), 0);
+  char *out = strndup((const char *)b.data, b.len);
+  lnc_buf_free(&b);
+  a.release(&a);
+  s.release(&s);
+  return out;
+}
+
+static uint64_t live_rows(lnc_worker *w, const char *dir, uint64_t version, uint64_t *resolved) {
+  uint64_t n = 0;
+  struct lnc_error err = {0};
+  int rc = lnc_engine_dataset_describe(w, dir, version, NULL, NULL, &n, resolved, &err);
+  ck_assert_msg(rc == 0, "%s: %s", dir, err.message);
+  return n;
+}
+
+/* ---- every answer of every fixture, through the engine ------------------------------------ */
+START_TEST(test_engine_take_vs_lance) {
+  lnc_engine *e = engine_at(FIX, 0);
+  lnc_worker *w = worker_of(e);
+  int compared = 0;
+  for (size_t i = 0; i < NFIX; i++) {
+    char path[512], dir[128];
+    snprintf(path, sizeof path, FIX "/%s.answers", FIXTURES[i]);
+    snprintf(dir, sizeof dir, "%s.lance", FIXTURES[i]);
+    char *text = slurp(path);
+    ck_assert_ptr_nonnull(text);
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+      char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
+      ck_assert(t1 && t2);
+      *t1 = 0;
+      uint64_t version = strtoull(t1 + 1, NULL, 10);
+      size_t n;
+      uint64_t *ids = parse_ids(line, &n);
+      struct lnc_error err = {0};
+      char *got = take_json(w, dir, version, ids, n, &err);
+      ck_assert_msg(got, "%s %s@%llu: %s", dir, line, (unsigned long long)version, err.message);
+      ck_assert_msg(strcmp(got, t2 + 1) == 0, "%s ids %s @%llu:\n got %s\nwant %s", dir, line,
+                    (unsigned long long)version, got, t2 + 1);
+      compared++;
+      free(got);
+      free(ids);
+    }
+    free(text);
+  }
+  ck_assert_int_gt(compared, 200);
+  struct lnc_engine_stats st = stats(e);
+  ck_assert_uint_gt(st.files_cached, 7); /* every fixture's data files went through the engine */
+  ck_assert_uint_eq(st.datasets_cached, NFIX); /* the latest of each, pinned ones dropped */
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+}
+END_TEST
+
+/* ---- one budget for files and datasets ----------------------------------------------------- */
+START_TEST(test_engine_budget_shared) {
+  lnc_engine *e = engine_at(FIX, 0);
+  lnc_worker *w = worker_of(e);
+  struct lnc_engine_stats s0 = stats(e);
+  ck_assert_uint_eq(s0.resident_bytes, 0);
+  ck_assert_uint_eq(s0.files_cached, 0);
+  uint64_t ids[] = {0, 310, 740};
+  struct lnc_error err = {0};
+  char *j = take_json(w, "multi_v21.lance", 0, ids, 3, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  struct lnc_engine_stats s1 = stats(e);
+  ck_assert_uint_eq(s1.files_cached, 3); /* three fragments, one data file each */
+  ck_assert_uint_eq(s1.cache_loads, 3);
+  ck_assert_uint_eq(s1.datasets_cached, 1);
+  ck_assert_uint_gt(s1.dataset_bytes, 0);
+  ck_assert_uint_gt(s1.resident_bytes, s1.dataset_bytes); /* files' search caches + dataset */
+  ck_assert_uint_eq(s1.takes, 3);                          /* one engine take per data file */
+
+  uint64_t ids2[] = {0, 500, 1000, 1100};
+  j = take_json(w, "deletions_v21.lance", 0, ids2, 4, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  struct lnc_engine_stats s2 = stats(e);
+  ck_assert_uint_gt(s2.files_cached, s1.files_cached);
+  ck_assert_uint_gt(s2.resident_bytes, s1.resident_bytes);
+  ck_assert_uint_eq(s2.datasets_cached, 2);
+  ck_assert_uint_le(s2.resident_bytes, s2.budget_bytes);
+
+  /* Shrink the budget: idle files are evicted to fit, datasets stay and keep serving. */
+  uint64_t small = s2.dataset_bytes + (s2.resident_bytes - s2.dataset_bytes) / 3;
+  lnc_engine_set_budget(e, small);
+  struct lnc_engine_stats s3 = stats(e);
+  ck_assert_uint_gt(s3.cache_evictions, 0);
+  ck_assert_uint_lt(s3.files_cached, s2.files_cached);
+  ck_assert_uint_le(s3.resident_bytes, small);
+  ck_assert_uint_eq(s3.dataset_bytes, s2.dataset_bytes);
+  j = take_json(w, "multi_v21.lance", 0, ids, 3, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  struct lnc_engine_stats s4 = stats(e);
+  ck_assert_uint_le(s4.resident_bytes, small);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+}
+END_TEST
+
+/* ---- versions: refresh, drop, listings ---------------------------------------------------- */
+static char tmproot[256];
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void sh(const char *fmt, ...) {
+  char cmd[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
+static void make_root(void) {
+  snprintf(tmproot, sizeof tmproot, "/tmp/lnc-dse-test-%d", (int)getpid());
+  sh("rm -rf %s && mkdir -p %s", tmproot, tmproot);
+}
+
+static void add_fixture(const char *name, const char *as) {
+  sh("cp -r " FIX "/%s.lance %s/%s", name, tmproot, as);
+}
+
+static void sleep_ms(long ms) {
+  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+START_TEST(test_engine_version_refresh) {
+  make_root();
+  add_fixture("multi_v21", "ds");
+  sh("mkdir %s/hidden && mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot, tmproot);
+  lnc_engine *e = engine_at(tmproot, 0);
+  lnc_worker *w = worker_of(e);
+  uint64_t v;
+  ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 500);
+  ck_assert_uint_eq(v, 2);
+  ck_assert_uint_eq(stats(e).datasets_cached, 1);
+
+  /* A version committed while the engine runs: the next request serves it. */
+  sh("mv %s/hidden/3.manifest %s/ds/_versions/", tmproot, tmproot);
+  ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 750);
+  ck_assert_uint_eq(v, 3);
+  struct lnc_engine_stats s = stats(e);
+  ck_assert_uint_eq(s.datasets_cached, 1); /* v2: unused and superseded, dropped */
+  uint64_t ids[] = {749, 0};
+  struct lnc_error err = {0};
+  char *j = take_json(w, "ds", 0, ids, 2, &err);
+  ck_assert_msg(j && strstr(j, "\"id\":749"), "%s", j ? j : err.message);
+  free(j);
+
+  /* A pinned old version is opened for the request and dropped after it. */
+  uint64_t opens = stats(e).dataset_opens;
+  ck_assert_uint_eq(live_rows(w, "ds", 1, &v), 300);
+  ck_assert_uint_eq(v, 1);
+  ck_assert_uint_eq(stats(e).dataset_opens, opens + 1);
+  ck_assert_uint_eq(stats(e).datasets_cached, 1);
+
+  /* Once _versions/ has been quiet for longer than the racy window, requests only stat it. */
+  sleep_ms(150);
+  live_rows(w, "ds", 0, NULL);
+  uint64_t listings = stats(e).dataset_listings;
+  opens = stats(e).dataset_opens;
+  for (int i = 0; i < 5; i++) ck_assert_uint_eq(live_rows(w, "ds", 0, NULL), 750);
+  ck_assert_uint_eq(stats(e).dataset_listings, listings);
+  ck_assert_uint_eq(stats(e).dataset_opens, opens);
+
+  /* Going back (the newest manifest removed) is seen too. */
+  sh("mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot);
+  ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 500);
+  ck_assert_uint_eq(v, 2);
+
+  /* The directory replaced by another dataset: its versions are not confused. */
+  sh("rm -rf %s/ds", tmproot);
+  add_fixture("compacted_v22", "ds");
+  ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 400);
+  ck_assert_uint_eq(v, 8);
+  ck_assert_uint_eq(stats(e).datasets_cached, 1);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  sh("rm -rf %s", tmproot);
+}
+END_TEST
+
+/* Concurrent takes while the latest version appears and disappears: each request reads one
+ * version to its end (rows 0..499 exist in both), nothing is freed under a reader. */
+struct thr {
+  lnc_engine *e;
+  atomic_int *stop;
+  int ok, takes;
+};
+
+static void *thr_take(void *p) {
+  struct thr *t = p;
+  lnc_worker *w;
+  struct lnc_error err = {0};
+  if (lnc_worker_new(t->e, &w, &err)) return NULL;
+  uint64_t ids[64];
+  t->ok = 1;
+  while (!atomic_load(t->stop)) {
+    for (int i = 0; i < 64; i++) ids[i] = (uint64_t)(i * 7 + t->takes) % 500;
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    const char *cols[] = {"id"};
+    if (lnc_engine_dataset_take(w, "ds", 0, ids, 64, cols, 1, NULL, &s, &a, NULL, &err)) {
+      fprintf(stderr, "take: %s\n", err.message);
+      t->ok = 0;
+      break;
+    }
+    const int64_t *v = (const int64_t *)a.children[0]->buffers[1];
+    for (int i = 0; i < 64; i++)
+      if (v[i] != (int64_t)ids[i]) t->ok = 0;
+    a.release(&a);
+    s.release(&s);
+    t->takes++;
+  }
+  lnc_worker_free(w);
+  return NULL;
+}
+
+START_TEST(test_engine_versions_concurrent) {
+  make_root();
+  add_fixture("multi_v22", "ds");
+  sh("mkdir %s/hidden", tmproot);
+  lnc_engine *e = engine_at(tmproot, 0);
+  atomic_int stop = 0;
+  pthread_t th[2];
+  struct thr args[2];
+  for (int i = 0; i < 2; i++) {
+    args[i] = (struct thr){e, &stop, 0, 0};
+    pthread_create(&th[i], NULL, thr_take, &args[i]);
+  }
+  /* Version 3 (V2 naming) comes and goes; versions 1 and 2 stay. */
+  char name[64], in[512], out[512];
+  snprintf(name, sizeof name, "%020llu.manifest", (unsigned long long)(UINT64_MAX - 3));
+  snprintf(in, sizeof in, "%s/ds/_versions/%s", tmproot, name);
+  snprintf(out, sizeof out, "%s/hidden/%s", tmproot, name);
+  for (int r = 0; r < 40; r++) {
+    sleep_ms(5);
+    ck_assert_int_eq(r % 2 ? rename(out, in) : rename(in, out), 0);
+  }
+  atomic_store(&stop, 1);
+  for (int i = 0; i < 2; i++) {
+    pthread_join(th[i], NULL);
+    ck_assert(args[i].ok);
+    ck_assert_int_gt(args[i].takes, 0);
+  }
+  lnc_engine_free(e);
+  sh("rm -rf %s", tmproot);
+}
+END_TEST
+
+/* ---- damaged datasets and paths ------------------------------------------------------------ */
+static int take_err(lnc_worker *w, const char *dir, uint64_t version, struct lnc_error *err) {
+  uint64_t ids[] = {0, 1};
+  char *j = take_json(w, dir, version, ids, 2, err);
+  if (j) {
+    free(j);
+    return 0;
+  }
+  return err->code;
+}
+
+START_TEST(test_engine_dataset_errors) {
+  make_root();
+  add_fixture("multi_v21", "torn");
+  sh("truncate -s 100 %s/torn/_versions/3.manifest", tmproot);
+  add_fixture("multi_v21", "nomanifest");
+  sh("rm %s/nomanifest/_versions/*.manifest", tmproot);
+  add_fixture("multi_v22", "nodata");
+  sh("rm $(ls %s/nodata/data/*.lance | head -1)", tmproot);
+  add_fixture("deletions_v22", "baddel");
+  sh("for f in %s/baddel/_deletions/*.bin; do printf 'garbage!' > $f; done", tmproot);
+  add_fixture("multi_v21", "good");
+  add_fixture("multi_v21", "escape");
+  sh("mv %s/escape/_versions/3.manifest %s/outside.manifest && "
+     "ln -s ../../outside.manifest %s/escape/_versions/3.manifest", tmproot, tmproot, tmproot);
+  sh("mkdir %s/plain", tmproot);
+  lnc_engine *e = engine_at(tmproot, 0);
+  lnc_worker *w = worker_of(e);
+  struct lnc_error err = {0};
+
+  ck_assert_int_eq(take_err(w, "torn", 0, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "3.manifest") && strstr(err.message, "torn"), "%s",
+                err.message);
+  ck_assert_int_eq(take_err(w, "torn", 2, &err), 0); /* older versions still read */
+  ck_assert_int_eq(take_err(w, "nomanifest", 0, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "no manifests"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "nodata", 0, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "data file"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "baddel", 0, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "deletion file") && strstr(err.message, ".bin"), "%s",
+                err.message);
+  ck_assert_int_eq(take_err(w, "good", 999, &err), LNC_ENOTFOUND);
+  ck_assert_msg(strstr(err.message, "version 999 not found"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "plain", 0, &err), LNC_ENOTFOUND);
+  ck_assert_msg(strstr(err.message, "_versions"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "nope", 0, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(take_err(w, "../lnc-dse-test-x", 0, &err), LNC_ENOTFOUND);
+  ck_assert_msg(strstr(err.message, "leaves the data root"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "escape", 0, &err), LNC_ECORRUPT); /* symlink out of the dataset */
+  ck_assert_msg(strstr(err.message, "outside"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "escape", 2, &err), 0);
+  ck_assert(lnc_engine_is_dataset(w, "good"));
+  ck_assert(!lnc_engine_is_dataset(w, "good/_versions/1.manifest"));
+  ck_assert(!lnc_engine_is_dataset(w, "nope"));
+  ck_assert(!lnc_engine_is_dataset(w, ".."));
+
+  /* A data file removed after the version was cached: the next take names it (422 in lanced),
+   * other datasets keep being served. */
+  uint64_t id = 0;
+  char *j = take_json(w, "good", 0, &id, 1, &err);
+  ck_assert_ptr_nonnull(j);
+  free(j);
+  lnc_engine_set_budget(e, 1); /* evict the search caches so the file is opened again */
+  sh("rm %s/good/data/*.lance", tmproot);
+  ck_assert_int_eq(take_err(w, "good", 0, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "data file"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "torn", 2, &err), 0);
+
+  /* Row ranges are checked against the live rows. */
+  uint64_t far = 750;
+  ck_assert_ptr_null(take_json(w, "torn", 2, &far, 1, &err));
+  ck_assert_int_eq(err.code, LNC_ERANGE);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  sh("rm -rf %s", tmproot);
+}
+END_TEST
+
+START_TEST(test_engine_dataset_describe) {
+  lnc_engine *e = engine_at(FIX, 0);
+  lnc_worker *w = worker_of(e);
+  struct lnc_buf json = {0};
+  struct ArrowSchema s;
+  uint64_t rows = 0, v = 0;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_engine_dataset_describe(w, "addcol_v22.lance", 2, &json, &s, &rows, &v,
+                                               &err), 0);
+  ck_assert_uint_eq(v, 2);
+  ck_assert_uint_eq(rows, 350);
+  ck_assert_int_eq(s.n_children, 4); /* y was added in version 3 */
+  s.release(&s);
+  char *txt = strndup((const char *)json.data, json.len);
+  ck_assert_msg(strstr(txt, "\"versions\":[1,2,3,4]") && strstr(txt, "\"version\":2"), "%s", txt);
+  free(txt);
+  lnc_buf_free(&json);
+  ck_assert_int_eq(lnc_engine_dataset_describe(w, "addcol_v22.lance", 0, NULL, &s, &rows, &v,
+                                               &err), 0);
+  ck_assert_uint_eq(v, 4);
+  ck_assert_int_eq(s.n_children, 5);
+  ck_assert_str_eq(s.children[4]->name, "y");
+  s.release(&s);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("dataset_engine");
+  TCase *tc = tcase_create("engine");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_engine_take_vs_lance);
+  tcase_add_test(tc, test_engine_budget_shared);
+  tcase_add_test(tc, test_engine_version_refresh);
+  tcase_add_test(tc, test_engine_versions_concurrent);
+  tcase_add_test(tc, test_engine_dataset_errors);
+  tcase_add_test(tc, test_engine_dataset_describe);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  SRunner *sr = srunner_create(suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
