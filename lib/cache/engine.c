@@ -40,6 +40,7 @@ struct entry {
   int state;
   bool linked;                      /* in the shard's table (else: dropped, freed at refs 0) */
   atomic_int refs;
+  uint64_t last_used;               /* engine tick of the last acquire (shard lock held) */
   struct lnc_file *file;            /* READY: prepared, read-only */
   size_t bytes;                     /* counted in resident while linked and READY */
   struct lnc_error load_err;        /* FAILED */
@@ -60,6 +61,7 @@ struct lnc_engine {
   atomic_uint_fast64_t budget, resident, files, open_fds;
   atomic_uint_fast64_t takes, rows, reads, bytes_read, bytes_decoded;
   atomic_uint_fast64_t hits, misses, loads, evictions;
+  atomic_uint_fast64_t tick;        /* recency clock for LRU across shards */
   atomic_int workers;
   struct lnc_dscache *datasets;     /* opened dataset versions (datasets.c) */
 };
@@ -181,44 +183,48 @@ void lnc_engine_free(lnc_engine *e) {
   free(e);
 }
 
-/* Evicts least-recently-used idle entries until `need` more bytes and one more file fit.
- * Takes each shard's lock in turn, never two at once. */
-static void make_room(struct lnc_engine *e, uint64_t need) {
-  for (int pass = 0; pass < 2; pass++) {
+/* The least recently used idle entry of shard s (lock held), or NULL. Each shard's list is
+ * in recency order, so the first idle entry from the tail is the shard's oldest. */
+static struct entry *oldest_idle_locked(struct shard *s) {
+  for (struct entry *en = s->lru_tail; en; en = en->prev)
+    if (en->state == E_READY && atomic_load(&en->refs) == 1) return en; /* only the table holds it */
+  return NULL;
+}
+
+static bool over_limits(struct lnc_engine *e, uint64_t need_bytes, uint64_t need_fds) {
+  return atomic_load(&e->resident) + need_bytes > atomic_load(&e->budget) ||
+         atomic_load(&e->open_fds) + need_fds > e->cfg.max_open_files;
+}
+
+/* Evicts idle entries, least recently used first across all shards, until `need_bytes` more
+ * bytes and `need_fds` more open files fit. Takes one shard lock at a time. */
+static void make_room(struct lnc_engine *e, uint64_t need_bytes, uint64_t need_fds) {
+  while (over_limits(e, need_bytes, need_fds)) {
+    int best = -1;
+    uint64_t best_tick = UINT64_MAX;
     for (int i = 0; i < NSHARDS; i++) {
-      if (atomic_load(&e->resident) + need <= atomic_load(&e->budget) &&
-          atomic_load(&e->open_fds) < e->cfg.max_open_files)
-        return;
       struct shard *s = &e->shards[i];
-      struct entry *victims = NULL;
       pthread_mutex_lock(&s->lock);
-      for (struct entry *en = s->lru_tail; en;) {
-        struct entry *prev = en->prev;
-        bool over = atomic_load(&e->resident) + need > atomic_load(&e->budget) ||
-                    atomic_load(&e->open_fds) >= e->cfg.max_open_files;
-        if (!over) break;
-        /* refs == 1: only the table holds it, nobody is reading it. */
-        if (en->state == E_READY && atomic_load(&en->refs) == 1) {
-          unlink_locked(e, s, en);
-          en->hnext = victims;
-          victims = en;
-          atomic_fetch_add(&e->evictions, 1);
-        }
-        en = prev;
-      }
+      struct entry *en = oldest_idle_locked(s);
+      if (en && en->last_used < best_tick) { best_tick = en->last_used; best = i; }
       pthread_mutex_unlock(&s->lock);
-      while (victims) {
-        struct entry *n = victims->hnext;
-        unref(e, victims);
-        victims = n;
-      }
     }
+    if (best < 0) return; /* everything left is in use */
+    struct shard *s = &e->shards[best];
+    pthread_mutex_lock(&s->lock);
+    struct entry *en = oldest_idle_locked(s);
+    if (en) {
+      unlink_locked(e, s, en);
+      atomic_fetch_add(&e->evictions, 1);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (en) unref(e, en);
   }
 }
 
 void lnc_engine_set_budget(lnc_engine *e, uint64_t bytes) {
   atomic_store(&e->budget, bytes ? bytes : 1);
-  make_room(e, 0);
+  make_room(e, 0, 0);
 }
 
 void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *o) {
@@ -242,7 +248,7 @@ void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *o) {
 void lnc_engine_charge(lnc_engine *e, int64_t delta) {
   if (delta >= 0) {
     atomic_fetch_add(&e->resident, (uint64_t)delta);
-    make_room(e, 0);
+    make_room(e, 0, 0);
   } else {
     atomic_fetch_sub(&e->resident, (uint64_t)-delta);
   }
@@ -359,10 +365,21 @@ static int acquire(struct lnc_worker *w, const char *path, struct entry **out, s
                    struct lnc_error *err) {
   struct lnc_engine *e = w->e;
   struct stat st;
-  int rc = stat_path(e, path, &st, err);
-  if (rc) return rc;
   uint64_t h = hash_path(path);
   struct shard *s = &e->shards[h % NSHARDS];
+  int rc = stat_path(e, path, &st, err);
+  if (rc) {
+    /* Gone (or no longer a file): whatever was cached for the path is dropped now, so its
+     * memory and descriptors are not held for a file nobody can ask for. */
+    pthread_mutex_lock(&s->lock);
+    struct entry *en = s->table[h % s->nbuckets];
+    while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
+    if (en && en->state == E_READY) unlink_locked(e, s, en);
+    else en = NULL;
+    pthread_mutex_unlock(&s->lock);
+    if (en) unref(e, en);
+    return rc;
+  }
   pthread_mutex_lock(&s->lock);
   for (;;) {
     struct entry *en = s->table[h % s->nbuckets];
@@ -384,6 +401,7 @@ static int acquire(struct lnc_worker *w, const char *path, struct entry **out, s
     }
     if (en && en->state == E_READY) {
       atomic_fetch_add(&en->refs, 1);
+      en->last_used = atomic_fetch_add(&e->tick, 1);
       if (s->lru_head != en) { /* move to the front */
         if (en->prev) en->prev->next = en->next;
         if (en->next) en->next->prev = en->prev; else s->lru_tail = en->prev;
@@ -419,14 +437,14 @@ static int acquire(struct lnc_worker *w, const char *path, struct entry **out, s
   if (ts) { ts->cache_misses++; ts->cache_loads++; }
   atomic_fetch_add(&e->loads, 1);
 
-  make_room(e, 0); /* keep the descriptor bound before opening another file */
+  make_room(e, 0, 1); /* a slot for this file's descriptors before opening it */
   struct lnc_file *f = NULL;
   size_t bytes = 0;
   struct stat fst;
   rc = load_file(w, path, &f, &bytes, &fst, ts, err);
   if (!rc) {
     atomic_fetch_add(&e->open_fds, 1);
-    make_room(e, bytes);
+    make_room(e, bytes, 0);
   }
   pthread_mutex_lock(&s->lock);
   unlink_locked(e, s, en); /* re-linked below when it may stay */
@@ -445,6 +463,7 @@ static int acquire(struct lnc_worker *w, const char *path, struct entry **out, s
   en->size = fst.st_size;
   en->mtime = fst.st_mtim;
   en->state = E_READY;
+  en->last_used = atomic_fetch_add(&e->tick, 1);
   bool fits = atomic_load(&e->resident) + bytes <= atomic_load(&e->budget);
   if (fits) {
     en->hnext = s->table[h % s->nbuckets];

@@ -18,7 +18,9 @@
 #include "support/support.h"
 
 /* ---- fixtures and helpers ------------------------------------------------------------ */
-static char g_tmpbase[PATH_MAX]; /* <build>/tests: on the repository's disk, not tmpfs */
+/* <build>/tests/engtest.XXXXXX: on the repository's disk (not tmpfs); made and removed by
+ * main, so the scratch dirs of failed tests (forked children) are removed too. */
+static char g_tmpbase[PATH_MAX + 32];
 
 /* Checked for presence at startup (a clear message instead of a failed assertion). */
 static const char *const k_small[] = {"types21", "types22", "nested21", "nested22",
@@ -164,7 +166,7 @@ static struct lnc_engine_stats estats(lnc_engine *e) {
 }
 
 static char *mktmp(void) {
-  char *p = tsup_path(g_tmpbase, "engtest.XXXXXX");
+  char *p = tsup_path(g_tmpbase, "t.XXXXXX");
   ck_assert_ptr_nonnull(p);
   ck_assert_msg(mkdtemp(p) != NULL, "mkdtemp %s: %s", p, strerror(errno));
   return p;
@@ -983,7 +985,11 @@ int main(void) {
   if (n <= 0) return 2;
   exe[n] = 0;
   *strrchr(exe, '/') = 0; /* <build>/tests */
-  snprintf(g_tmpbase, sizeof g_tmpbase, "%s", exe);
+  snprintf(g_tmpbase, sizeof g_tmpbase, "%.4000s/engtest.XXXXXX", exe);
+  if (!mkdtemp(g_tmpbase)) {
+    perror(g_tmpbase);
+    return 2;
+  }
   for (size_t i = 0; i < N_SMALL; i++) fixture(k_small[i]);
   fixture("core21");
 
@@ -1012,5 +1018,6 @@ int main(void) {
   srunner_run_all(sr, CK_NORMAL);
   int failed = srunner_ntests_failed(sr);
   srunner_free(sr);
+  tsup_rmtree(g_tmpbase);
   return failed ? 1 : 0;
 }
