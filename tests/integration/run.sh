@@ -287,5 +287,9 @@ fi
 "$LANCED" --root "$ROOT" --listen nonsense --check-config >/dev/null 2>&1 && bad "check-config bad listen" || ok "check-config bad listen"
 "$LANCED" --config conf/lanced.conf --root "$ROOT" --check-config >/dev/null 2>&1 && ok "example config parses" || bad "example config parses"
 
+# ---- datasets: daemon_datasets.sh runs its own daemon over dataset fixtures -------------------
+if BIN=$BIN tests/integration/daemon_datasets.sh > "$WORK/datasets.out" 2>&1; then ok "datasets: $(tail -1 "$WORK/datasets.out")"
+else bad "datasets" "$(grep -E '^FAIL' "$WORK/datasets.out" | head -10; tail -1 "$WORK/datasets.out")"; fi
+
 echo "$PASS passed, $FAIL failed"
 [[ $FAIL == 0 ]]

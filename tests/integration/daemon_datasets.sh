@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Integration tests for datasets in lanced: start the real daemon over a temporary root with
+# copies of the dataset fixtures (tests/fixtures/datasets, written by LanceDB) and damaged
+# copies, then: every answers line of every fixture through GET (pinned versions via
+# ?version=N) equals Lance's body; POST, describe, Connect on dataset paths; damaged datasets
+# and missing versions give clear 4xx/422 errors while /healthz and other datasets keep
+# answering; then daemon_datasets.mjs (Arrow bodies decoded with apache-arrow, versions
+# appended and deleted by LanceDB while the daemon runs).
+# Usage: BIN=bin tests/integration/daemon_datasets.sh   (run by tests/integration/run.sh).
+# The last line is "N passed, M failed"; exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+BIN=${BIN:-bin}
+LANCED=$REPO/$BIN/lanced
+[[ $BIN == /* ]] && LANCED=$BIN/lanced
+FIX=tests/fixtures/datasets
+PASS=0 FAIL=0
+WORK=$(mktemp -d /tmp/lanced-ds.XXXXXX)
+DPID=""
+
+cleanup() {
+  [[ -n $DPID ]] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
+  if [[ -n ${KEEP:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+ok() { PASS=$((PASS + 1)); [[ -n ${VERBOSE:-} ]] && echo "ok   $1"; return 0; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $1${2:+: $2}"; return 0; }
+
+if [[ ! -x $LANCED ]]; then
+  echo "no daemon at $LANCED (set BIN)"; echo "0 passed, 1 failed"; exit 1
+fi
+
+# ---- root: fixtures, damaged copies, a plain directory, a live copy for appends ----------
+ROOT=$WORK/root
+mkdir -p "$ROOT/ds" "$ROOT/bad" "$ROOT/plain" "$ROOT/live"
+cp -r $FIX/*.lance "$ROOT/ds/"
+cp -r $FIX/multi_v21.lance "$ROOT/bad/nomanifest.lance" && rm "$ROOT"/bad/nomanifest.lance/_versions/*.manifest
+cp -r $FIX/multi_v21.lance "$ROOT/bad/torn.lance" && truncate -s 100 "$ROOT/bad/torn.lance/_versions/3.manifest"
+cp -r $FIX/multi_v22.lance "$ROOT/bad/nodata.lance" && rm "$(ls "$ROOT"/bad/nodata.lance/data/*.lance | head -1)"
+cp -r $FIX/deletions_v22.lance "$ROOT/bad/baddel.lance"
+for f in "$ROOT"/bad/baddel.lance/_deletions/*.bin; do printf 'garbage!' > "$f"; done
+cp -r $FIX/multi_v22.lance "$ROOT/live/app.lance"
+
+"$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 2>"$WORK/lanced.log" &
+DPID=$!
+PORT=""
+for _ in $(seq 1 100); do
+  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/lanced.log" | head -1)
+  [[ -n $PORT ]] && break
+  sleep 0.05
+done
+[[ -n $PORT ]] || { echo "daemon did not start:"; cat "$WORK/lanced.log"; echo "0 passed, 1 failed"; exit 1; }
+URL=http://127.0.0.1:$PORT
+
+status() { local u=$1; shift; curl -s -o "$WORK/body" -w '%{http_code}' "$@" "$u"; }
+healthy() {
+  [[ $(curl -s -o /dev/null -w '%{http_code}' "$URL/healthz") == 200 ]] ||
+    bad "healthz after $1" "daemon stopped answering"
+}
+expect() { # name want-status grep-pattern URL [curl args]
+  local name=$1 want=$2 pat=$3 u=$4; shift 4
+  local got; got=$(status "$u" "$@")
+  if [[ $got != "$want" ]]; then bad "$name" "want $want, got $got: $(head -c 300 "$WORK/body")"
+  elif [[ -n $pat ]] && ! grep -q -- "$pat" "$WORK/body"; then bad "$name" "body lacks '$pat': $(head -c 300 "$WORK/body")"
+  else ok "$name"; fi
+  healthy "$name"
+}
+
+# ---- (a) every answers line of every fixture, JSON rows identical to Lance's ----------------
+n_ans=0 n_fail=0
+for answers in $FIX/*.answers; do
+  name=$(basename "$answers" .answers)
+  lineno=0
+  while IFS=$'\t' read -r ids version expected; do
+    lineno=$((lineno + 1))
+    q="ids=$(tr -d '[] ' <<<"$ids")"
+    [[ $version != 0 ]] && q="$q&version=$version"
+    got=$(curl -s "$URL/files/ds/$name.lance/rows?$q")
+    n_ans=$((n_ans + 1))
+    if [[ $got == "$expected" ]]; then ok "answer $name:$lineno"
+    else n_fail=$((n_fail + 1)); bad "answer $name:$lineno" "?$(head -c 80 <<<"$q") → $(head -c 200 <<<"$got")"; fi
+  done < "$answers"
+done
+echo "dataset answers: $((n_ans - n_fail))/$n_ans bodies identical to Lance's"
+[[ $n_ans -gt 200 ]] && ok "answers compared" || bad "answers compared" "only $n_ans"
+healthy "answers"
+
+# POST (JSON body, version in the body or the query), HEAD, protobuf body.
+line=$(sed -n 3p $FIX/deletions_v22.answers)
+IFS=$'\t' read -r ids version expected <<<"$line"
+got=$(curl -s -X POST -H 'Content-Type: application/json' -d "{\"ids\":$ids}" "$URL/files/ds/deletions_v22.lance/rows")
+[[ $got == "$expected" ]] && ok "POST json" || bad "POST json" "$(head -c 200 <<<"$got")"
+line=$(awk -F'\t' '$2 != 0' $FIX/addcol_v22.answers | sed -n 3p)
+IFS=$'\t' read -r ids version expected <<<"$line"
+got=$(curl -s -X POST -H 'Content-Type: application/json' -d "{\"ids\":$ids,\"version\":$version}" "$URL/files/ds/addcol_v22.lance/rows")
+[[ $got == "$expected" ]] && ok "POST json with version" || bad "POST json with version" "$(head -c 200 <<<"$got")"
+got=$(curl -s -X POST -H 'Content-Type: application/json' -d "{\"ids\":$ids}" "$URL/files/ds/addcol_v22.lance/rows?version=$version")
+[[ $got == "$expected" ]] && ok "POST json with ?version" || bad "POST json with ?version" "$(head -c 200 <<<"$got")"
+expect "HEAD dataset rows" 200 "" "$URL/files/ds/multi_v21.lance/rows?ids=1" -I
+expect "columns on a dataset" 200 '"columns":\["s","id"\]' "$URL/files/ds/addcol_v21.lance/rows?ids=0,5&columns=s,id"
+
+# ---- describe ---------------------------------------------------------------------------------
+expect "describe dataset" 200 '"type":"dataset"' "$URL/files/ds/deletions_v21.lance"
+node -e '
+  const b = JSON.parse(require("fs").readFileSync(process.argv[1]));
+  const d = b.dataset, live = d.fragments.reduce((a, f) => a + f.live_rows, 0);
+  const ok = b.version === 8 && b.num_rows === d.num_rows && live === b.num_rows &&
+    d.versions.length >= 2 && d.num_physical_rows > b.num_rows && b.columns.length === 4 &&
+    d.fragments.some((f) => f.deletion_file) && d.fragments.every((f) => f.data_files.length > 0);
+  if (!ok) { console.error(JSON.stringify(b).slice(0, 400)); process.exit(1); }' "$WORK/body" \
+  && ok "describe body (versions, fragments, live/physical rows, deletions)" || bad "describe body"
+expect "describe pinned" 200 '"version":2,"num_rows":500' "$URL/files/ds/multi_v21.lance?version=2"
+expect "describe missing version" 404 'version 42 not found' "$URL/files/ds/multi_v21.lance?version=42"
+
+# ---- Connect on dataset paths ---------------------------------------------------------------------
+expect "connect Take dataset" 200 '"numRows"' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/multi_v22.lance","ids":[0,749],"columns":["id","s"],"format":"FORMAT_PROTO"}'
+grep -q '"749"' "$WORK/body" && ok "connect Take rows" || bad "connect Take rows" "$(head -c 300 "$WORK/body")"
+expect "connect GetFile dataset" 200 '"numRows":"750"' "$URL/lanced.v1.RowService/GetFile" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/multi_v22.lance"}'
+expect "connect Take damaged dataset" 500 '"code":"data_loss"' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"bad/torn.lance","ids":[0]}'
+
+# ---- (c) errors ---------------------------------------------------------------------------------
+expect "no manifests" 422 'no manifests' "$URL/files/bad/nomanifest.lance/rows?ids=0"
+expect "torn manifest" 422 'torn write' "$URL/files/bad/torn.lance/rows?ids=0"
+expect "torn manifest: older version" 200 '"num_rows":1' "$URL/files/bad/torn.lance/rows?ids=0&version=2"
+expect "missing data file" 422 'data file' "$URL/files/bad/nodata.lance/rows?ids=0"
+expect "garbage deletion file" 422 'deletion file' "$URL/files/bad/baddel.lance/rows?ids=0"
+expect "describe damaged" 422 'corrupt_file' "$URL/files/bad/baddel.lance"
+expect "version 999" 404 'version 999 not found' "$URL/files/ds/multi_v21.lance/rows?ids=0&version=999"
+expect "version 0" 400 'positive integer' "$URL/files/ds/multi_v21.lance/rows?ids=0&version=0"
+expect "version letters" 400 'positive integer' "$URL/files/ds/multi_v21.lance/rows?ids=0&version=x"
+expect "version on a data file" 400 'applies to datasets' \
+  "$URL/files/ds/multi_v21.lance/data/$(ls "$ROOT/ds/multi_v21.lance/data" | head -1)/rows?ids=0&version=1"
+expect "dataset row out of range" 400 'out_of_range' "$URL/files/ds/deletions_v21.lance/rows?ids=0,1101"
+expect "unknown column" 400 'nope' "$URL/files/ds/multi_v21.lance/rows?ids=0&columns=nope"
+expect "directory without _versions" 404 '_versions' "$URL/files/plain/rows?ids=0"
+expect "missing dataset" 404 '' "$URL/files/nope.lance/rows?ids=0"
+expect "good dataset after errors" 200 '"num_rows":2' "$URL/files/ds/multi_v21.lance/rows?ids=0,1"
+expect "healthz" 200 'serving' "$URL/healthz"
+
+# ---- Arrow bodies and live versions (node) --------------------------------------------------------
+if node tests/integration/daemon_datasets.mjs "$URL" "$ROOT" > "$WORK/node.out" 2>&1; then
+  ok "node: $(tail -1 "$WORK/node.out")"
+else
+  bad "node dataset checks" "$(tail -12 "$WORK/node.out")"
+fi
+healthy "node checks"
+
+echo "$PASS passed, $FAIL failed"
+[[ $FAIL == 0 ]]
