@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make bench [BENCH_SCALE=small|full]: datasets (generated once into bench/data/<scale>/),
+# every system on the same ids, then results.json, report.md and plots in
+# bench/out/<timestamp>/. BIN (default bin) points at lanced, lancectl and lanced-load.
+#   BENCH_SCALE=small bench/run.sh         # ~20k rows per dataset, < 15 minutes
+#   BIN=build-bench/bin BENCH_SCALE=full bench/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCALE=${BENCH_SCALE:-small}
+BIN=${BIN:-bin}
+case $SCALE in small|full) ;; *) echo "bench: BENCH_SCALE must be small or full, not '$SCALE'" >&2; exit 1 ;; esac
+for b in lanced lancectl lanced-load; do
+  [[ -x $BIN/$b ]] || { echo "bench: $BIN/$b missing (make all, or set BIN=)" >&2; exit 1; }
+done
+command -v node >/dev/null || { echo "bench: node is required" >&2; exit 1; }
+[[ -d node_modules/@lancedb/lancedb ]] || npm ci --no-audit --no-fund
+for t in fio gnuplot nginx; do
+  command -v $t >/dev/null || echo "bench: $t not found (apt-get install fio gnuplot-nox nginx-light); the cells that need it are skipped" >&2
+done
+OUT=${BENCH_OUT:-bench/out/$(date -u +%Y%m%dT%H%M%SZ)}
+DATA=bench/data/$SCALE
+mkdir -p "$OUT" "$DATA"
+start=$(date +%s)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+echo "bench: datasets in $DATA" >&2
+node bench/gen.mjs --scale "$SCALE" --out "$DATA" > /dev/null 2> >(grep -v 'No existing dataset' >&2)
+node bench/run.mjs --scale "$SCALE" --bin "$BIN" --data "$DATA" --out "$OUT" &
+pids+=($!)
+wait "${pids[@]}"
+pids=()
+node bench/report.mjs "$OUT"
+echo "bench: $(( $(date +%s) - start )) s; report in $OUT/report.md" >&2
