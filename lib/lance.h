@@ -154,7 +154,8 @@ struct lnc_engine_config {
   const char *root;          /* paths are relative to this directory and never leave it
                                 (openat2 RESOLVE_BENEATH); NULL = paths as given */
   uint64_t cache_budget;     /* bytes of search cache across all files (0 = 1 GiB) */
-  uint32_t max_open_files;   /* files kept open (0 = a quarter of RLIMIT_NOFILE, <= 65536) */
+  uint32_t max_open_files;   /* files kept open (0 = a sixth of RLIMIT_NOFILE: each holds up to
+                                three descriptors; <= 65536) */
   int io_mode;               /* enum lnc_io_mode */
   uint64_t repidx_max;       /* keep full-zip repetition indices up to this many bytes per
                                 page (UINT64_MAX = always, 0 = never: two reads per row) */

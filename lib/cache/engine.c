@@ -99,8 +99,9 @@ int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct
   if (!e->cfg.max_open_files) {
     struct rlimit rl;
     uint64_t lim = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur : 4096;
-    /* Two descriptors per file (buffered + O_DIRECT); keep half the limit for sockets. */
-    lim /= 4;
+    /* Up to three descriptors per file (buffered, O_DIRECT, its directory for blob
+     * sidecars); keep half the limit for sockets. */
+    lim /= 6;
     if (lim < 4) lim = 4;
     if (lim > 65536) lim = 65536;
     e->cfg.max_open_files = (uint32_t)lim;
