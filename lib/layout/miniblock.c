@@ -236,50 +236,12 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
                         (unsigned long long)raw.n, ch->n_values);
   if (c->stats) c->stats->bytes_decoded += ch->size;
   if (s->has_dict) {
-    /* Map indices to dictionary items: rebuild a values view over the dictionary. */
+    /* Keep the indices; rows are mapped to dictionary items only when emitted, so a chunk
+     * read for one row does not copy every item it refers to. */
     if (raw.kind != LNC_VALUES_FIXED || (raw.bits != 8 && raw.bits != 16 && raw.bits != 32 && raw.bits != 64))
       return lnc_page_err(c, LNC_ECORRUPT, "dictionary indices of %u bits", raw.bits);
-    const struct lnc_values *dv = &s->dict;
-    struct lnc_values *o = &d->vals;
-    *o = *dv;
-    o->n = raw.n;
-    o->n_item_validity = 0;
-    uint32_t bw = raw.bits / 8;
-    uint64_t *idx = lnc_arena_alloc(c->arena, raw.n * sizeof *idx + 8);
-    if (!idx) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-    for (uint64_t i = 0; i < raw.n; i++) idx[i] = rd_le(raw.data + i * bw, (int)bw);
-    if (dv->kind == LNC_VALUES_VARIABLE) {
-      size_t total = 0;
-      for (uint64_t i = 0; i < raw.n; i++) {
-        if (idx[i] >= dv->n) idx[i] = UINT64_MAX; /* null slots carry junk indices */
-        else total += dv->offsets[idx[i] + 1] - dv->offsets[idx[i]];
-      }
-      uint8_t *data = lnc_arena_alloc(c->arena, total + 1);
-      uint64_t *offs = lnc_arena_alloc(c->arena, (raw.n + 1) * sizeof *offs);
-      if (!data || !offs) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-      offs[0] = 0;
-      size_t at = 0;
-      for (uint64_t i = 0; i < raw.n; i++) {
-        if (idx[i] != UINT64_MAX) {
-          uint64_t a = dv->offsets[idx[i]], b = dv->offsets[idx[i] + 1];
-          memcpy(data + at, dv->data + a, b - a);
-          at += b - a;
-        }
-        offs[i + 1] = at;
-      }
-      o->data = data; o->data_len = at; o->offsets = offs;
-    } else {
-      if (dv->bits % 8) return lnc_page_err(c, LNC_EUNSUPPORTED, "dictionary of %u-bit items", dv->bits);
-      size_t w = dv->bits / 8 * (dv->fsl_dim ? dv->fsl_dim : 1);
-      uint8_t *data = lnc_arena_calloc(c->arena, raw.n ? raw.n : 1, w);
-      if (!data) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-      for (uint64_t i = 0; i < raw.n; i++)
-        if (idx[i] < dv->n) memcpy(data + i * w, dv->data + idx[i] * w, w);
-      o->data = data; o->data_len = raw.n * w;
-    }
-  } else {
-    d->vals = raw;
   }
+  d->vals = raw;
   /* Row starts and visible-level prefix, for locating rows inside the chunk. Without levels
    * lists both are the identity (every level is visible, is value i and starts row i):
    * leave them NULL. emit_level still range-checks each def level it uses. */
@@ -312,7 +274,20 @@ static int emit_range(struct lnc_take_ctx *c, struct mb_state *s, const struct m
                       uint32_t a, uint32_t b, struct lnc_leafrows *out) {
   for (uint32_t i = a; i < b; i++) {
     uint16_t rep = d->rep ? d->rep[i] : 0, def = d->def ? d->def[i] : 0;
-    int rc = lnc_emit_level(c, &s->L, out, rep, def, &d->vals, d->vis_before ? d->vis_before[i] : i);
+    uint64_t v = d->vis_before ? d->vis_before[i] : i;
+    const struct lnc_values *vals = &d->vals;
+    if (s->has_dict) {
+      /* The value is an index into the page dictionary. Null slots carry junk indices: they
+       * are never looked up, as emit_level only reads values of valid levels. */
+      uint64_t idx = 0;
+      if (v < d->vals.n) memcpy(&idx, d->vals.data + v * (d->vals.bits / 8), d->vals.bits / 8);
+      if (def <= s->L.max_def && s->L.def_map[def] == 0 && idx >= s->dict.n)
+        return lnc_page_err(c, LNC_ECORRUPT, "dictionary index %llu past %llu items", (unsigned long long)idx,
+                            (unsigned long long)s->dict.n);
+      vals = &s->dict;
+      v = idx;
+    }
+    int rc = lnc_emit_level(c, &s->L, out, rep, def, vals, v);
     if (rc) return rc;
   }
   return 0;

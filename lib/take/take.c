@@ -413,7 +413,8 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
   if (!rc) rc = lnc_proj_schema(&root, blobs, schema, err);
   if (rc) { lnc_array_release(array); lnc_schema_release(schema); }
 done:
-  for (uint32_t c = 0; rows && c < f->n_columns; c++) {
+  for (uint32_t c = 0; rows && need && c < f->n_columns; c++) {
+    if (!need[c]) continue;
     lnc_leafrows_free(&rows[c]);
     if (permuted) lnc_leafrows_free(&permuted[c]);
   }
