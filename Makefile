@@ -115,6 +115,7 @@ fuzz-replay: $(FUZZ_BINS)
 integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/run.sh
 	@BIN=$(BINOUT) tests/integration/readme_examples.sh
+	@BIN=$(BINOUT) tests/integration/daemon_nonblocking.sh
 	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/systemd_unit.sh
 

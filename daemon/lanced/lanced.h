@@ -28,6 +28,7 @@ struct ld_config {
   char listen[LD_MAX_LISTEN][256];
   int nlisten;
   int workers;
+  int take_threads;           /* threads that run takes off the network threads */
   uint64_t cache_budget;
   int io_mode;
   int rep_policy;
@@ -125,21 +126,19 @@ void ld_server_quiesce(void); /* stop accepting; in-flight requests go on */
 uint64_t ld_server_inflight(void);
 uint64_t ld_server_connections(void);
 void ld_server_stop(void);
+
+/* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
+struct ld_req;
+int ld_dispatch_start(int threads);
+/* Queues r (its connection already suspended); a take thread routes it, stores the answer in
+ * r->out and resumes the connection. */
+void ld_dispatch(struct ld_req *r);
+void ld_dispatch_stop(void); /* after every request has completed */
 extern volatile int ld_draining;
 
 /* ---- routes.c / rows.c / connect.c: request handling -------------------------------------- */
 struct MHD_Connection;
 /* A request being served; owned by server.c, freed when MHD reports completion. */
-struct ld_req {
-  int route, format, status;
-  double start;
-  char method[8];
-  char *url;               /* owned copy */
-  struct lnc_buf body;     /* request body, bounded by max_body */
-  bool body_too_big;
-  uint64_t rows;
-  struct ld_limits lim;
-};
 struct ld_response {       /* what a handler produces; server.c turns it into MHD */
   int status;
   const char *content_type;
@@ -147,6 +146,20 @@ struct ld_response {       /* what a handler produces; server.c turns it into MH
   const char *allow;       /* Allow header for 405 */
   int retry_after;         /* seconds; 0 = none */
   const char *extra_name, *extra_value;
+};
+struct ld_req {
+  int route, format, status;
+  int stage;               /* dispatch.c: 0 new, 1 with a take thread (connection suspended), 2 answered */
+  struct MHD_Connection *conn;
+  struct ld_response out;  /* the take thread's answer, sent when the connection resumes */
+  struct ld_req *next;     /* take queue link */
+  double start;
+  char method[8];
+  char *url;               /* owned copy */
+  struct lnc_buf body;     /* request body, bounded by max_body */
+  bool body_too_big;
+  uint64_t rows;
+  struct ld_limits lim;
 };
 void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out);
 void ld_json_error(struct ld_response *out, const struct ld_err *e);

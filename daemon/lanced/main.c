@@ -61,6 +61,7 @@ static void drain(const struct ld_config *cfg) {
   }
   if (n) ld_log(LD_LOG_WARN, "drain timed out with %llu requests in flight", (unsigned long long)n);
   ld_server_stop();
+  ld_dispatch_stop();
   ld_service_shutdown();
   ld_log(LD_LOG_INFO, "stopped");
 }
@@ -100,6 +101,7 @@ int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
 
   if (ld_service_init(&cfg)) return 1;
+  if (ld_dispatch_start(cfg.take_threads)) return 1;
   if (ld_server_start(&cfg, rootfd)) return 1;
   ld_log(LD_LOG_INFO, "lanced %s serving %s with %d workers (io_mode=%s cache_budget=%llu)",
          LD_VERSION, cfg.root, cfg.workers, cfg.io_mode == LD_IO_DIRECT ? "direct" : "buffered",

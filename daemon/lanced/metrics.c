@@ -99,6 +99,10 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   gauge(o, "lanced_cache_budget_bytes", "The search cache's memory budget.", es.budget_bytes);
   gauge(o, "lanced_cache_files", "Files in the search cache.", es.files_cached);
   gauge(o, "lanced_open_files", "Lance files open (in the search cache or in use).", es.open_files);
+  gauge(o, "lanced_datasets_cached", "Dataset versions open (manifest and deletions loaded).", es.datasets_cached);
+  gauge(o, "lanced_dataset_cache_bytes", "Bytes those dataset versions hold.", es.dataset_bytes);
+  counter(o, "lanced_dataset_listings_total", "Listings of _versions/ to find the latest version.", es.dataset_listings);
+  counter(o, "lanced_dataset_opens_total", "Dataset versions opened (manifest read).", es.dataset_opens);
   gauge(o, "lanced_inflight_requests", "Requests received and not yet completed.", inflight);
   gauge(o, "lanced_connections", "Open client connections.", connections);
 }

@@ -1,7 +1,8 @@
 /* The HTTP server: listening sockets, one libmicrohttpd daemon per listen address (each
  * with its internal pool of `workers` threads), admission (connection and in-flight limits
  * answered with 503 + Retry-After), request bodies, and turning handler results into
- * responses. Handlers block in liblance; see service.c for where that would change. */
+ * responses. Requests that read Lance data are suspended and run on take threads
+ * (dispatch.c), so the network threads never wait on the disk. */
 #include "lanced.h"
 #include <errno.h>
 #include <microhttpd.h>
@@ -99,6 +100,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
   lnc_buf_free(&r->body);
+  if (r->stage == 2) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
   free(r->url);
   free(r);
   *con_cls = NULL;
@@ -178,6 +180,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     *upload_size = 0;
     return MHD_YES;
   }
+  if (r->stage == 2) { /* back from a take thread: send what it produced */
+    r->stage = 3;
+    return send_response(c, r, &r->out);
+  }
+  if (r->stage) return MHD_YES;
   if (r->status) return MHD_YES; /* already answered (admission) */
   if (r->body_too_big) {
     struct ld_err e;
@@ -186,8 +193,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ld_json_error(&out, &e);
     return send_response(c, r, &out);
   }
-  ld_route(c, r, &out);
-  return send_response(c, r, &out);
+  /* Health and metrics answer at once; everything else may wait on the disk, so it goes to
+   * a take thread while this network thread serves other connections. */
+  if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
+    ld_route(c, r, &out);
+    return send_response(c, r, &out);
+  }
+  r->stage = 1;
+  r->conn = c;
+  MHD_suspend_connection(c);
+  ld_dispatch(r);
+  return MHD_YES;
 }
 
 /* One listening socket per address; numeric or resolvable host, port 0 = any free port. */
@@ -253,7 +269,7 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
     }
     listen_fds[ndaemons] = fd;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+                     MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL,
         MHD_OPTION_LISTEN_SOCKET, fd,
