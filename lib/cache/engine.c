@@ -267,6 +267,9 @@ int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {
   rc.depth = e->cfg.ring_depth;
   rc.block = e->cfg.block_size;
   rc.merge_gap = e->cfg.merge_gap;
+  /* 4 MiB of aligned bounce buffers per worker: a 1,000-row take of a few columns fits in one
+   * round, and a daemon with many take threads does not pin much memory. */
+  rc.pool_bytes = 4u << 20;
   int r = lnc_ring_new(&rc, &w->ring, err);
   if (r) { free(w); return r; }
   w->e = e;
