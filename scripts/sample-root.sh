@@ -17,7 +17,7 @@ link() { # name fixture
 }
 link sample.lance core21
 link embeddings.lance emb21
-if [[ -d tests/fixtures/datasets/multi_v22 ]]; then
-  cp -al tests/fixtures/datasets/multi_v22 "$DIR/train.lance" 2>/dev/null || cp -a tests/fixtures/datasets/multi_v22 "$DIR/train.lance"
+if [[ -d tests/fixtures/datasets/deletions_v22.lance ]]; then
+  cp -al tests/fixtures/datasets/deletions_v22.lance "$DIR/train.lance" 2>/dev/null || cp -a tests/fixtures/datasets/deletions_v22.lance "$DIR/train.lance"
 fi
 echo "$DIR"
