@@ -7,7 +7,6 @@
 #include "lance/file2.pb-c.h"
 #include "support/support.h"
 #include <check.h>
-#include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -577,27 +576,11 @@ static Suite *suite(void) {
   return s;
 }
 
-static char *fixture_file(const char *name) {
-  json_error_t jerr;
-  json_t *idx = json_load_file("tests/fixtures/index.json", 0, &jerr);
-  if (!idx) return NULL;
-  char *path = NULL;
-  size_t i;
-  json_t *fx;
-  json_array_foreach(json_object_get(idx, "fixtures"), i, fx) {
-    const char *n = json_string_value(json_object_get(fx, "name"));
-    const char *file = json_string_value(json_object_get(fx, "file"));
-    if (n && file && strcmp(n, name) == 0) path = strdup(file);
-  }
-  json_decref(idx);
-  return path;
-}
-
 int main(void) {
-  char *path = fixture_file("enc21");
+  char *path = tsup_fixture_file("enc21");
   if (!path || !(g_src = tsup_read_file(path, &g_len)) || g_len < 1024) {
     fprintf(stderr, "test_badfile: cannot read the enc21 fixture (%s); run from the repository root\n",
-            path ? path : "not in tests/fixtures/index.json");
+            path ? path : "not in " TSUP_INDEX);
     return EXIT_FAILURE;
   }
   free(path);
@@ -606,12 +589,9 @@ int main(void) {
     perror("mkdtemp");
     return EXIT_FAILURE;
   }
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = tsup_run(suite());
   tsup_rmtree(g_dir);
   free(g_dir);
   free(g_src);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return failed;
 }

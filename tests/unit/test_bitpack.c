@@ -2,6 +2,7 @@
  * definition in lance-format-compression.md §5.1 (every T, every W), plus the Inline and
  * OutOfLine bitpacking encodings in mini-block, block and levels contexts, and corrupt input. */
 #include <check.h>
+#include "support/support.h"
 #include <stdlib.h>
 #include "enc_build.h"
 
@@ -218,9 +219,5 @@ int main(void) {
   tcase_add_test(tc, test_bitpack_corrupt);
   tcase_add_test(tc, test_fl_speed);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return tsup_run(s);
 }

@@ -5,6 +5,7 @@
 #include "lance.h"
 #include "arrow/concat.h"
 #include <check.h>
+#include "support/support.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,11 +52,7 @@ static char *json_of(const struct ArrowSchema *col, struct ArrowArray *out) {
   ck_assert_int_eq(lnc_arrow_schema_copy(col, &cs, &err), 0);
   int64_t len = out->length;
   ck_assert_int_eq(lnc_arrow_struct_wrap(1, &cs, out, len, &ts, &ta, &err), 0);
-  struct lnc_buf b = {0};
-  int rc = lnc_encode_json(&ts, &ta, &b, &err);
-  ck_assert_msg(rc == 0, "%s", err.message);
-  char *s = strndup((const char *)b.data, b.len);
-  lnc_buf_free(&b);
+  char *s = tsup_json(&ts, &ta);
   ta.release(&ta);
   ts.release(&ts);
   /* keep only the rows array for short expectations */
@@ -292,9 +289,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tsup_run(suite());
 }

@@ -12,6 +12,7 @@
  * per fixture and fails if any case fails. Run from the repository root. */
 #include "lance.h"
 #include <check.h>
+#include "support/support.h"
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -243,29 +244,14 @@ static void body_emit(const struct body *b, const char *const *skip, size_t nski
 }
 
 /* ---- reporting a difference ------------------------------------------------------------ */
-/* An excerpt of s around byte `at`, at most ~100 chars. */
-static void excerpt(char *dst, size_t cap, const char *s, size_t n, size_t at) {
-  size_t from = at > 30 ? at - 30 : 0;
-  size_t len = n - from < 100 ? n - from : 100;
-  snprintf(dst, cap, "%s%.*s%s", from ? "..." : "", (int)len, s + from, from + len < n ? "..." : "");
-}
-
-static size_t first_diff(const char *a, size_t an, const char *b, size_t bn) {
-  size_t i = 0;
-  while (i < an && i < bn && a[i] == b[i]) i++;
-  return i;
-}
-
 /* Describes where got differs from want: num_rows, columns, or first row/column. */
 static void describe_diff(const char *want, size_t wn, const char *got, size_t gn,
                           const uint64_t *ids, size_t nids, char *msg, size_t cap) {
   struct body w, g;
   char e1[160], e2[160];
   if (body_scan(want, wn, &w) || body_scan(got, gn, &g)) {
-    size_t d = first_diff(want, wn, got, gn);
-    excerpt(e1, sizeof e1, want, wn, d);
-    excerpt(e2, sizeof e2, got, gn, d);
-    snprintf(msg, cap, "body differs at byte %zu: want %s | got %s", d, e1, e2);
+    size_t n = (size_t)snprintf(msg, cap, "body ");
+    tsup_body_eq(want, wn, got, gn, msg + n, cap - n);
     body_free(&w);
     body_free(&g);
     return;
@@ -300,9 +286,9 @@ static void describe_diff(const char *want, size_t wn, const char *got, size_t g
         goto done;
       }
       if (a->v.n != b->v.n || memcmp(a->v.p, b->v.p, a->v.n)) {
-        size_t d = first_diff(a->v.p, a->v.n, b->v.p, b->v.n);
-        excerpt(e1, sizeof e1, a->v.p, a->v.n, d);
-        excerpt(e2, sizeof e2, b->v.p, b->v.n, d);
+        size_t d = tsup_first_diff(a->v.p, a->v.n, b->v.p, b->v.n);
+        tsup_excerpt(e1, sizeof e1, a->v.p, a->v.n, d);
+        tsup_excerpt(e2, sizeof e2, b->v.p, b->v.n, d);
         snprintf(msg, cap, "row %zu (id %llu) column %.*s: want %s | got %s", r,
                  r < nids ? (unsigned long long)ids[r] : 0ull, (int)a->k.n, a->k.p, e1, e2);
         goto done;
@@ -312,10 +298,8 @@ static void describe_diff(const char *want, size_t wn, const char *got, size_t g
   if (w.nrows != g.nrows)
     snprintf(msg, cap, "%zu rows wanted, %zu produced", w.nrows, g.nrows);
   else {
-    size_t d = first_diff(want, wn, got, gn);
-    excerpt(e1, sizeof e1, want, wn, d);
-    excerpt(e2, sizeof e2, got, gn, d);
-    snprintf(msg, cap, "body differs at byte %zu (outside rows): want %s | got %s", d, e1, e2);
+    size_t n = (size_t)snprintf(msg, cap, "body (outside rows) ");
+    tsup_body_eq(want, wn, got, gn, msg + n, cap - n);
   }
 done:
   body_free(&w);
@@ -414,17 +398,15 @@ static bool run_pass(struct fixture_run *fx, size_t line, const char *pass, cons
 static bool run_case(struct fixture_run *fx, size_t lineno, char *line, size_t len) {
   char msg[600];
   if (len && line[len - 1] == '\n') line[--len] = 0;
-  char *t1 = strchr(line, '\t');
-  char *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-  if (!t2) {
+  char *fld[3]; /* ids, columns, rows body */
+  if (!tsup_split_tabs(line, fld, 3)) {
     report(fx, lineno, "parse", NULL, 0, "answers line has fewer than three TAB-separated fields");
     return false;
   }
-  *t1 = *t2 = 0;
-  const char *want = t2 + 1;
+  const char *want = fld[2];
   size_t wn = len - (size_t)(want - line);
   json_error_t jerr;
-  json_t *jids = json_loads(line, 0, &jerr), *jcols = json_loads(t1 + 1, JSON_DECODE_ANY, &jerr);
+  json_t *jids = json_loads(fld[0], 0, &jerr), *jcols = json_loads(fld[1], JSON_DECODE_ANY, &jerr);
   bool ok = true;
   uint64_t *ids = NULL, *rids = NULL;
   const char **cols = NULL;
@@ -603,29 +585,14 @@ START_TEST(test_scanner) {
 }
 END_TEST
 
-static json_t *load_index(const char *path) {
-  json_error_t jerr;
-  json_t *j = json_load_file(path, 0, &jerr);
-  if (!j) {
-    fprintf(stderr, "test_conformance: cannot load %s: %s (line %d)\n", path, jerr.text, jerr.line);
-    return NULL;
-  }
-  if (!json_is_array(json_object_get(j, "fixtures"))) {
-    fprintf(stderr, "test_conformance: %s has no fixtures array\n", path);
-    json_decref(j);
-    return NULL;
-  }
-  return j;
-}
-
 int main(void) {
-  g_index = load_index("tests/fixtures/index.json");
+  g_index = tsup_load_index(TSUP_INDEX, "test_conformance");
   if (!g_index) return EXIT_FAILURE;
   const char *large = getenv("LNC_LARGE_FIXTURES");
   if (large && *large) {
     char path[4096];
     snprintf(path, sizeof path, "%s/index.json", large);
-    g_large_index = load_index(path);
+    g_large_index = tsup_load_index(path, "test_conformance");
     if (!g_large_index) return EXIT_FAILURE;
   }
   Suite *s = suite_create("conformance");
@@ -643,11 +610,8 @@ int main(void) {
                         (int)json_array_size(json_object_get(g_large_index, "fixtures")));
     suite_add_tcase(s, tc);
   }
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = tsup_run(s);
   json_decref(g_index);
   json_decref(g_large_index);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return failed;
 }

@@ -4,6 +4,7 @@
 #include "lance.h"
 #include "dataset/dataset.h"
 #include <check.h>
+#include "support/support.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,31 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FIX "tests/fixtures/datasets"
-
-struct fixture {
-  const char *name;
-  uint64_t latest;
-};
-static const struct fixture FIXTURES[] = {
-    {"multi_v21", 3},     {"multi_v22", 3},     {"deletions_v21", 8}, {"deletions_v22", 8},
-    {"addcol_v21", 4},    {"addcol_v22", 4},    {"compacted_v22", 8},
-};
-#define NFIX (sizeof FIXTURES / sizeof FIXTURES[0])
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  b[n] = 0;
-  fclose(f);
-  if (len) *len = (size_t)n;
-  return b;
-}
+#define FIX TSUP_DS_DIR
+#define FIXTURES tsup_ds_fixtures
+#define NFIX tsup_n_ds_fixtures
 
 static lnc_dataset *open_ok(const char *name, uint64_t version) {
   char path[512];
@@ -46,25 +25,6 @@ static lnc_dataset *open_ok(const char *name, uint64_t version) {
   int rc = lnc_dataset_open(path, version, &ds, &err);
   ck_assert_msg(rc == 0, "open %s@%llu: %s", path, (unsigned long long)version, err.message);
   return ds;
-}
-
-/* Parses "[1,2,3]" into a malloc'd array. */
-static uint64_t *parse_ids(const char *s, size_t *n) {
-  size_t cap = 16, k = 0;
-  uint64_t *v = malloc(cap * sizeof *v);
-  ck_assert(*s == '[');
-  s++;
-  while (*s && *s != ']') {
-    char *end;
-    unsigned long long x = strtoull(s, &end, 10);
-    ck_assert_ptr_ne(end, s);
-    if (k == cap) v = realloc(v, (cap *= 2) * sizeof *v);
-    v[k++] = x;
-    s = end;
-    if (*s == ',') s++;
-  }
-  *n = k;
-  return v;
 }
 
 /* ---- version discovery ----------------------------------------------------------------- */
@@ -240,7 +200,7 @@ START_TEST(test_arrow_deletion_reader_bounds) {
   lnc_ds_deletion_path(ds->frags[0].pb->id, ds->frags[0].pb->deletion_file, rel, sizeof rel);
   snprintf(path, sizeof path, FIX "/deletions_v21.lance/%s", rel);
   size_t len;
-  uint8_t *data = (uint8_t *)slurp(path, &len);
+  uint8_t *data = tsup_read_file(path, &len);
   ck_assert_ptr_nonnull(data);
   uint32_t *v;
   size_t n;
@@ -263,7 +223,7 @@ START_TEST(test_arrow_deletion_reader_bounds) {
   /* the same for the real Roaring file of fragment 1 */
   lnc_ds_deletion_path(ds->frags[1].pb->id, ds->frags[1].pb->deletion_file, rel, sizeof rel);
   snprintf(path, sizeof path, FIX "/deletions_v21.lance/%s", rel);
-  data = (uint8_t *)slurp(path, &len);
+  data = tsup_read_file(path, &len);
   ck_assert_ptr_nonnull(data);
   ck_assert_int_eq(lnc_ds_read_roaring(data, len, "t", 6000, &v, &n, &err), 0);
   ck_assert_uint_eq(n, 5700);
@@ -287,14 +247,14 @@ START_TEST(test_rowmap_vs_lance) {
   for (size_t i = 0; i < NFIX; i++) {
     char path[512];
     snprintf(path, sizeof path, FIX "/%s.rowaddr", FIXTURES[i].name);
-    char *text = slurp(path, NULL);
+    char *text = (char *)tsup_read_file(path, NULL);
     ck_assert_ptr_nonnull(text);
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-      char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-      ck_assert(t1 && t2);
-      uint64_t version = strtoull(line, NULL, 10), nrows = strtoull(t1 + 1, NULL, 10);
+      char *fld[3]; /* version, rows, addresses */
+      ck_assert(tsup_split_tabs(line, fld, 3));
+      uint64_t version = strtoull(fld[0], NULL, 10), nrows = strtoull(fld[1], NULL, 10);
       size_t n;
-      uint64_t *addr = parse_ids(t2 + 1, &n);
+      uint64_t *addr = tsup_parse_ids(fld[2], &n);
       ck_assert_uint_eq(n, nrows);
       lnc_dataset *ds = open_ok(FIXTURES[i].name, version);
       ck_assert_uint_eq(lnc_dataset_num_rows(ds), nrows);
@@ -330,20 +290,19 @@ START_TEST(test_rowmap_vs_lance) {
 END_TEST
 
 /* ---- damaged datasets ------------------------------------------------------------------ */
-static char tmpdir[256];
+static char *tmpdir;
 
+/* A fresh scratch dir holding a copy of the fixture as ds.lance. */
 static void copy_fixture(const char *name) {
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/lnc-ds-test-%d", (int)getpid());
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s && cp -r " FIX "/%s.lance %s/ds.lance",
-           tmpdir, tmpdir, name, tmpdir);
-  ck_assert_int_eq(system(cmd), 0);
+  tmpdir = tsup_mkdtemp("lnc-ds-test-");
+  ck_assert_ptr_nonnull(tmpdir);
+  tsup_ds_copy(name, tmpdir, "ds.lance");
 }
 
 static void cleanup_tmp(void) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-  ck_assert_int_eq(system(cmd), 0);
+  tsup_sh("rm -rf %s", tmpdir);
+  free(tmpdir);
+  tmpdir = NULL;
 }
 
 static int open_tmp(uint64_t version, struct lnc_error *err) {
@@ -356,26 +315,22 @@ static int open_tmp(uint64_t version, struct lnc_error *err) {
   return rc;
 }
 
-static void sh(const char *fmt, const char *arg) {
-  char cmd[1024], c2[1400];
-  snprintf(cmd, sizeof cmd, fmt, arg);
-  snprintf(c2, sizeof c2, "cd %s/ds.lance && %s", tmpdir, cmd);
-  ck_assert_msg(system(c2) == 0, "%s", c2);
-}
+/* Runs cmd inside the copied dataset. */
+static void sh(const char *cmd) { tsup_sh("cd %s/ds.lance && %s", tmpdir, cmd); }
 
 START_TEST(test_torn_manifest) {
   copy_fixture("multi_v21");
   struct lnc_error err = {0};
-  sh("truncate -s 100 _versions/3.manifest%s", "");
+  sh("truncate -s 100 _versions/3.manifest");
   ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "3.manifest") && strstr(err.message, "LANC"), "%s",
                 err.message);
   ck_assert_int_eq(open_tmp(2, &err), 0); /* older versions stay readable */
-  sh("truncate -s 5 _versions/2.manifest%s", "");
+  sh("truncate -s 5 _versions/2.manifest");
   ck_assert_int_eq(open_tmp(2, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "too short"), "%s", err.message);
   /* a manifest whose length prefix disagrees with the tail */
-  sh("printf '\\377' | dd of=_versions/1.manifest bs=1 seek=$(( $(od -An -tu8 -j $(( $(stat -c %%s _versions/1.manifest) - 16 )) -N8 _versions/1.manifest) + 1 )) conv=notrunc status=none%s", "");
+  sh("printf '\\377' | dd of=_versions/1.manifest bs=1 seek=$(( $(od -An -tu8 -j $(( $(stat -c %s _versions/1.manifest) - 16 )) -N8 _versions/1.manifest) + 1 )) conv=notrunc status=none");
   ck_assert_int_eq(open_tmp(1, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "length"), "%s", err.message);
   cleanup_tmp();
@@ -385,7 +340,7 @@ END_TEST
 START_TEST(test_missing_versions) {
   copy_fixture("multi_v21");
   struct lnc_error err = {0};
-  sh("rm _versions/*.manifest%s", "");
+  sh("rm _versions/*.manifest");
   ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT); /* _versions/ without manifests: damaged */
   ck_assert_msg(strstr(err.message, "no manifests"), "%s", err.message);
   cleanup_tmp();
@@ -395,7 +350,7 @@ END_TEST
 START_TEST(test_missing_data_file) {
   copy_fixture("multi_v22");
   struct lnc_error err = {0};
-  sh("rm $(ls data/*.lance | head -1)%s", "");
+  sh("rm $(ls data/*.lance | head -1)");
   ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT); /* listed but absent: damaged */
   ck_assert_msg(strstr(err.message, "data file") && strstr(err.message, "data/"), "%s",
                 err.message);
@@ -406,19 +361,19 @@ END_TEST
 START_TEST(test_bad_deletion_files) {
   copy_fixture("deletions_v22");
   struct lnc_error err = {0};
-  sh("for f in _deletions/*.arrow; do head -c 40 $f > x && mv x $f; done%s", "");
+  sh("for f in _deletions/*.arrow; do head -c 40 $f > x && mv x $f; done");
   ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "deletion file") && strstr(err.message, ".arrow"), "%s",
                 err.message);
   cleanup_tmp();
   copy_fixture("deletions_v22");
-  sh("for f in _deletions/*.bin; do printf 'garbage!' > $f; done%s", "");
+  sh("for f in _deletions/*.bin; do printf 'garbage!' > $f; done");
   ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, ".bin") && strstr(err.message, "Roaring"), "%s",
                 err.message);
   cleanup_tmp();
   copy_fixture("deletions_v22");
-  sh("rm _deletions/*.bin%s", "");
+  sh("rm _deletions/*.bin");
   ck_assert_int_eq(open_tmp(0, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "deletion file"), "%s", err.message);
   cleanup_tmp();
@@ -430,7 +385,7 @@ static void set_flags(const char *mname, uint64_t flags) {
   char path[512];
   snprintf(path, sizeof path, "%s/ds.lance/_versions/%s", tmpdir, mname);
   size_t len;
-  uint8_t *d = (uint8_t *)slurp(path, &len);
+  uint8_t *d = tsup_read_file(path, &len);
   uint64_t pos;
   memcpy(&pos, d + len - 16, 8);
   uint32_t ml;
@@ -493,24 +448,23 @@ START_TEST(test_take_vs_lance) {
   for (size_t i = 0; i < NFIX && !skipped; i++) {
     char path[512];
     snprintf(path, sizeof path, FIX "/%s.answers", FIXTURES[i].name);
-    char *text = slurp(path, NULL);
+    char *text = (char *)tsup_read_file(path, NULL);
     ck_assert_ptr_nonnull(text);
     lnc_dataset *ds = NULL;
     uint64_t dsv = UINT64_MAX;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line && !skipped;
          line = strtok_r(NULL, "\n", &save)) {
-      char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-      ck_assert(t1 && t2);
-      *t1 = 0;
-      uint64_t version = strtoull(t1 + 1, NULL, 10);
+      char *fld[3]; /* ids, version, rows body */
+      ck_assert(tsup_split_tabs(line, fld, 3));
+      uint64_t version = strtoull(fld[1], NULL, 10);
       if (version != dsv) {
         lnc_dataset_close(ds);
         ds = open_ok(FIXTURES[i].name, version);
         dsv = version;
       }
       size_t n;
-      uint64_t *ids = parse_ids(line, &n);
+      uint64_t *ids = tsup_parse_ids(line, &n);
       struct ArrowSchema s;
       struct ArrowArray a;
       struct lnc_error err = {0};
@@ -522,14 +476,12 @@ START_TEST(test_take_vs_lance) {
       }
       ck_assert_msg(rc == 0, "%s %s@%llu: %s", FIXTURES[i].name, line,
                     (unsigned long long)version, err.message);
-      struct lnc_buf b = {0};
-      rc = lnc_encode_json(&s, &a, &b, &err);
-      ck_assert_msg(rc == 0, "encode: %s", err.message);
-      ck_assert_msg(b.len == strlen(t2 + 1) && memcmp(b.data, t2 + 1, b.len) == 0,
-                    "%s ids %s @%llu:\n got %.*s\nwant %s", FIXTURES[i].name, line,
-                    (unsigned long long)version, (int)b.len, (const char *)b.data, t2 + 1);
+      char *got = tsup_json(&s, &a), msg[600];
+      ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg),
+                    "%s ids %s @%llu: %s", FIXTURES[i].name, line, (unsigned long long)version,
+                    msg);
       compared++;
-      lnc_buf_free(&b);
+      free(got);
       a.release(&a);
       s.release(&s);
       free(ids);
@@ -549,10 +501,7 @@ static char *take_json(lnc_dataset *ds, const uint64_t *ids, size_t n, const cha
   struct lnc_error err = {0};
   int rc = lnc_dataset_take(ds, ids, n, cols, ncols, &s, &a, NULL, &err);
   ck_assert_msg(rc == 0, "%s", err.message);
-  struct lnc_buf b = {0};
-  ck_assert_int_eq(lnc_encode_json(&s, &a, &b, &err), 0);
-  char *out = strndup((const char *)b.data, b.len);
-  lnc_buf_free(&b);
+  char *out = tsup_json(&s, &a);
   a.release(&a);
   s.release(&s);
   return out;
@@ -653,9 +602,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tsup_run(suite());
 }

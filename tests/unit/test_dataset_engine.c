@@ -7,8 +7,8 @@
 #include "lance.h"
 #include "dataset/dataset.h"
 #include <check.h>
+#include "support/support.h"
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,43 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FIX "tests/fixtures/datasets"
-
-static const char *const FIXTURES[] = {"multi_v21",     "multi_v22",  "deletions_v21",
-                                       "deletions_v22", "addcol_v21", "addcol_v22",
-                                       "compacted_v22"};
-#define NFIX (sizeof FIXTURES / sizeof FIXTURES[0])
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  b[n] = 0;
-  fclose(f);
-  return b;
-}
-
-static uint64_t *parse_ids(const char *s, size_t *n) {
-  size_t cap = 16, k = 0;
-  uint64_t *v = malloc(cap * sizeof *v);
-  ck_assert(*s == '[');
-  s++;
-  while (*s && *s != ']') {
-    char *end;
-    unsigned long long x = strtoull(s, &end, 10);
-    ck_assert_ptr_ne(end, s);
-    if (k == cap) v = realloc(v, (cap *= 2) * sizeof *v);
-    v[k++] = x;
-    s = end;
-    if (*s == ',') s++;
-  }
-  *n = k;
-  return v;
-}
+#define FIX TSUP_DS_DIR
+#define NFIX tsup_n_ds_fixtures
 
 static lnc_engine *engine_at(const char *root, uint64_t budget) {
   struct lnc_engine_config cfg;
@@ -85,10 +50,7 @@ static char *take_json(lnc_worker *w, const char *dir, uint64_t version, const u
   struct ArrowArray a;
   if (lnc_engine_dataset_take(w, dir, version, ids, n, NULL, 0, NULL, &s, &a, NULL, err))
     return NULL;
-  struct lnc_buf b = {0};
-  ck_assert_int_eq(lnc_encode_json(&s, &a, &b, err), 0);
-  char *out = strndup((const char *)b.data, b.len);
-  lnc_buf_free(&b);
+  char *out = tsup_json(&s, &a);
   a.release(&a);
   s.release(&s);
   return out;
@@ -109,23 +71,22 @@ START_TEST(test_engine_take_vs_lance) {
   int compared = 0;
   for (size_t i = 0; i < NFIX; i++) {
     char path[512], dir[128];
-    snprintf(path, sizeof path, FIX "/%s.answers", FIXTURES[i]);
-    snprintf(dir, sizeof dir, "%s.lance", FIXTURES[i]);
-    char *text = slurp(path);
+    snprintf(path, sizeof path, FIX "/%s.answers", tsup_ds_fixtures[i].name);
+    snprintf(dir, sizeof dir, "%s.lance", tsup_ds_fixtures[i].name);
+    char *text = (char *)tsup_read_file(path, NULL);
     ck_assert_ptr_nonnull(text);
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-      char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-      ck_assert(t1 && t2);
-      *t1 = 0;
-      uint64_t version = strtoull(t1 + 1, NULL, 10);
+      char *fld[3]; /* ids, version, rows body */
+      ck_assert(tsup_split_tabs(line, fld, 3));
+      uint64_t version = strtoull(fld[1], NULL, 10);
       size_t n;
-      uint64_t *ids = parse_ids(line, &n);
+      uint64_t *ids = tsup_parse_ids(line, &n);
       struct lnc_error err = {0};
-      char *got = take_json(w, dir, version, ids, n, &err);
+      char *got = take_json(w, dir, version, ids, n, &err), msg[600];
       ck_assert_msg(got, "%s %s@%llu: %s", dir, line, (unsigned long long)version, err.message);
-      ck_assert_msg(strcmp(got, t2 + 1) == 0, "%s ids %s @%llu:\n got %s\nwant %s", dir, line,
-                    (unsigned long long)version, got, t2 + 1);
+      ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg),
+                    "%s ids %s @%llu: %s", dir, line, (unsigned long long)version, msg);
       compared++;
       free(got);
       free(ids);
@@ -190,26 +151,20 @@ START_TEST(test_engine_budget_shared) {
 END_TEST
 
 /* ---- versions: refresh, drop, listings ---------------------------------------------------- */
-static char tmproot[256];
-
-static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void sh(const char *fmt, ...) {
-  char cmd[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  ck_assert_msg(system(cmd) == 0, "%s", cmd);
-}
+static char *tmproot;
 
 static void make_root(void) {
-  snprintf(tmproot, sizeof tmproot, "/tmp/lnc-dse-test-%d", (int)getpid());
-  sh("rm -rf %s && mkdir -p %s", tmproot, tmproot);
+  tmproot = tsup_mkdtemp("lnc-dse-test-");
+  ck_assert_ptr_nonnull(tmproot);
 }
 
-static void add_fixture(const char *name, const char *as) {
-  sh("cp -r " FIX "/%s.lance %s/%s", name, tmproot, as);
+static void drop_root(void) {
+  tsup_sh("rm -rf %s", tmproot);
+  free(tmproot);
+  tmproot = NULL;
 }
+
+static void add_fixture(const char *name, const char *as) { tsup_ds_copy(name, tmproot, as); }
 
 static void sleep_ms(long ms) {
   struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
@@ -219,7 +174,7 @@ static void sleep_ms(long ms) {
 START_TEST(test_engine_version_refresh) {
   make_root();
   add_fixture("multi_v21", "ds");
-  sh("mkdir %s/hidden && mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot, tmproot);
+  tsup_sh("mkdir %s/hidden && mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot, tmproot);
   lnc_engine *e = engine_at(tmproot, 0);
   lnc_worker *w = worker_of(e);
   uint64_t v;
@@ -228,7 +183,7 @@ START_TEST(test_engine_version_refresh) {
   ck_assert_uint_eq(stats(e).datasets_cached, 1);
 
   /* A version committed while the engine runs: the next request serves it. */
-  sh("mv %s/hidden/3.manifest %s/ds/_versions/", tmproot, tmproot);
+  tsup_sh("mv %s/hidden/3.manifest %s/ds/_versions/", tmproot, tmproot);
   ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 750);
   ck_assert_uint_eq(v, 3);
   struct lnc_engine_stats s = stats(e);
@@ -256,19 +211,19 @@ START_TEST(test_engine_version_refresh) {
   ck_assert_uint_eq(stats(e).dataset_opens, opens);
 
   /* Going back (the newest manifest removed) is seen too. */
-  sh("mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot);
+  tsup_sh("mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot);
   ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 500);
   ck_assert_uint_eq(v, 2);
 
   /* The directory replaced by another dataset: its versions are not confused. */
-  sh("rm -rf %s/ds", tmproot);
+  tsup_sh("rm -rf %s/ds", tmproot);
   add_fixture("compacted_v22", "ds");
   ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 400);
   ck_assert_uint_eq(v, 8);
   ck_assert_uint_eq(stats(e).datasets_cached, 1);
   lnc_worker_free(w);
   lnc_engine_free(e);
-  sh("rm -rf %s", tmproot);
+  drop_root();
 }
 END_TEST
 
@@ -311,7 +266,7 @@ static void *thr_take(void *p) {
 START_TEST(test_engine_versions_concurrent) {
   make_root();
   add_fixture("multi_v22", "ds");
-  sh("mkdir %s/hidden", tmproot);
+  tsup_sh("mkdir %s/hidden", tmproot);
   lnc_engine *e = engine_at(tmproot, 0);
   atomic_int stop = 0;
   pthread_t th[2];
@@ -336,7 +291,7 @@ START_TEST(test_engine_versions_concurrent) {
     ck_assert_int_gt(args[i].takes, 0);
   }
   lnc_engine_free(e);
-  sh("rm -rf %s", tmproot);
+  drop_root();
 }
 END_TEST
 
@@ -354,18 +309,18 @@ static int take_err(lnc_worker *w, const char *dir, uint64_t version, struct lnc
 START_TEST(test_engine_dataset_errors) {
   make_root();
   add_fixture("multi_v21", "torn");
-  sh("truncate -s 100 %s/torn/_versions/3.manifest", tmproot);
+  tsup_sh("truncate -s 100 %s/torn/_versions/3.manifest", tmproot);
   add_fixture("multi_v21", "nomanifest");
-  sh("rm %s/nomanifest/_versions/*.manifest", tmproot);
+  tsup_sh("rm %s/nomanifest/_versions/*.manifest", tmproot);
   add_fixture("multi_v22", "nodata");
-  sh("rm $(ls %s/nodata/data/*.lance | head -1)", tmproot);
+  tsup_sh("rm $(ls %s/nodata/data/*.lance | head -1)", tmproot);
   add_fixture("deletions_v22", "baddel");
-  sh("for f in %s/baddel/_deletions/*.bin; do printf 'garbage!' > $f; done", tmproot);
+  tsup_sh("for f in %s/baddel/_deletions/*.bin; do printf 'garbage!' > $f; done", tmproot);
   add_fixture("multi_v21", "good");
   add_fixture("multi_v21", "escape");
-  sh("mv %s/escape/_versions/3.manifest %s/outside.manifest && "
+  tsup_sh("mv %s/escape/_versions/3.manifest %s/outside.manifest && "
      "ln -s ../../outside.manifest %s/escape/_versions/3.manifest", tmproot, tmproot, tmproot);
-  sh("mkdir %s/plain", tmproot);
+  tsup_sh("mkdir %s/plain", tmproot);
   lnc_engine *e = engine_at(tmproot, 0);
   lnc_worker *w = worker_of(e);
   struct lnc_error err = {0};
@@ -403,7 +358,7 @@ START_TEST(test_engine_dataset_errors) {
   ck_assert_ptr_nonnull(j);
   free(j);
   lnc_engine_set_budget(e, 1); /* evict the search caches so the file is opened again */
-  sh("rm %s/good/data/*.lance", tmproot);
+  tsup_sh("rm %s/good/data/*.lance", tmproot);
   ck_assert_int_eq(take_err(w, "good", 0, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "data file"), "%s", err.message);
   ck_assert_int_eq(take_err(w, "torn", 2, &err), 0);
@@ -414,7 +369,7 @@ START_TEST(test_engine_dataset_errors) {
   ck_assert_int_eq(err.code, LNC_ERANGE);
   lnc_worker_free(w);
   lnc_engine_free(e);
-  sh("rm -rf %s", tmproot);
+  drop_root();
 }
 END_TEST
 
@@ -461,9 +416,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+  return tsup_run(suite());
 }

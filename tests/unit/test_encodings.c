@@ -3,6 +3,7 @@
  * libraries, FixedSizeList, PackedStruct, VariablePackedStruct), describe strings, unsupported
  * encodings named, and truncated or corrupt input returning errors. */
 #include <check.h>
+#include "support/support.h"
 #include <lz4.h>
 #include <stdlib.h>
 #include <zstd.h>
@@ -593,9 +594,5 @@ int main(void) {
   tcase_add_test(tc, test_vps);
   tcase_add_test(tc, test_unsupported_and_describe);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return tsup_run(s);
 }

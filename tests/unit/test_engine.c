@@ -4,7 +4,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <jansson.h>
 #include <limits.h>
 #include <pthread.h>
@@ -20,30 +19,26 @@
 /* ---- fixtures and helpers ------------------------------------------------------------ */
 /* <build>/tests/engtest.XXXXXX: on the repository's disk (not tmpfs); made and removed by
  * main, so the scratch dirs of failed tests (forked children) are removed too. */
-static char g_tmpbase[PATH_MAX + 32];
+static char *g_tmpbase;
 
 /* Checked for presence at startup (a clear message instead of a failed assertion). */
 static const char *const k_small[] = {"types21", "types22", "nested21", "nested22",
                                       "enc21",   "enc22",   "emb21"};
 #define N_SMALL (sizeof k_small / sizeof k_small[0])
 
-/* tests/fixtures/data/<name>/data/<the one>.lance; static storage per name. */
+/* The data file of fixture `name` (tests/fixtures/index.json); looked up once per name. */
 static const char *fixture(const char *name) {
-  static char paths[16][PATH_MAX];
-  static char names[16][32];
+  static char *paths[16];
+  static const char *names[16];
   for (int i = 0; i < 16; i++) {
-    if (names[i][0] && strcmp(names[i], name) == 0) return paths[i];
-    if (!names[i][0]) {
-      char pat[PATH_MAX];
-      snprintf(pat, sizeof pat, "tests/fixtures/data/%s/data/*.lance", name);
-      glob_t g;
-      if (glob(pat, 0, NULL, &g) != 0 || g.gl_pathc != 1) {
+    if (names[i] && strcmp(names[i], name) == 0) return paths[i];
+    if (!names[i]) {
+      paths[i] = tsup_fixture_file(name);
+      if (!paths[i] || access(paths[i], R_OK) != 0) {
         fprintf(stderr, "test_engine: fixture %s not found (run from the repository root)\n", name);
         abort();
       }
-      snprintf(paths[i], sizeof paths[i], "%s", g.gl_pathv[0]);
-      snprintf(names[i], sizeof names[i], "%s", name);
-      globfree(&g);
+      names[i] = name;
       return paths[i];
     }
   }
@@ -51,13 +46,7 @@ static const char *fixture(const char *name) {
 }
 
 static uint64_t rng_state;
-static uint64_t rnd(void) {
-  uint64_t x = rng_state;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return rng_state = x;
-}
+static uint64_t rnd(void) { return tsup_xorshift64(&rng_state); }
 
 static const char *mode_name(int mode) { return mode == LNC_IO_DIRECT ? "direct" : "buffered"; }
 
@@ -85,19 +74,6 @@ static void eng_close(struct eng *g) {
   lnc_engine_free(g->e);
 }
 
-static char *to_json(struct ArrowSchema *s, struct ArrowArray *a) {
-  struct lnc_buf b = {0};
-  struct lnc_error err = {0};
-  int rc = lnc_encode_json(s, a, &b, &err);
-  ck_assert_msg(rc == 0, "lnc_encode_json: %s", err.message);
-  char *out = malloc(b.len + 1);
-  ck_assert_ptr_nonnull(out);
-  memcpy(out, b.data, b.len);
-  out[b.len] = 0;
-  lnc_buf_free(&b);
-  return out;
-}
-
 /* An engine take; returns its JSON (caller frees) or NULL with *rc and err set. */
 static char *etake_rc(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
                       const char *const *cols, size_t nc, struct lnc_take_stats *st, int *rc,
@@ -106,7 +82,7 @@ static char *etake_rc(lnc_worker *w, const char *path, const uint64_t *ids, size
   struct ArrowArray a;
   *rc = lnc_engine_take(w, path, ids, n, cols, nc, NULL, &s, &a, st, err);
   if (*rc) return NULL;
-  char *j = to_json(&s, &a);
+  char *j = tsup_json(&s, &a);
   a.release(&a);
   s.release(&s);
   return j;
@@ -131,7 +107,7 @@ static char *ref_take(const char *path, const uint64_t *ids, size_t n, const cha
   struct ArrowArray a;
   rc = lnc_take(f, ids, n, cols, nc, &s, &a, NULL, &err);
   ck_assert_msg(rc == 0, "lnc_take %s: %s", path, err.message);
-  char *j = to_json(&s, &a);
+  char *j = tsup_json(&s, &a);
   a.release(&a);
   s.release(&s);
   lnc_file_close(f);
@@ -144,8 +120,9 @@ static struct lnc_take_stats take_check(lnc_worker *w, const char *path, const c
                                         size_t nc) {
   struct lnc_take_stats st = {0};
   char *got = etake(w, path, ids, n, cols, nc, &st);
-  char *want = ref_take(ref_path, ids, n, cols, nc);
-  ck_assert_msg(strcmp(got, want) == 0, "%s: engine result differs from lnc_take on %s", path, ref_path);
+  char *want = ref_take(ref_path, ids, n, cols, nc), msg[600];
+  ck_assert_msg(tsup_body_eq(want, strlen(want), got, strlen(got), msg, sizeof msg),
+                "%s: engine result differs from lnc_take on %s: %s", path, ref_path, msg);
   free(got);
   free(want);
   return st;
@@ -487,13 +464,7 @@ static void *conc_main(void *arg) {
   c->rc = lnc_engine_take(w, c->path, c->ids, c->n, NULL, 0, NULL, &s, &a, &c->st, &err);
   if (c->rc) snprintf(c->msg, sizeof c->msg, "%s", err.message);
   else {
-    struct lnc_buf b = {0};
-    if (lnc_encode_json(&s, &a, &b, &err) == 0) {
-      c->json = malloc(b.len + 1);
-      memcpy(c->json, b.data, b.len);
-      c->json[b.len] = 0;
-    }
-    lnc_buf_free(&b);
+    c->json = tsup_json_try(&s, &a, &err);
     a.release(&a);
     s.release(&s);
   }
@@ -702,18 +673,17 @@ static void *stress_main(void *arg) {
   if (lnc_worker_new(s->e, &w, &err)) { s->failures++; snprintf(s->msg, sizeof s->msg, "%s", err.message); return NULL; }
   uint64_t x = s->seed;
   for (int it = 0; it < 150; it++) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-    int i = (int)(x % NBUDGET);
+    int i = (int)(tsup_xorshift64(&x) % NBUDGET);
     struct ArrowSchema sc;
     struct ArrowArray a;
     int rc = lnc_engine_take(w, s->b->names[i], k_ids, 5, NULL, 0, NULL, &sc, &a, NULL, &err);
     if (rc) { s->failures++; snprintf(s->msg, sizeof s->msg, "%s", err.message); continue; }
-    struct lnc_buf bb = {0};
-    if (lnc_encode_json(&sc, &a, &bb, &err) || bb.len != strlen(s->want[i]) || memcmp(bb.data, s->want[i], bb.len)) {
+    char *got = tsup_json_try(&sc, &a, &err);
+    if (!got || strcmp(got, s->want[i]) != 0) {
       s->failures++;
       snprintf(s->msg, sizeof s->msg, "f%02d: wrong result", i);
     }
-    lnc_buf_free(&bb);
+    free(got);
     a.release(&a);
     sc.release(&sc);
   }
@@ -980,14 +950,9 @@ START_TEST(test_corrupt_isolated) {
 END_TEST
 
 int main(void) {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return 2;
-  exe[n] = 0;
-  *strrchr(exe, '/') = 0; /* <build>/tests */
-  snprintf(g_tmpbase, sizeof g_tmpbase, "%.4000s/engtest.XXXXXX", exe);
-  if (!mkdtemp(g_tmpbase)) {
-    perror(g_tmpbase);
+  g_tmpbase = tsup_mkdtemp_by_exe("engtest."); /* <build>/tests/engtest.XXXXXX */
+  if (!g_tmpbase) {
+    perror("engtest.XXXXXX");
     return 2;
   }
   for (size_t i = 0; i < N_SMALL; i++) fixture(k_small[i]);
@@ -1014,10 +979,8 @@ int main(void) {
   tcase_add_loop_test(cache, test_deleted_file_released, 0, 2);
   tcase_add_loop_test(cache, test_corrupt_isolated, 0, 2);
   suite_add_tcase(s, cache);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = tsup_run(s);
   tsup_rmtree(g_tmpbase);
-  return failed ? 1 : 0;
+  free(g_tmpbase);
+  return failed;
 }

@@ -2,6 +2,7 @@
  * decoded through Fsst(Variable) in mini-block, block and full-zip contexts; the uncompressed
  * (switch off) mode; and corrupt tables and code streams. */
 #include <check.h>
+#include "support/support.h"
 #include <stdlib.h>
 #include "enc_build.h"
 
@@ -201,9 +202,5 @@ int main(void) {
   tcase_add_test(tc, test_fsst_corrupt);
   tcase_add_test(tc, test_fsst_describe);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return tsup_run(s);
 }

@@ -7,6 +7,7 @@
 #include "util/buf.h"
 #include "arrow_build.h"
 #include <check.h>
+#include "support/support.h"
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -578,9 +579,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed != 0;
+  return tsup_run(suite());
 }

@@ -4,25 +4,17 @@
 #include "lance.h"
 #include "arrow_build.h"
 #include <check.h>
+#include "support/support.h"
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 
+/* The JSON body, or the error message (malloc'd either way); *rc_out the encoder's code. */
 static char *encode(struct ArrowSchema *s, struct ArrowArray *a, int *rc_out) {
-  struct lnc_buf b = {0};
   struct lnc_error err = {0};
-  int rc = lnc_encode_json(s, a, &b, &err);
-  if (rc_out) *rc_out = rc;
-  if (rc) {
-    lnc_buf_free(&b);
-    char *m = strdup(err.message);
-    return m;
-  }
-  char *out = malloc(b.len + 1);
-  memcpy(out, b.data, b.len);
-  out[b.len] = 0;
-  lnc_buf_free(&b);
-  return out;
+  char *out = tsup_json_try(s, a, &err);
+  if (rc_out) *rc_out = out ? 0 : err.code;
+  return out ? out : strdup(err.message);
 }
 
 /* One column "x" of length n; expected values v[0..n). */
@@ -351,9 +343,5 @@ static Suite *suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed != 0;
+  return tsup_run(suite());
 }

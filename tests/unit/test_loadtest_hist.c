@@ -2,6 +2,7 @@
  * match exact order statistics within that error, merging equals recording everything in
  * one histogram. Includes the source so the internals are tested without a library. */
 #include <check.h>
+#include "support/support.h"
 #include <stdbool.h>
 #include <stdlib.h>
 #include "../../loadtest/hist.c"
@@ -94,9 +95,5 @@ int main(void) {
   tcase_add_test(tc, test_percentiles_small_and_skewed);
   tcase_add_test(tc, test_merge);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return tsup_run(s);
 }

@@ -2,6 +2,7 @@
  * (extensions, trailers), read-until-close, responses without body, 1xx, pipelined
  * keep-alive responses, every possible split of the input, malformed input; GET vs POST. */
 #include <check.h>
+#include "support/support.h"
 #include <stdlib.h>
 #include "../../loadtest/http_parse.c"
 #include "../../loadtest/request.c"
@@ -249,9 +250,5 @@ int main(void) {
   tcase_add_test(tc, test_malformed);
   tcase_add_test(tc, test_request_get_post);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return tsup_run(s);
 }

@@ -2,6 +2,7 @@
  * permutation is a bijection, uniform and sequential stay in range, and everything is
  * reproducible from the seed. Includes the source to reach the internals. */
 #include <check.h>
+#include "support/support.h"
 #include <math.h>
 #include <stdlib.h>
 #include "../../loadtest/idgen.c"
@@ -147,9 +148,5 @@ int main(void) {
   tcase_add_test(tc, test_uniform_and_sequential);
   tcase_add_test(tc, test_reproducible);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed ? 1 : 0;
+  return tsup_run(s);
 }

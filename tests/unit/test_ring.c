@@ -2,6 +2,7 @@
  * touching, empty, at EOF) checked byte for byte against a known 8 MiB file, through io_uring
  * and pread, O_DIRECT and buffered; read counts after merging; errors; opening files. */
 #include <check.h>
+#include "support/support.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,33 +18,21 @@
 #define FILE_SIZE ((8u << 20) + 1234u) /* not a multiple of the block: the tail comes back short */
 #define TMPFS_MAGIC 0x01021994
 
-static char dir[PATH_MAX + 64], path[PATH_MAX + 128];
+static char *dir, *path;
 static uint8_t *content;
 
 /* ---- fixture: the file lives next to the test binary (<build>/tests/..), i.e. on /work ---- */
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd(void) {
-  uint64_t x = rng_state;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return rng_state = x;
-}
+static uint64_t rnd(void) { return tsup_xorshift64(&rng_state); }
 
 static void make_file(void) {
-  char exe[PATH_MAX];
-  _Static_assert(sizeof exe + 64 <= sizeof dir, "room for the suffix");
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) abort();
-  exe[n] = 0;
-  char *slash = strrchr(exe, '/');
-  *slash = 0; /* <build>/tests */
-  snprintf(dir, sizeof dir, "%s/../ring-test.XXXXXX", exe);
-  if (!mkdtemp(dir)) abort();
+  dir = tsup_mkdtemp_by_exe("../ring-test."); /* <build>/ring-test.XXXXXX */
+  if (!dir) abort();
   struct statfs sf;
   if (statfs(dir, &sf) == 0 && sf.f_type == TMPFS_MAGIC)
     fprintf(stderr, "test_ring: note: %s is tmpfs; O_DIRECT may fall back\n", dir);
-  snprintf(path, sizeof path, "%s/data", dir);
+  path = tsup_path(dir, "data");
+  if (!path) abort();
   content = malloc(FILE_SIZE);
   for (size_t i = 0; i < FILE_SIZE; i += 8) {
     uint64_t v = rnd();
@@ -57,6 +46,8 @@ static void make_file(void) {
 static void remove_file(void) {
   unlink(path);
   rmdir(dir);
+  free(path);
+  free(dir);
   free(content);
 }
 
@@ -457,10 +448,7 @@ int main(void) {
   tcase_add_test(tc, test_config);
   tcase_add_test(tc, test_thread_ring);
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
+  int failed = tsup_run(s);
   remove_file();
-  return failed ? 1 : 0;
+  return failed;
 }

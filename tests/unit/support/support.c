@@ -2,6 +2,8 @@
 #include "support.h"
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,14 @@ int tsup_write_file(const char *path, const void *data, size_t len) {
   return close(fd) == 0 ? 0 : -1;
 }
 
+int tsup_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed != 0;
+}
+
 char *tsup_mkdtemp(const char *prefix) {
   const char *tmp = getenv("TMPDIR");
   if (!tmp || !*tmp) tmp = "/tmp";
@@ -58,6 +68,25 @@ char *tsup_mkdtemp(const char *prefix) {
   char *p = malloc(n);
   if (!p) return NULL;
   snprintf(p, n, "%s/%sXXXXXX", tmp, prefix);
+  if (!mkdtemp(p)) {
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
+char *tsup_mkdtemp_by_exe(const char *rel) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return NULL;
+  exe[n] = 0;
+  char *slash = strrchr(exe, '/');
+  if (!slash) return NULL;
+  *slash = 0; /* <build>/tests */
+  size_t cap = strlen(exe) + strlen(rel) + 16;
+  char *p = malloc(cap);
+  if (!p) return NULL;
+  snprintf(p, cap, "%s/%sXXXXXX", exe, rel);
   if (!mkdtemp(p)) {
     free(p);
     return NULL;
@@ -80,4 +109,22 @@ char *tsup_path(const char *dir, const char *name) {
   char *p = malloc(n);
   if (p) snprintf(p, n, "%s/%s", dir, name);
   return p;
+}
+
+void tsup_sh(const char *fmt, ...) {
+  char cmd[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  ck_assert_msg(n >= 0 && (size_t)n < sizeof cmd, "command too long: %s", cmd);
+  ck_assert_msg(system(cmd) == 0, "%s", cmd);
+}
+
+uint64_t tsup_xorshift64(uint64_t *state) {
+  uint64_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *state = x;
 }

@@ -1,0 +1,82 @@
+/* See support.h: fixtures, index.json, answers lines. */
+#include "support.h"
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct json_t *tsup_load_index(const char *path, const char *who) {
+  json_error_t jerr;
+  json_t *j = json_load_file(path, 0, &jerr);
+  if (!j) {
+    fprintf(stderr, "%s: cannot load %s: %s (line %d)\n", who, path, jerr.text, jerr.line);
+    return NULL;
+  }
+  if (!json_is_array(json_object_get(j, "fixtures"))) {
+    fprintf(stderr, "%s: %s has no fixtures array\n", who, path);
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}
+
+char *tsup_fixture_file(const char *name) {
+  json_error_t jerr;
+  json_t *idx = json_load_file(TSUP_INDEX, 0, &jerr);
+  if (!idx) return NULL;
+  char *path = NULL;
+  size_t i;
+  json_t *fx;
+  json_array_foreach(json_object_get(idx, "fixtures"), i, fx) {
+    const char *n = json_string_value(json_object_get(fx, "name"));
+    const char *file = json_string_value(json_object_get(fx, "file"));
+    if (n && file && strcmp(n, name) == 0) {
+      free(path);
+      path = strdup(file);
+    }
+  }
+  json_decref(idx);
+  return path;
+}
+
+const struct tsup_ds_fixture tsup_ds_fixtures[] = {
+    {"multi_v21", 3},     {"multi_v22", 3},     {"deletions_v21", 8}, {"deletions_v22", 8},
+    {"addcol_v21", 4},    {"addcol_v22", 4},    {"compacted_v22", 8},
+};
+const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
+
+void tsup_ds_copy(const char *name, const char *dir, const char *as) {
+  tsup_sh("cp -r " TSUP_DS_DIR "/%s.lance %s/%s", name, dir, as);
+}
+
+bool tsup_split_tabs(char *line, char **fields, int n) {
+  for (int i = 0; i < n; i++) {
+    fields[i] = line;
+    if (i == n - 1) break;
+    char *t = line ? strchr(line, '\t') : NULL;
+    if (!t) return false;
+    *t = 0;
+    line = t + 1;
+  }
+  return true;
+}
+
+uint64_t *tsup_parse_ids(const char *s, size_t *n) {
+  size_t cap = 16, k = 0;
+  uint64_t *v = malloc(cap * sizeof *v);
+  ck_assert_ptr_nonnull(v);
+  ck_assert(*s == '[');
+  s++;
+  while (*s && *s != ']') {
+    char *end;
+    unsigned long long x = strtoull(s, &end, 10);
+    ck_assert_ptr_ne(end, s);
+    if (k == cap) v = realloc(v, (cap *= 2) * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    v[k++] = x;
+    s = end;
+    if (*s == ',') s++;
+  }
+  *n = k;
+  return v;
+}
