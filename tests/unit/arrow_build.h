@@ -1,6 +1,6 @@
-/* Test helper (header only, for test_json.c and test_ipc.c): builds ArrowSchema/ArrowArray
- * trees over static buffers with no-op releases; every node comes from one tracked pool
- * that tb_free_all() releases, so tests stay clean under ASan. */
+/* Test helper (header only, for test_json.c, test_ipc.c and test_concat.c): builds
+ * ArrowSchema/ArrowArray trees over static buffers with no-op releases; every node comes
+ * from one tracked pool that tb_free_all() releases, so tests stay clean under ASan. */
 #ifndef TESTS_ARROW_BUILD_H
 #define TESTS_ARROW_BUILD_H
 #include "arrow/abi.h"

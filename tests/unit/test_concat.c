@@ -4,45 +4,11 @@
  * through lnc_encode_json so each case is one readable string. */
 #include "lance.h"
 #include "arrow/concat.h"
+#include "arrow_build.h"
 #include <check.h>
 #include "support/support.h"
 #include <stdlib.h>
 #include <string.h>
-
-static void noop_release(struct ArrowArray *a) { a->release = NULL; }
-
-/* A borrowed array over static buffers (release is a no-op). */
-static struct ArrowArray arr(int64_t len, int64_t off, int64_t nulls, int nb, const void *b0,
-                             const void *b1, const void *b2, int nk, struct ArrowArray **kids) {
-  struct ArrowArray a;
-  memset(&a, 0, sizeof a);
-  const void **bufs = calloc(3, sizeof *bufs);
-  bufs[0] = b0;
-  bufs[1] = b1;
-  bufs[2] = b2;
-  a.length = len;
-  a.offset = off;
-  a.null_count = nulls;
-  a.n_buffers = nb;
-  a.buffers = bufs;
-  a.n_children = nk;
-  a.children = kids;
-  a.release = noop_release;
-  return a;
-}
-
-static void free_arr(struct ArrowArray *a) { free((void *)a->buffers); }
-
-static struct ArrowSchema sch(const char *fmt, const char *name, int nk, struct ArrowSchema **kids) {
-  struct ArrowSchema s;
-  memset(&s, 0, sizeof s);
-  s.format = fmt;
-  s.name = name;
-  s.flags = ARROW_FLAG_NULLABLE;
-  s.n_children = nk;
-  s.children = kids;
-  return s;
-}
 
 /* Wraps one column (schema copied, array moved) as {"c": ...} and encodes it as JSON. */
 static char *json_of(const struct ArrowSchema *col, struct ArrowArray *out) {
@@ -73,9 +39,9 @@ static char *json_of(const struct ArrowSchema *col, struct ArrowArray *out) {
 START_TEST(test_int_concat_gather) {
   static const int32_t v1[] = {1, 2, 3, 4}, v2[] = {10, 20};
   static const uint8_t val1[] = {0x0b}; /* 1,1,0,1 */
-  struct ArrowSchema s = sch("i", "c", 0, NULL);
-  struct ArrowArray a = arr(3, 1, 1, 2, val1, v1, NULL, 0, NULL); /* 2, null, 4 */
-  struct ArrowArray b = arr(2, 0, 0, 2, NULL, v2, NULL, 0, NULL);
+  struct ArrowSchema s = *tb_schema("i", "c", 0);
+  struct ArrowArray a = *tb_array(3, 1, 1, 2, val1, v1, NULL, 0); /* 2, null, 4 */
+  struct ArrowArray b = *tb_array(2, 0, 0, 2, NULL, v2, NULL, 0);
   const struct ArrowArray *parts[] = {&a, &b};
   struct ArrowArray out;
   struct lnc_error err = {0};
@@ -94,15 +60,13 @@ START_TEST(test_int_concat_gather) {
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, bad, 1, &out, &err), LNC_EINVAL);
   struct lnc_row_ref bad2[] = {{2, 0}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, bad2, 1, &out, &err), LNC_EINVAL);
-  free_arr(&a);
-  free_arr(&b);
 }
 END_TEST
 
 START_TEST(test_bool_and_fixed) {
   static const uint8_t bits[] = {0x05}; /* t f t f ... */
-  struct ArrowSchema s = sch("b", "c", 0, NULL);
-  struct ArrowArray a = arr(3, 1, 0, 2, NULL, bits, NULL, 0, NULL); /* f t f */
+  struct ArrowSchema s = *tb_schema("b", "c", 0);
+  struct ArrowArray a = *tb_array(3, 0, 1, 2, NULL, bits, NULL, 0); /* f t f */
   const struct ArrowArray *parts[] = {&a};
   struct ArrowArray out;
   struct lnc_error err = {0};
@@ -110,23 +74,20 @@ START_TEST(test_bool_and_fixed) {
   ck_assert_int_eq(lnc_arrow_gather(&s, &a, idx, 4, &out, &err), 0);
   EXPECT(&s, &out, "[{\"c\":true},{\"c\":false},{\"c\":false},{\"c\":true}]");
   (void)parts;
-  free_arr(&a);
 
   static const double d[] = {1.5, -2, 3};
-  struct ArrowSchema sd = sch("g", "c", 0, NULL);
-  struct ArrowArray ad = arr(3, 0, 0, 2, NULL, d, NULL, 0, NULL);
+  struct ArrowSchema sd = *tb_schema("g", "c", 0);
+  struct ArrowArray ad = *tb_array(3, 0, 0, 2, NULL, d, NULL, 0);
   uint64_t idx2[] = {2, 0};
   ck_assert_int_eq(lnc_arrow_gather(&sd, &ad, idx2, 2, &out, &err), 0);
   EXPECT(&sd, &out, "[{\"c\":3},{\"c\":1.5}]");
-  free_arr(&ad);
 
   static const uint8_t fb[] = "abcdefghi";
-  struct ArrowSchema sf = sch("w:3", "c", 0, NULL);
-  struct ArrowArray af = arr(2, 1, 0, 2, NULL, fb, NULL, 0, NULL); /* def, ghi */
+  struct ArrowSchema sf = *tb_schema("w:3", "c", 0);
+  struct ArrowArray af = *tb_array(2, 0, 1, 2, NULL, fb, NULL, 0); /* def, ghi */
   uint64_t idx3[] = {1, 0};
   ck_assert_int_eq(lnc_arrow_gather(&sf, &af, idx3, 2, &out, &err), 0);
   EXPECT(&sf, &out, "[{\"c\":\"Z2hp\"},{\"c\":\"ZGVm\"}]");
-  free_arr(&af);
 }
 END_TEST
 
@@ -136,23 +97,20 @@ START_TEST(test_strings) {
   static const uint8_t val[] = {0x0b}; /* "a","bb",null,"ccc" */
   static const int64_t o2[] = {0, 2, 2};
   static const char d2[] = "xy";
-  struct ArrowSchema s = sch("u", "c", 0, NULL);
-  struct ArrowArray a = arr(4, 0, 1, 3, val, o1, d1, 0, NULL);
-  struct ArrowArray b = arr(3, 1, 0, 3, NULL, o1, d1, 0, NULL); /* "bb","","ccc" */
+  struct ArrowSchema s = *tb_schema("u", "c", 0);
+  struct ArrowArray a = *tb_array(4, 1, 0, 3, val, o1, d1, 0);
+  struct ArrowArray b = *tb_array(3, 0, 1, 3, NULL, o1, d1, 0); /* "bb","","ccc" */
   const struct ArrowArray *parts[] = {&a, &b};
   struct ArrowArray out;
   struct lnc_error err = {0};
   struct lnc_row_ref refs[] = {{0, 3}, {1, 1}, {0, 2}, {1, 0}, {0, 0}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, refs, 5, &out, &err), 0);
   EXPECT(&s, &out, "[{\"c\":\"ccc\"},{\"c\":\"\"},{\"c\":null},{\"c\":\"bb\"},{\"c\":\"a\"}]");
-  struct ArrowSchema sl = sch("U", "c", 0, NULL);
-  struct ArrowArray l = arr(2, 0, 0, 3, NULL, o2, d2, 0, NULL);
+  struct ArrowSchema sl = *tb_schema("U", "c", 0);
+  struct ArrowArray l = *tb_array(2, 0, 0, 3, NULL, o2, d2, 0);
   const struct ArrowArray *lp[] = {&l, &l};
   ck_assert_int_eq(lnc_arrow_concat(&sl, lp, 2, &out, &err), 0);
   EXPECT(&sl, &out, "[{\"c\":\"xy\"},{\"c\":\"\"},{\"c\":\"xy\"},{\"c\":\"\"}]");
-  free_arr(&a);
-  free_arr(&b);
-  free_arr(&l);
 }
 END_TEST
 
@@ -162,13 +120,13 @@ START_TEST(test_lists) {
   static const int32_t offs[] = {0, 2, 2, 3, 6};
   static const int64_t loffs[] = {0, 2, 2, 3, 6};
   static const uint8_t lval[] = {0x0d}; /* list 1 null */
-  struct ArrowSchema item = sch("i", "item", 0, NULL);
+  struct ArrowSchema item = *tb_schema("i", "item", 0);
   struct ArrowSchema *ik[] = {&item};
-  struct ArrowSchema s = sch("+l", "c", 1, ik);
-  struct ArrowArray child = arr(6, 0, 1, 2, ival, items, NULL, 0, NULL);
+  struct ArrowSchema s = *tb_schema("+l", "c", 1, ik[0]);
+  struct ArrowArray child = *tb_array(6, 1, 0, 2, ival, items, NULL, 0);
   struct ArrowArray *ck[] = {&child};
-  struct ArrowArray a = arr(3, 1, 1, 2, lval, offs, NULL, 1, ck); /* null, [3], [4,5,6] */
-  struct ArrowArray b = arr(4, 0, 1, 2, lval, offs, NULL, 1, ck); /* [1,null], null, [3], [4,5,6] */
+  struct ArrowArray a = *tb_array(3, 1, 1, 2, lval, offs, NULL, 1, ck[0]); /* null, [3], [4,5,6] */
+  struct ArrowArray b = *tb_array(4, 1, 0, 2, lval, offs, NULL, 1, ck[0]); /* [1,null], null, [3], [4,5,6] */
   const struct ArrowArray *parts[] = {&a, &b};
   struct ArrowArray out;
   struct lnc_error err = {0};
@@ -176,22 +134,17 @@ START_TEST(test_lists) {
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, refs, 5, &out, &err), 0);
   EXPECT(&s, &out,
          "[{\"c\":[4,5,6]},{\"c\":[1,null]},{\"c\":null},{\"c\":[3]},{\"c\":[1,null]}]");
-  struct ArrowSchema sL = sch("+L", "c", 1, ik);
-  struct ArrowArray la = arr(4, 0, 1, 2, lval, loffs, NULL, 1, ck);
+  struct ArrowSchema sL = *tb_schema("+L", "c", 1, ik[0]);
+  struct ArrowArray la = *tb_array(4, 1, 0, 2, lval, loffs, NULL, 1, ck[0]);
   uint64_t idx[] = {3, 1};
   ck_assert_int_eq(lnc_arrow_gather(&sL, &la, idx, 2, &out, &err), 0);
   EXPECT(&sL, &out, "[{\"c\":[4,5,6]},{\"c\":null}]");
   /* fixed-size list of 2: rows [1,null],[3,4],[5,6] */
-  struct ArrowSchema sF = sch("+w:2", "c", 1, ik);
-  struct ArrowArray fa = arr(2, 1, 0, 1, NULL, NULL, NULL, 1, ck); /* [3,4],[5,6] */
+  struct ArrowSchema sF = *tb_schema("+w:2", "c", 1, ik[0]);
+  struct ArrowArray fa = *tb_array(2, 0, 1, 1, NULL, NULL, NULL, 1, ck[0]); /* [3,4],[5,6] */
   uint64_t idx2[] = {1, 0, 1};
   ck_assert_int_eq(lnc_arrow_gather(&sF, &fa, idx2, 3, &out, &err), 0);
   EXPECT(&sF, &out, "[{\"c\":[5,6]},{\"c\":[3,4]},{\"c\":[5,6]}]");
-  free_arr(&child);
-  free_arr(&a);
-  free_arr(&b);
-  free_arr(&la);
-  free_arr(&fa);
 }
 END_TEST
 
@@ -200,13 +153,13 @@ START_TEST(test_struct_and_nulls) {
   static const int32_t o[] = {0, 1, 2, 3};
   static const char d[] = "pqr";
   static const uint8_t sval[] = {0x05}; /* struct row 1 null */
-  struct ArrowSchema fx = sch("l", "x", 0, NULL), fy = sch("u", "y", 0, NULL);
+  struct ArrowSchema fx = *tb_schema("l", "x", 0), fy = *tb_schema("u", "y", 0);
   struct ArrowSchema *fk[] = {&fx, &fy};
-  struct ArrowSchema s = sch("+s", "c", 2, fk);
-  struct ArrowArray cx = arr(3, 0, 0, 2, NULL, x, NULL, 0, NULL);
-  struct ArrowArray cy = arr(3, 0, 0, 3, NULL, o, d, 0, NULL);
+  struct ArrowSchema s = *tb_schema("+s", "c", 2, fk[0], fk[1]);
+  struct ArrowArray cx = *tb_array(3, 0, 0, 2, NULL, x, NULL, 0);
+  struct ArrowArray cy = *tb_array(3, 0, 0, 3, NULL, o, d, 0);
   struct ArrowArray *ck[] = {&cx, &cy};
-  struct ArrowArray a = arr(2, 1, 1, 1, sval, NULL, NULL, 2, ck); /* null, {9,"r"} */
+  struct ArrowArray a = *tb_array(2, 1, 1, 1, sval, NULL, NULL, 2, ck[0], ck[1]); /* null, {9,"r"} */
   struct ArrowArray out;
   struct lnc_error err = {0};
   uint64_t idx[] = {1, 0, 1};
@@ -215,9 +168,9 @@ START_TEST(test_struct_and_nulls) {
   ck_assert_int_eq(lnc_arrow_make_nulls(&s, 2, &out, &err), 0);
   ck_assert_int_eq(out.null_count, 2);
   EXPECT(&s, &out, "[{\"c\":null},{\"c\":null}]");
-  struct ArrowSchema item = sch("i", "item", 0, NULL);
+  struct ArrowSchema item = *tb_schema("i", "item", 0);
   struct ArrowSchema *ik[] = {&item};
-  struct ArrowSchema sl = sch("+l", "c", 1, ik);
+  struct ArrowSchema sl = *tb_schema("+l", "c", 1, ik[0]);
   ck_assert_int_eq(lnc_arrow_make_nulls(&sl, 1, &out, &err), 0);
   EXPECT(&sl, &out, "[{\"c\":null}]");
   ck_assert_int_eq(lnc_arrow_make_nulls(&fy, 0, &out, &err), 0);
@@ -228,39 +181,34 @@ START_TEST(test_struct_and_nulls) {
   ck_assert_int_eq(out.length, 0);
   ck_assert_int_eq(out.n_children, 2);
   out.release(&out);
-  free_arr(&cx);
-  free_arr(&cy);
-  free_arr(&a);
 }
 END_TEST
 
 START_TEST(test_errors) {
   static const int32_t v[] = {1, 2};
-  struct ArrowSchema s = sch("i", "c", 0, NULL);
-  struct ArrowArray a = arr(2, 0, 0, 3, NULL, v, NULL, 0, NULL); /* wrong buffer count */
+  struct ArrowSchema s = *tb_schema("i", "c", 0);
+  struct ArrowArray a = *tb_array(2, 0, 0, 3, NULL, v, NULL, 0); /* wrong buffer count */
   struct ArrowArray out;
   struct lnc_error err = {0};
   uint64_t idx[] = {0};
   ck_assert_int_eq(lnc_arrow_gather(&s, &a, idx, 1, &out, &err), LNC_EINVAL);
   ck_assert_msg(strstr(err.message, "buffers"), "%s", err.message);
-  free_arr(&a);
-  struct ArrowSchema dict = sch("u", NULL, 0, NULL);
-  struct ArrowSchema sd = sch("i", "c", 0, NULL);
+  struct ArrowSchema dict = *tb_schema("u", NULL, 0);
+  struct ArrowSchema sd = *tb_schema("i", "c", 0);
   sd.dictionary = &dict;
-  struct ArrowArray b = arr(2, 0, 0, 2, NULL, v, NULL, 0, NULL);
+  struct ArrowArray b = *tb_array(2, 0, 0, 2, NULL, v, NULL, 0);
   ck_assert_int_eq(lnc_arrow_gather(&sd, &b, idx, 1, &out, &err), LNC_EUNSUPPORTED);
-  struct ArrowSchema su = sch("+ud:0,1", "c", 0, NULL);
+  struct ArrowSchema su = *tb_schema("+ud:0,1", "c", 0);
   ck_assert_int_eq(lnc_arrow_gather(&su, &b, idx, 1, &out, &err), LNC_EUNSUPPORTED);
-  free_arr(&b);
 }
 END_TEST
 
 START_TEST(test_schema_copy_metadata) {
   /* metadata: 1 pair "k" -> "vv" */
   static const char md[] = {1, 0, 0, 0, 1, 0, 0, 0, 'k', 2, 0, 0, 0, 'v', 'v'};
-  struct ArrowSchema item = sch("i", "item", 0, NULL);
+  struct ArrowSchema item = *tb_schema("i", "item", 0);
   struct ArrowSchema *ik[] = {&item};
-  struct ArrowSchema s = sch("+l", "c", 1, ik);
+  struct ArrowSchema s = *tb_schema("+l", "c", 1, ik[0]);
   s.metadata = md;
   struct ArrowSchema c;
   struct lnc_error err = {0};
@@ -277,6 +225,7 @@ END_TEST
 static Suite *suite(void) {
   Suite *s = suite_create("concat");
   TCase *tc = tcase_create("gather");
+  tcase_add_checked_fixture(tc, NULL, tb_free_all);
   tcase_add_test(tc, test_int_concat_gather);
   tcase_add_test(tc, test_bool_and_fixed);
   tcase_add_test(tc, test_strings);
