@@ -95,8 +95,8 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 .PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean \
         install bench
 .DEFAULT_GOAL := all
-# Generated protobuf sources are real outputs, not intermediates to delete after use.
-.SECONDARY: $(PROTO_C) $(PROTO_H)
+# Generated sources and test objects are real outputs, not intermediates to delete after use.
+.SECONDARY:
 
 all: $(LIB_A) $(LIB_SO) $(BINS) $(UNIT_BINS) $(FUZZ_BINS)
 

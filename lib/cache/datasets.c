@@ -269,10 +269,28 @@ static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
   return 0;
 }
 
+static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, struct dsver **out,
+                        struct lnc_error *err);
+
 /* Resolves `want` (0 = latest) for the dataset at dir and returns the version referenced;
- * the caller releases it. */
+ * the caller releases it. The latest version can vanish between listing _versions/ and
+ * opening its manifest (a writer rolling back, a cleanup racing us): then the listing is
+ * simply done again, a few times, rather than failing a request that asked for "latest". */
 static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, struct dsver **out,
                    struct lnc_error *err) {
+  int rc = acquire_once(c, dir, want, out, err);
+  for (int again = 0; rc == LNC_ENOTFOUND && want == 0 && again < 3; again++) {
+    pthread_mutex_lock(&c->lock);
+    struct dsdir *d = get_dir(c, dir);
+    if (d) d->have_latest = false; /* force a fresh listing */
+    pthread_mutex_unlock(&c->lock);
+    rc = acquire_once(c, dir, want, out, err);
+  }
+  return rc;
+}
+
+static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, struct dsver **out,
+                        struct lnc_error *err) {
   *out = NULL;
   if (!dir || !dir[0]) return lnc_errf(err, LNC_EINVAL, "empty dataset path");
   int dfd = open_dir(c, dir, err);
