@@ -1,7 +1,11 @@
 /* liblance: read rows of Lance files (format 2.1 / 2.2) into Arrow C Data Interface arrays.
  * This is the whole public API; everything under lib/ besides this header is internal.
  * Conventions: functions return 0 on success or a positive LNC_E* code and then fill the
- * caller's struct lnc_error (which may be NULL). Ownership is stated at each function. */
+ * caller's struct lnc_error (which may be NULL). Ownership is stated at each function.
+ * Thread-safety, once for all: functions on distinct objects never interfere; lnc_code_name,
+ * lnc_buf_free and the encoders are pure; an lnc_file is used by one thread at a time; an
+ * lnc_dataset, an lnc_engine and the lnc_engine_* functions may be used from any number of
+ * threads at once; an lnc_worker belongs to one thread at a time. Exceptions are stated. */
 #ifndef LANCE_H
 #define LANCE_H
 #include <stddef.h>
@@ -61,7 +65,9 @@ void lnc_file_version(const lnc_file *f, int *major, int *minor);
 int lnc_file_schema(const lnc_file *f, struct ArrowSchema *out, struct lnc_error *err);
 
 /* A JSON description of the file (version, rows, schema, per column: pages, layout,
- * encoding tree, sizes) as printed by `lancectl inspect --json`; appended to *out. */
+ * encoding tree, sizes) as printed by `lancectl inspect --json`; appended to *out.
+ * lnc_file_num_rows, _version, _schema and _describe_json may run concurrently with each
+ * other, but not with lnc_take on the same handle (a take builds page state lazily). */
 int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *err);
 
 /* ---- take -------------------------------------------------------------------------- */
