@@ -42,7 +42,7 @@ function whereTime(c) {
   const parts = [];
   if (n) parts.push(`server handler ${f0((s.lanced_request_duration_seconds_sum_rows / n) * 1e6)} µs/request of ${f0(c.latency_us?.mean)} µs mean client latency`);
   if (s.lanced_rows_served_total) parts.push(`${f2(s.lanced_reads_total / s.lanced_rows_served_total)} reads/row, ${f0(s.lanced_bytes_read_total / s.lanced_rows_served_total)} B read/row, ${f0(s.lanced_bytes_decoded_total / s.lanced_rows_served_total)} B decoded/row`);
-  if (c.cpu && c.rows_per_s) parts.push(`our CPU ${f2((c.cpu.our_cpu_s / (c.rows_per_s * c.cpu.elapsed_s)) * 1e6)} µs/row (load generator included), others ${f2(c.cpu.others_cores)} cores`);
+  if (c.cpu && c.rows_per_s) parts.push(`our CPU ${f2((c.cpu.our_cpu_s / (c.rows_per_s * c.cpu.elapsed_s)) * 1e6)} µs/row (all benchmark processes), others ${f2(c.cpu.others_cores)} cores`);
   if (c.reads_per_row != null) parts.push(`${f2(c.reads_per_row)} reads/row, ${f0(c.bytes_per_row)} B read/row`);
   return parts.join('; ');
 }
@@ -156,6 +156,7 @@ P();
   const rows = [];
   for (const c of pick({ system: 'lancectl', io: 'direct' })) rows.push([c.dataset, c.columns ?? 'all', c.batch, c.conc, f0(c.rows_per_s) + flag(c), f2(c.reads_per_row), f0(c.bytes_per_row), f0(c.rows_per_s * c.reads_per_row), `${f0(c.raw_reads_per_s)} (${f0(c.raw_read_bytes)} B, depth ${c.raw_depth})`, f2(c.device_limit_ratio)]);
   P('liblance in-process (`lancectl bench --io direct`):');
+  for (const c of pick({ system: 'lancectl' }).filter((x) => x.raw_error)) P(`* ${c.dataset} batch ${c.batch}, ${c.conc} threads, ${c.io}: take figures kept, ${c.raw_error}`);
   P();
   table(['dataset', 'columns', 'batch', 'threads', 'rows/s', 'reads/row', 'bytes/row', 'reads/s', 'raw reads/s (same size, depth)', 'device-limit ratio'], rows);
   const h = pick({ system: 'lanced', cold: true });
@@ -231,7 +232,7 @@ const series = [
 ];
 const gp = [];
 const term = (name, kind) => (kind === 'svg' ? `set terminal svg size 900,560 dynamic font "sans,11"\nset output '${name}.svg'` : `set terminal pngcairo size 900,560 font "sans,10"\nset output '${name}.png'`);
-const plotBoth = (name, body) => { for (const k of ['svg', 'png']) gp.push(`${term(name, k)}\n${body}\n`); };
+const plotBoth = (name, body) => { for (const k of ['svg', 'png']) gp.push(`${term(name, k)}\nset termoption noenhanced\n${body}\n`); };
 for (const d of DS) {
   const files = [];
   series.forEach(([label, q], i) => {
@@ -262,7 +263,7 @@ for (const d of DS) {
   fs.writeFileSync(path.join(pdir, 'cold_lancectl.dat'), lc.map((c) => `${c.conc * Math.max(1, Math.ceil(c.reads_per_row * c.batch))} ${c.rows_per_s * c.reads_per_row}`).join('\n') + '\n');
   if (lc.length) lines.push(`'plotdata/cold_lancectl.dat' using 1:2 with points pt 7 ps 1.2 title 'liblance takes, O_DIRECT (reads/s)'`);
   const lh = pick({ system: 'lanced', cold: true }).filter((c) => c.server?.lanced_reads_total);
-  fs.writeFileSync(path.join(pdir, 'cold_lanced.dat'), lh.map((c) => `${c.conc * Math.max(1, Math.ceil(c.server.lanced_reads_total / c.server.lanced_rows_served_total))} ${c.server.lanced_reads_total / c.cpu.elapsed_s}`).join('\n') + '\n');
+  fs.writeFileSync(path.join(pdir, 'cold_lanced.dat'), lh.map((c) => `${c.conc * Math.max(1, Math.ceil((c.server.lanced_reads_total / c.server.lanced_rows_served_total) * c.batch))} ${c.server.lanced_reads_total / c.cpu.elapsed_s}`).join('\n') + '\n');
   if (lh.length) lines.push(`'plotdata/cold_lanced.dat' using 1:2 with points pt 5 ps 1.2 title 'lanced HTTP, io_mode=direct (reads/s)'`);
   if (lines.length) plotBoth('cold_vs_fio', `set title 'cold random reads vs the fio curve (${R.scale})'\nset logscale xy\nset xlabel 'reads in flight'\nset ylabel 'reads/s (IOPS)'\nset key left top\nset grid\nplot ${lines.join(', \\\n  ')}\nunset logscale`);
 }
