@@ -179,7 +179,10 @@ async function lancectlBench(ds, batch, threads, io, columns) {
   if (r.code !== 0 && !/rows\/s: /.test(r.out)) return { error: `exit ${r.code}: ${r.err.trim()}` };
   const rawError = r.code !== 0 ? `raw-read comparison failed: ${r.err.trim()}` : undefined;
   const g = (re) => { const m = re.exec(r.out); return m ? +m[1] : null; };
-  const raw = /raw reads\/s: (\d+) \((\d+)-byte random reads, (\d+) in flight per thread/.exec(r.out);
+  // "raw reads/s: N (4096-byte random reads, D in flight per thread" or, since c8fd90a,
+  // "raw reads/s: N (random reads of A or B bytes, mean M, D in flight per thread"
+  const raw = /raw reads\/s: (\d+) \((\d+)-byte random reads, (\d+) in flight per thread/.exec(r.out) ??
+    /raw reads\/s: (\d+) \(random reads of \d+ or \d+ bytes, mean (\d+), (\d+) in flight per thread/.exec(r.out);
   return { rows_per_s: g(/rows\/s: ([\d.]+)/), reads_per_row: g(/reads\/row: ([\d.]+)/), bytes_per_row: g(/bytes read\/row: ([\d.]+)/),
     search_cache_bytes: g(/search cache: (\d+) bytes/), raw_reads_per_s: raw ? +raw[1] : null, raw_read_bytes: raw ? +raw[2] : null, raw_depth: raw ? +raw[3] : null,
     device_limit_ratio: g(/device-limit ratio: ([\d.]+)/), raw_error: rawError, takes_per_s: g(/takes: (\d+) in/) / (g(/in ([\d.]+) s/) || 1), stdout: r.out.trim() };
