@@ -27,7 +27,8 @@ enum lnc_code {
   LNC_EUNSUPPORTED, /* valid Lance, but a version/layout/encoding/type we do not read */
   LNC_ENOMEM,       /* allocation failed or a configured memory limit was hit */
   LNC_ELIMIT,       /* a configured request limit was exceeded */
-  LNC_EINTERNAL     /* a bug in liblance */
+  LNC_EINTERNAL,    /* a bug in liblance */
+  LNC_EAGAIN        /* asked not to wait (nowait) and the answer needs the disk */
 };
 
 struct lnc_error {
@@ -137,6 +138,11 @@ int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
 enum lnc_blob_mode { LNC_BLOBS_BYTES = 0, LNC_BLOBS_DESCRIPTORS = 1 };
 struct lnc_take_options {
   int blobs;   /* enum lnc_blob_mode */
+  /* Engine takes only: 1 = never wait for the disk. The take fails at once with LNC_EAGAIN
+   * if the file (or dataset version) is not in the search cache, the engine reads O_DIRECT,
+   * or a read would miss the page cache (RWF_NOWAIT). A server calls it on its network
+   * thread first and hands the request to a thread that may block only on LNC_EAGAIN. */
+  int nowait;
 };
 /* lnc_take with options (NULL = defaults: blobs as bytes). */
 int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,

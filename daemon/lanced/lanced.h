@@ -87,6 +87,10 @@ int ld_service_init(const struct ld_config *c);
 void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget) */
 void ld_service_shutdown(void);
 void ld_service_stats(struct lnc_engine_stats *out);
+/* On this thread, make takes non-blocking (nowait: the search cache and page cache only) or
+ * not; ld_service_would_block says whether one since gave up because it needed the disk. */
+void ld_service_nowait(bool on);
+bool ld_service_would_block(void);
 /* Takes rows of rel — a data file, or a dataset directory (ids = offsets among its live
  * rows) at `version` (NULL = the latest; a version for a file is a 400). On success the
  * caller owns schema and array and releases them. stats are added to. */

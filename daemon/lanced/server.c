@@ -193,12 +193,22 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ld_json_error(&out, &e);
     return send_response(c, r, &out);
   }
-  /* Health and metrics answer at once; everything else may wait on the disk, so it goes to
-   * a take thread while this network thread serves other connections. */
+  /* Health and metrics answer at once. Everything else is first tried here without waiting
+   * for the disk (nowait: search cache and page cache only), which answers warm requests
+   * without a hand-off; if it would have to wait, the request goes to a take thread while
+   * this network thread serves other connections. */
   if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
     ld_route(c, r, &out);
     return send_response(c, r, &out);
   }
+  ld_service_nowait(true);
+  ld_route(c, r, &out);
+  ld_service_nowait(false);
+  if (!ld_service_would_block()) return send_response(c, r, &out);
+  lnc_buf_free(&out.body);
+  r->status = 0;
+  r->format = 0;
+  r->rows = 0;
   r->stage = 1;
   r->conn = c;
   MHD_suspend_connection(c);

@@ -14,6 +14,26 @@ static pthread_mutex_t workers_lock = PTHREAD_MUTEX_INITIALIZER;
 static lnc_worker **workers;       /* every worker made, for shutdown */
 static size_t nworkers;
 static __thread lnc_worker *my_worker;
+/* Set by server.c around a first, non-blocking attempt on a network thread. */
+static __thread bool nowait_mode, would_block;
+
+void ld_service_nowait(bool on) {
+  nowait_mode = on;
+  if (on) would_block = false; /* the verdict of the attempt survives turning it off */
+}
+
+bool ld_service_would_block(void) { return would_block; }
+
+/* In nowait mode an LNC_EAGAIN is not an answer: it marks the request for a take thread. */
+static int fail(struct ld_err *e, const struct lnc_error *le) {
+  if (le->code == LNC_EAGAIN) {
+    would_block = true;
+    ld_errf(e, 503, "unavailable", "retry on a take thread");
+    return -1;
+  }
+  ld_err_from_lnc(e, le);
+  return -1;
+}
 
 static int engine_config(const struct ld_config *c, struct lnc_engine_config *ec) {
   lnc_engine_config_default(ec);
@@ -90,7 +110,7 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
   if (ld_path_check(rel, e)) return -1;
   lnc_worker *w = worker(e);
   if (!w) return -1;
-  struct lnc_take_options opts = {.blobs = blobs};
+  struct lnc_take_options opts = {.blobs = blobs, .nowait = nowait_mode};
   struct lnc_error le = {0};
   int rc;
   if (lnc_engine_is_dataset(w, rel))
@@ -100,11 +120,7 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
     return version_for_file(rel, e);
   else
     rc = lnc_engine_take(w, rel, ids, n, cols, ncols, &opts, schema, array, stats, &le);
-  if (rc) {
-    ld_err_from_lnc(e, &le);
-    return -1;
-  }
-  return 0;
+  return rc ? fail(e, &le) : 0;
 }
 
 /* "data_format":"2.1" of a dataset description → the data files' format version. */
@@ -118,6 +134,10 @@ int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file
                         struct ld_err *e) {
   memset(out, 0, sizeof *out);
   if (ld_path_check(rel, e)) return -1;
+  if (nowait_mode) { /* a description may load the file: always on a take thread */
+    struct lnc_error le = {.code = LNC_EAGAIN};
+    return fail(e, &le);
+  }
   lnc_worker *w = worker(e);
   if (!w) return -1;
   struct lnc_error le = {0};

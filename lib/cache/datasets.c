@@ -269,28 +269,29 @@ static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
   return 0;
 }
 
-static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, struct dsver **out,
-                        struct lnc_error *err);
+static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
+                        struct dsver **out, struct lnc_error *err);
 
 /* Resolves `want` (0 = latest) for the dataset at dir and returns the version referenced;
  * the caller releases it. The latest version can vanish between listing _versions/ and
  * opening its manifest (a writer rolling back, a cleanup racing us): then the listing is
  * simply done again, a few times, rather than failing a request that asked for "latest". */
-static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, struct dsver **out,
-                   struct lnc_error *err) {
-  int rc = acquire_once(c, dir, want, out, err);
+static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
+                   struct dsver **out, struct lnc_error *err) {
+  int rc = acquire_once(c, dir, want, nowait, out, err);
   for (int again = 0; rc == LNC_ENOTFOUND && want == 0 && again < 3; again++) {
     pthread_mutex_lock(&c->lock);
     struct dsdir *d = get_dir(c, dir);
     if (d) d->have_latest = false; /* force a fresh listing */
     pthread_mutex_unlock(&c->lock);
-    rc = acquire_once(c, dir, want, out, err);
+    rc = acquire_once(c, dir, want, nowait, out, err);
   }
   return rc;
 }
 
-static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, struct dsver **out,
-                        struct lnc_error *err) {
+/* nowait: a version that is not open yet (or being opened) is LNC_EAGAIN, not loaded. */
+static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
+                        struct dsver **out, struct lnc_error *err) {
   *out = NULL;
   if (!dir || !dir[0]) return lnc_errf(err, LNC_EINVAL, "empty dataset path");
   int dfd = open_dir(c, dir, err);
@@ -356,6 +357,11 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, s
   struct dsver *ver = NULL;
   while (!rc) {
     for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
+    if (nowait && (!ver || ver->state == V_LOADING)) {
+      ver = NULL;
+      rc = lnc_errf(err, LNC_EAGAIN, "%s: version %llu is not open yet", dir, (unsigned long long)v);
+      break;
+    }
     if (ver && ver->state == V_LOADING) {
       d->busy++;
       pthread_cond_wait(&c->loaded, &c->lock);
@@ -480,7 +486,7 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
   memset(array, 0, sizeof *array);
   struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
   struct dsver *v;
-  int rc = acquire(c, dir, version, &v, err);
+  int rc = acquire(c, dir, version, opts && opts->nowait, &v, err);
   if (rc) return rc;
   struct reader_ctx ctx = {w, v};
   struct lnc_ds_reader rd = {engine_file_take, &ctx};
@@ -497,7 +503,7 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
   if (schema) memset(schema, 0, sizeof *schema);
   struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
   struct dsver *v;
-  int rc = acquire(c, dir, version, &v, err);
+  int rc = acquire(c, dir, version, false, &v, err);
   if (rc) return rc;
   if (num_rows) *num_rows = lnc_dataset_num_rows(v->ds);
   if (version_out) *version_out = lnc_dataset_version(v->ds);

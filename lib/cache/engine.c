@@ -365,9 +365,11 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
 }
 
 /* Finds (or loads) the entry for path and returns it referenced. */
-static int acquire(struct lnc_worker *w, const char *path, struct entry **out, struct lnc_take_stats *ts,
-                   struct lnc_error *err) {
+static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
+                   struct lnc_take_stats *ts, struct lnc_error *err) {
   struct lnc_engine *e = w->e;
+  if (nowait && e->cfg.io_mode == LNC_IO_DIRECT)
+    return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", path);
   struct stat st;
   uint64_t h = hash_path(path);
   struct shard *s = &e->shards[h % NSHARDS];
@@ -388,6 +390,10 @@ static int acquire(struct lnc_worker *w, const char *path, struct entry **out, s
   for (;;) {
     struct entry *en = s->table[h % s->nbuckets];
     while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
+    if (nowait && (!en || en->state != E_READY)) {
+      pthread_mutex_unlock(&s->lock);
+      return lnc_errf(err, LNC_EAGAIN, "%s: not in the search cache yet", path);
+    }
     if (en && en->state == E_LOADING) {
       /* Someone else is loading this file: wait for that one load. */
       pthread_cond_wait(&s->loaded, &s->lock);
@@ -496,9 +502,12 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
   struct lnc_engine *e = w->e;
   struct lnc_take_stats local = {0};
   struct entry *en;
-  int rc = acquire(w, path, &en, &local, err);
+  bool nowait = opts && opts->nowait;
+  int rc = acquire(w, path, nowait, &en, &local, err);
   if (!rc) {
-    struct lnc_take_env env = {.io = &w->io, .repidx_max = e->cfg.repidx_max};
+    struct lnc_io io = w->io;
+    io.nowait = nowait;
+    struct lnc_take_env env = {.io = &io, .repidx_max = e->cfg.repidx_max};
     rc = lnc_take_env(en->file, &env, ids, n, columns, ncolumns, opts, schema, array, &local, err);
     unref(e, en);
   }
@@ -522,7 +531,7 @@ int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
                         struct ArrowSchema *schema, uint64_t *num_rows, int *major, int *minor,
                         struct lnc_error *err) {
   struct entry *en;
-  int rc = acquire(w, path, &en, NULL, err);
+  int rc = acquire(w, path, false, &en, NULL, err);
   if (rc) return rc;
   if (num_rows) *num_rows = en->file->num_rows;
   if (major) *major = en->file->major;

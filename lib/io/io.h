@@ -3,6 +3,7 @@
  * neighbours and issue them at once (pread here; the io_uring engine plugs in behind it). */
 #ifndef LNC_IO_IO_H
 #define LNC_IO_IO_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "../lance.h"
@@ -24,6 +25,7 @@ struct lnc_ring;
  * has one), or with pread when io is NULL or has no ring. */
 struct lnc_io {
   struct lnc_ring *ring;
+  bool nowait;   /* buffered reads that would wait for the device fail with LNC_EAGAIN */
 };
 int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err);

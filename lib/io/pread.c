@@ -5,7 +5,9 @@
 #include "ring.h"
 #include "../format/reader.h"
 #include "../util/error.h"
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/uio.h>
 #include <string.h>
 
 static int by_off(const void *a, const void *b) {
@@ -45,8 +47,33 @@ int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
   return rc;
 }
 
+/* Reads served only from the page cache (preadv2 RWF_NOWAIT): any read that would go to
+ * the device makes the whole batch LNC_EAGAIN, to be redone where waiting is fine. */
+static int read_nowait(struct lnc_file *f, struct lnc_read *reads, size_t n,
+                       struct lnc_take_stats *stats, struct lnc_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    if (reads[i].off > f->size || reads[i].len > f->size - reads[i].off)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: read of %llu bytes at %llu is past the end", f->name,
+                      (unsigned long long)reads[i].len, (unsigned long long)reads[i].off);
+    uint64_t done = 0;
+    while (done < reads[i].len) {
+      struct iovec iov = {reads[i].dst + done, reads[i].len - done};
+      ssize_t r = preadv2(f->fd, &iov, 1, (off_t)(reads[i].off + done), RWF_NOWAIT);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return lnc_errf(err, LNC_EAGAIN, "%s: data not in the page cache", f->name);
+      done += (uint64_t)r;
+    }
+    if (stats) { stats->reads++; stats->bytes_read += reads[i].len; }
+  }
+  return 0;
+}
+
 int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err) {
+  if (io && io->nowait) {
+    if (f->fd_direct >= 0) return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", f->name);
+    return read_nowait(f, reads, n, stats, err);
+  }
   if (!io || !io->ring) return lnc_io_read_batch(f, reads, n, stats, err);
   bool direct = f->fd_direct >= 0;
   int rc = lnc_ring_read_batch(io->ring, direct ? f->fd_direct : f->fd, direct, f->size, reads, n,

@@ -383,8 +383,14 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages do not cover the requested rows", f->name, c);
       goto done;
     }
-    if (leaf->blob && blobs == LNC_BLOBS_BYTES && (rc = lnc_blobs_to_bytes(f, leaf, &rows[c], stats, err)))
-      goto done;
+    if (leaf->blob && blobs == LNC_BLOBS_BYTES) {
+      /* Blob bytes are read with plain blocking reads: not for a take that must not wait. */
+      if (env && env->io && env->io->nowait) {
+        rc = lnc_errf(err, LNC_EAGAIN, "%s: blob bytes need the disk", f->name);
+        goto done;
+      }
+      if ((rc = lnc_blobs_to_bytes(f, leaf, &rows[c], stats, err))) goto done;
+    }
     if (identity) {
       final[c] = &rows[c];
     } else {

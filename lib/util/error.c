@@ -38,6 +38,7 @@ const char *lnc_code_name(int code) {
   case LNC_EUNSUPPORTED: return "unsupported";
   case LNC_ENOMEM: return "resource_exhausted";
   case LNC_ELIMIT: return "limit_exceeded";
+  case LNC_EAGAIN: return "would_block";
   default: return "internal";
   }
 }

@@ -885,6 +885,42 @@ START_TEST(test_deleted_file_released) {
 END_TEST
 
 /* ---- 10. corrupt files are isolated -------------------------------------------------------- */
+/* nowait takes never load a file or wait for the device: a cold file is LNC_EAGAIN with no
+ * load counted; in buffered mode a file whose pages were just read is served; in direct mode
+ * every nowait take is LNC_EAGAIN (each read goes to the device). */
+START_TEST(test_nowait) {
+  int mode = _i;
+  struct eng g;
+  eng_open(&g, mode, 0, 0, UINT64_MAX);
+  const char *path = fixture("core21");
+  const uint64_t ids[] = {5, 77777};
+  const char *cols[] = {"i64", "s"};
+  struct lnc_take_options nw = {.nowait = 1};
+  struct ArrowSchema sc;
+  struct ArrowArray ar;
+  struct lnc_error err = {0};
+  int rc = lnc_engine_take(g.w, path, ids, 2, cols, 2, &nw, &sc, &ar, NULL, &err);
+  ck_assert_msg(rc == LNC_EAGAIN, "cold nowait take: %s (%s)", lnc_code_name(rc), err.message);
+  ck_assert_uint_eq(estats(g.e).cache_loads, 0);
+  ck_assert_uint_eq(estats(g.e).files_cached, 0);
+  char *ref = etake(g.w, path, ids, 2, cols, 2, NULL); /* loads it and reads the rows */
+  rc = lnc_engine_take(g.w, path, ids, 2, cols, 2, &nw, &sc, &ar, NULL, &err);
+  if (mode == LNC_IO_DIRECT) {
+    ck_assert_msg(rc == LNC_EAGAIN, "direct nowait take: %s", lnc_code_name(rc));
+  } else {
+    ck_assert_msg(rc == 0, "warm buffered nowait take: %s (%s)", lnc_code_name(rc), err.message);
+    char *j = tsup_json(&sc, &ar);
+    ck_assert_str_eq(j, ref);
+    free(j);
+    ar.release(&ar);
+    sc.release(&sc);
+  }
+  ck_assert_uint_eq(estats(g.e).cache_loads, 1);
+  free(ref);
+  eng_close(&g);
+}
+END_TEST
+
 START_TEST(test_corrupt_isolated) {
   int mode = _i;
   char *dir = mktmp();
@@ -978,6 +1014,7 @@ int main(void) {
   tcase_add_loop_test(cache, test_replaced_file, 0, 2);
   tcase_add_loop_test(cache, test_deleted_file_released, 0, 2);
   tcase_add_loop_test(cache, test_corrupt_isolated, 0, 2);
+  tcase_add_loop_test(cache, test_nowait, 0, 2);
   suite_add_tcase(s, cache);
   int failed = tsup_run(s);
   tsup_rmtree(g_tmpbase);
