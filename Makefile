@@ -119,10 +119,15 @@ integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/systemd_unit.sh
 
+# BENCH_SMOKE=0 skips the benchmark harness run (a smoke test of it, not a gate on figures).
+BENCH_SMOKE ?= 1
 test: deps
 	$(MAKE) all
 	$(MAKE) unit-test conformance fuzz-replay integration
 	$(MAKE) asan
+ifeq ($(BENCH_SMOKE),1)
+	$(MAKE) bench BENCH_SCALE=small
+endif
 
 # ASan + UBSan: a separate build tree and output dirs, then the same tests.
 asan:

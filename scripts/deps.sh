@@ -5,8 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Build: the compiler and the libraries. Tests: protoc (Connect client generation), node/npm
+# (the real Lance writer, apache-arrow, the Connect client), curl, python3 (load generator
+# self-test), systemd (systemd-analyze verify). Benchmarks: fio, gnuplot, nginx, wrk.
 PKGS=(build-essential pkg-config libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler
       libzstd-dev liblz4-dev liburing-dev libjansson-dev check protobuf-compiler nodejs npm curl
+      python3 systemd fio gnuplot-nox nginx-light wrk
       ${LANCED_EXTRA_PKGS:-})
 missing=()
 for p in "${PKGS[@]}"; do
