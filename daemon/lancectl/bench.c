@@ -106,6 +106,7 @@ static void *raw_main(void *arg) {
       /* Random block-aligned offsets, as a device benchmark reads; far apart so none merge. */
       uint64_t off = (xorshift(&s) % span) & ~(uint64_t)4095;
       uint64_t len = t->read_len + ((double)(xorshift(&s) % 1000000) / 1e6 < t->p_long ? 4096 : 0);
+      if (len > t->file_size) len = t->file_size; /* a file smaller than the reads */
       if (off + len > t->file_size) off = (t->file_size - len) & ~(uint64_t)4095;
       reads[i] = (struct lnc_read){off, len, buf + i * (t->read_len + 4096)};
     }
