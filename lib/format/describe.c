@@ -162,8 +162,10 @@ int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *e
                           (unsigned long long)pg->row_start, (unsigned long long)pg->rows);
       for (uint32_t k = 0; k < pg->n_buffers && !rc; k++)
         rc = lnc_buf_printf(b, "%s%llu", k ? "," : "", (unsigned long long)pg->buf_len[k]);
-      if (!rc) rc = lnc_buf_printf(b, "],\"cached\":%s,\"cache_bytes\":%zu,\"encoding\":",
-                                   pg->state ? "true" : "false", pg->state_bytes);
+      if (!rc) rc = lnc_buf_printf(b, "],\"cached\":%s,\"cache_bytes\":%zu,", pg->state ? "true" : "false",
+                                   pg->state_bytes);
+      if (!rc && pg->n_chunks) rc = lnc_buf_printf(b, "\"chunks\":%u,", pg->n_chunks);
+      if (!rc) rc = lnc_buf_puts(b, "\"encoding\":");
       if (!rc) rc = put_layout(b, pg->layout, 0);
       if (!rc) rc = lnc_buf_putc(b, '}');
     }

@@ -52,6 +52,7 @@ struct lnc_page {
   void *state;            /* layout-specific search-cache state, built on first use */
   void (*free_state)(void *);
   size_t state_bytes;     /* bytes the state holds, for accounting */
+  uint32_t n_chunks;      /* mini-block chunks, once the state is built (for reports) */
 };
 
 struct lnc_column {

@@ -136,27 +136,28 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
                       struct lnc_leafrows *out) {
   const Lance__Encodings21__FullZipLayout *fz = s->fz;
   size_t pos = 0;
-  bool first = true;
   uint32_t def_mask = (1u << fz->bits_def) - 1;
-  while (pos < len || first) {
+  /* Without repetition a row is exactly one level; with it, levels run to the row's end. */
+  do {
     uint16_t rep = 0, def = 0;
     if (s->cw_bytes) {
       if (s->cw_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated control word");
       uint32_t cw = (uint32_t)rd_le(p + pos, s->cw_bytes);
-      pos += s->cw_bytes;
       def = (uint16_t)(cw & def_mask);
       rep = (uint16_t)(cw >> fz->bits_def);
+      if (pos > 0 && s->L.max_rep && rep == s->L.max_rep)
+        return lnc_page_err(c, LNC_ECORRUPT, "row range holds more than one row");
+      pos += s->cw_bytes;
     }
-    if (!first && s->L.max_rep && rep == s->L.max_rep)
-      return lnc_page_err(c, LNC_ECORRUPT, "row range holds more than one row");
-    first = false;
     if (def > s->L.max_def) return lnc_page_err(c, LNC_ECORRUPT, "def level %u > %u", def, s->L.max_def);
     uint16_t canon = s->L.def_map[def];
     bool visible = lnc_def_visible(&s->L, canon);
     struct lnc_values v = {0};
     const struct lnc_values *vp = NULL;
+    uint64_t offs[2];
     int rc;
     if (visible && s->value_bytes) {
+      /* Fixed width: every visible level carries value bytes, meaningless when null. */
       if (s->value_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated value");
       if (canon == 0) {
         rc = lnc_enc_fixed_per_value(fz->value_compression, (struct lnc_slice){p + pos, s->value_bytes},
@@ -166,6 +167,7 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
       }
       pos += s->value_bytes;
     } else if (visible && canon == 0) {
+      /* Variable width: only valid levels carry a length prefix and bytes. */
       if (s->len_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated length prefix");
       uint64_t vl = rd_le(p + pos, s->len_bytes);
       pos += s->len_bytes;
@@ -179,20 +181,14 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
                                         c->arena, &dec, c->err);
       if (rc) return lnc_page_err(c, rc, "value: %s", c->err->message);
       pos += vl;
-      uint64_t offs[2] = {0, dec.len};
-      v.kind = LNC_VALUES_VARIABLE;
-      v.n = 1;
-      v.data = dec.p;
-      v.data_len = dec.len;
-      v.offsets = offs;
-      if ((rc = lnc_emit_level(c, &s->L, out, rep, def, &v, 0))) return rc;
-      if (!s->L.max_rep) break;
-      continue;
+      offs[0] = 0;
+      offs[1] = dec.len;
+      v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = 1, .data = dec.p, .data_len = dec.len,
+                              .offsets = offs};
+      vp = &v;
     }
     if ((rc = lnc_emit_level(c, &s->L, out, rep, def, vp, 0))) return rc;
-    if (!s->L.max_rep && !s->len_bytes) break;
-    if (!s->L.max_rep) break;
-  }
+  } while (s->L.max_rep && pos < len);
   if (pos != len && s->L.max_rep) return lnc_page_err(c, LNC_ECORRUPT, "row has %zu trailing bytes", len - pos);
   return 0;
 }

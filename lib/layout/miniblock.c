@@ -161,6 +161,7 @@ static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state 
   free(meta);
   free(repidx);
   pg->state_bytes = sizeof *s + (size_t)s->n_chunks * sizeof *s->chunks + s->dict_arena.total;
+  pg->n_chunks = s->n_chunks;
   *out = s;
   return 0;
 fail:
