@@ -23,9 +23,8 @@ static void proj_free(struct lnc_proj *p) {
 }
 
 /* Whole field: every child (columns below a leaf column are not separate projections). */
-static int proj_whole(struct lnc_proj *p, const struct lnc_field *f, uint32_t depth) {
+static int proj_whole(struct lnc_proj *p, const struct lnc_field *f) {
   p->field = f;
-  p->depth = depth;
   p->n_children = 0;
   p->children = NULL;
   if (f->n_children == 0 || (f->column >= 0 && f->type != LNC_T_STRUCT)) return 0;
@@ -33,7 +32,7 @@ static int proj_whole(struct lnc_proj *p, const struct lnc_field *f, uint32_t de
   if (!p->children) return LNC_ENOMEM;
   p->n_children = f->n_children;
   for (size_t i = 0; i < f->n_children; i++) {
-    int rc = proj_whole(&p->children[i], f->children[i], depth + 1);
+    int rc = proj_whole(&p->children[i], f->children[i]);
     if (rc) return rc;
   }
   return 0;
@@ -41,7 +40,7 @@ static int proj_whole(struct lnc_proj *p, const struct lnc_field *f, uint32_t de
 
 /* Adds the path root..target to the projection tree under p (p->field is an ancestor). */
 static int proj_add_path(struct lnc_proj *p, const struct lnc_field *target) {
-  if (p->field == target) return proj_whole(p, target, p->depth) ;
+  if (p->field == target) return proj_whole(p, target);
   /* Child of p->field on the way to target. */
   const struct lnc_field *step = target;
   while (step->parent != p->field) step = step->parent;
@@ -66,8 +65,7 @@ static int proj_add_path(struct lnc_proj *p, const struct lnc_field *target) {
   p->n_children++;
   memset(&nc[at], 0, sizeof nc[at]);
   nc[at].field = step;
-  nc[at].depth = p->depth + 1;
-  if (step == target) return proj_whole(&nc[at], target, p->depth + 1);
+  if (step == target) return proj_whole(&nc[at], target);
   return proj_add_path(&nc[at], target);
 }
 
@@ -304,8 +302,7 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
   struct lnc_proj root = {.field = &f->root};
   int rc = 0;
   if (ncolumns == 0) {
-    rc = proj_whole(&root, &f->root, 0);
-    for (size_t i = 0; i < root.n_children; i++) root.children[i].depth = 0;
+    rc = proj_whole(&root, &f->root);
     if (rc) { proj_free(&root); return lnc_errf(err, rc, "out of memory"); }
   } else {
     /* Top-level fields in request order; nested names prune inside their top-level field. */
@@ -324,11 +321,10 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
       if (k == root.n_children) {
         root.n_children++;
         root.children[k].field = top;
-        root.children[k].depth = 0;
-        rc = fld == top ? proj_whole(&root.children[k], top, 0) : proj_add_path(&root.children[k], fld);
+        rc = fld == top ? proj_whole(&root.children[k], top) : proj_add_path(&root.children[k], fld);
       } else if (fld == top) {
         proj_free(&root.children[k]);
-        rc = proj_whole(&root.children[k], top, 0);
+        rc = proj_whole(&root.children[k], top);
       } else if (root.children[k].n_children || root.children[k].field->column < 0) {
         rc = proj_add_path(&root.children[k], fld);
       }

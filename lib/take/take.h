@@ -24,7 +24,6 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
 /* A field in the output: the whole field, or a struct pruned to some children. */
 struct lnc_proj {
   const struct lnc_field *field;
-  uint32_t depth;              /* 0 for top-level fields */
   struct lnc_proj *children;   /* selected children, schema order */
   size_t n_children;
 };
