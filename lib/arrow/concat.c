@@ -2,6 +2,7 @@
  * gather by index are both special cases), plus all-null arrays and deep schema copies.
  * Works recursively on the C Data layout: validity bitmaps, offsets, children. */
 #include "concat.h"
+#include "builder.h"
 #include "../util/error.h"
 #include <stdbool.h>
 #include <stdlib.h>
@@ -87,51 +88,10 @@ static int n_buffers_of(enum kind k) {
   return 0;
 }
 
-/* ---- owned arrays ------------------------------------------------------------------- */
-struct arr_priv {
-  void *mem[3];
-  const void *bufptr[3];
-  struct ArrowArray *kids;
-  struct ArrowArray *kidptr[];
-};
-
-static void arr_release(struct ArrowArray *a) {
-  struct arr_priv *p = a->private_data;
-  if (p) {
-    for (int64_t i = 0; i < a->n_children; i++)
-      if (p->kids[i].release) p->kids[i].release(&p->kids[i]);
-    free(p->kids);
-    for (int i = 0; i < 3; i++) free(p->mem[i]);
-    free(p);
-  }
-  a->release = NULL;
-}
-
-static int arr_alloc(struct ArrowArray *a, int64_t length, int nbuf, int64_t nkids) {
-  memset(a, 0, sizeof *a);
-  struct arr_priv *p = calloc(1, sizeof *p + (size_t)nkids * sizeof(struct ArrowArray *));
-  if (!p) return LNC_ENOMEM;
-  if (nkids > 0) {
-    p->kids = calloc((size_t)nkids, sizeof *p->kids);
-    if (!p->kids) { free(p); return LNC_ENOMEM; }
-    for (int64_t i = 0; i < nkids; i++) p->kidptr[i] = &p->kids[i];
-  }
-  a->length = length;
-  a->n_buffers = nbuf;
-  a->n_children = nkids;
-  a->buffers = p->bufptr;
-  a->children = nkids > 0 ? p->kidptr : NULL;
-  a->private_data = p;
-  a->release = arr_release;
-  return 0;
-}
-
+/* ---- owned arrays: lib/arrow/builder.c makes them; buffers are zeroed ---------------- */
 static void *arr_buf(struct ArrowArray *a, int i, size_t bytes) {
-  struct arr_priv *p = a->private_data;
   void *m = calloc(1, bytes ? bytes : 1);
-  if (!m) return NULL;
-  p->mem[i] = m;
-  p->bufptr[i] = m;
+  if (m) lnc_array_set_buffer(a, i, m);
   return m;
 }
 
@@ -250,7 +210,7 @@ static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *p
   if ((rc = classify(s, &t, err))) return rc;
   if ((rc = check_parts(s, &t, parts, nparts, refs, n, err))) return rc;
   int nb = n_buffers_of(t.kind);
-  if (arr_alloc(out, (int64_t)n, nb, s->n_children))
+  if (lnc_array_init(out, (int64_t)n, 0, nb, s->n_children))
     return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
 
   /* validity */
@@ -439,7 +399,7 @@ static int nulls(const struct ArrowSchema *s, uint64_t n, struct ArrowArray *out
                     s->format);
   if (n > ((uint64_t)1 << 40)) return lnc_errf(err, LNC_ELIMIT, "arrow: too many rows");
   int nb = n_buffers_of(t.kind);
-  if (arr_alloc(out, (int64_t)n, nb, nk)) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+  if (lnc_array_init(out, (int64_t)n, 0, nb, nk)) return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
   out->null_count = (int64_t)n;
   if (nb > 0 && !arr_buf(out, 0, (size_t)(n + 7) / 8)) goto oom;
   switch (t.kind) {
@@ -567,7 +527,7 @@ int lnc_arrow_struct_wrap(size_t n, struct ArrowSchema *child_schemas,
   struct sch_priv *sp = calloc(1, sizeof *sp + n * sizeof(struct ArrowSchema *));
   struct ArrowSchema *skids = calloc(n ? n : 1, sizeof *skids);
   char *fmt = strdup("+s"), *name = strdup("");
-  if (!sp || !skids || !fmt || !name || arr_alloc(array, length, 1, (int64_t)n)) {
+  if (!sp || !skids || !fmt || !name || lnc_array_init(array, length, 0, 1, (int64_t)n)) {
     free(sp); free(skids); free(fmt); free(name);
     for (size_t i = 0; i < n; i++) {
       if (child_schemas[i].release) child_schemas[i].release(&child_schemas[i]);
@@ -575,12 +535,11 @@ int lnc_arrow_struct_wrap(size_t n, struct ArrowSchema *child_schemas,
     }
     return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
   }
-  struct arr_priv *ap = array->private_data;
   for (size_t i = 0; i < n; i++) {
     skids[i] = child_schemas[i];
     child_schemas[i].release = NULL;
     sp->kidptr[i] = &skids[i];
-    ap->kids[i] = child_arrays[i];
+    *array->children[i] = child_arrays[i];
     child_arrays[i].release = NULL;
   }
   sp->kids = skids;
