@@ -31,4 +31,5 @@ pids+=($!)
 wait "${pids[@]}"
 pids=()
 node bench/report.mjs "$OUT"
+BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT" || echo "bench: load generator vs wrk comparison failed" >&2
 echo "bench: $(( $(date +%s) - start )) s; report in $OUT/report.md" >&2
