@@ -232,7 +232,7 @@ START_TEST(test_request_get_post) {
   ld_req_params raw = {.host_header = "localhost", .prefix = "/base", .raw_path = "static/a.txt"};
   ld_req_tmpl_init(&t, &raw);
   ld_req_build(&t, NULL, 0, &out, &post);
-  ck_assert_str_eq(out.p, "GET /base/static/a.txt HTTP/1.1\r\nHost: localhost\r\nUser-Agent: lanced-load\r\n\r\n");
+  ck_assert_str_eq(out.p, "GET /base/static/a.txt HTTP/1.1\r\nHost: localhost\r\n\r\n");
   ld_req_tmpl_free(&t);
   ld_sbuf_free(&out);
 }
