@@ -1,7 +1,7 @@
 /* Connect protocol, unary: POST /lanced.v1.RowService/{Take,GetFile} with
  * application/proto (binary) or application/json (proto3 JSON) bodies. `path` may name a
- * data file or a dataset directory (its latest version: the messages carry no version). Errors are Connect
- * error bodies {"code":..,"message":..} with the HTTP status the Connect spec assigns. */
+ * data file or a dataset directory (`version` pins one of its versions; 0 = the latest). Errors
+ * are Connect error bodies {"code":..,"message":..} with the HTTP status the Connect spec assigns. */
 #include "lanced.h"
 #include <microhttpd.h>
 #include <stdio.h>
@@ -86,8 +86,8 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
   else if (q->n_ids > r->lim.max_ids)
     ld_errf(&e, 429, "resource_exhausted", "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
             (unsigned long long)r->lim.max_ids);
-  else if (ld_service_take(q->path, NULL, q->ids, q->n_ids, (const char *const *)q->columns,
-                           q->n_columns, LNC_BLOBS_BYTES, &t.schema, &t.array, &t.stats, &e) == 0) {
+  else if (ld_service_take(q->path, q->version ? &q->version : NULL, q->ids, q->n_ids,
+                           (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES, &t.schema, &t.array, &t.stats, &e) == 0) {
     r->rows = q->n_ids;
     ld_metrics_rows(q->n_ids, &t.stats);
     int rc = ld_proto_take_response(&t, format, json, &out->body, &e);
@@ -115,7 +115,7 @@ static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
   Lanced__V1__GetFileRequest *q =
       (Lanced__V1__GetFileRequest *)decode(r, &lanced__v1__get_file_request__descriptor, json, &e);
   if (!q) return connect_error(out, &e);
-  int rc = ld_service_describe(q->path, NULL, &fi, &e);
+  int rc = ld_service_describe(q->path, q->version ? &q->version : NULL, &fi, &e);
   if (!rc) {
     rc = ld_proto_file_info(q->path, &fi, json, &out->body, &e);
     fi.schema.release(&fi.schema);

@@ -149,6 +149,7 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
   if (!rc) {
     memcpy(q->ids, t->ids, t->n_ids * sizeof *q->ids);
     q->n = t->n_ids;
+    if (t->version) q->has_version = true, q->version = t->version; /* 0 = latest */
     for (size_t i = 0; i < t->n_columns && !rc; i++)
       rc = add_column(q, t->columns[i], strlen(t->columns[i]), e);
   }

@@ -120,6 +120,24 @@ expect "connect Take dataset" 200 '"numRows"' "$URL/lanced.v1.RowService/Take" -
 grep -q '"749"' "$WORK/body" && ok "connect Take rows" || bad "connect Take rows" "$(head -c 300 "$WORK/body")"
 expect "connect GetFile dataset" 200 '"numRows":"750"' "$URL/lanced.v1.RowService/GetFile" -X POST \
   -H 'Content-Type: application/json' -d '{"path":"ds/multi_v22.lance"}'
+# version pins a dataset version (0 or absent = latest): multi_v21 had 500 rows at version 2.
+expect "connect GetFile pinned version" 200 '"numRows":"500"' "$URL/lanced.v1.RowService/GetFile" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/multi_v21.lance","version":"2"}'
+expect "connect Take pinned version" 200 '"numRows":"1"' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/multi_v21.lance","ids":[499],"columns":["id"],"format":"FORMAT_PROTO","version":2}'
+expect "connect Take row past pinned version" 400 '"code":"out_of_range"' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/multi_v21.lance","ids":[600],"version":2}'
+expect "connect Take same row at latest" 200 '"numRows":"1"' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/multi_v21.lance","ids":[600],"columns":["id"],"format":"FORMAT_PROTO","version":0}'
+expect "connect Take missing version" 404 '"code":"not_found"' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/multi_v21.lance","ids":[0],"version":42}'
+# Binary TakeRequest {ids: [499], version: 2} as a rows POST body: field 2 packed, field 5 varint.
+printf '\x12\x02\xf3\x03\x28\x02' > "$WORK/take_v2.pb"
+expect "rows protobuf body with version" 200 '"num_rows":1' "$URL/files/ds/multi_v21.lance/rows?format=json" -X POST \
+  -H 'Content-Type: application/x-protobuf' --data-binary @"$WORK/take_v2.pb"
+printf '\x12\x02\xd8\x04\x28\x02' > "$WORK/take_v2_600.pb"   # ids [600] at version 2
+expect "rows protobuf body, row past version" 400 'out of range' "$URL/files/ds/multi_v21.lance/rows?format=json" -X POST \
+  -H 'Content-Type: application/x-protobuf' --data-binary @"$WORK/take_v2_600.pb"
 expect "connect Take damaged dataset" 500 '"code":"data_loss"' "$URL/lanced.v1.RowService/Take" -X POST \
   -H 'Content-Type: application/json' -d '{"path":"bad/torn.lance","ids":[0]}'
 
