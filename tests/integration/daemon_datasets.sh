@@ -10,27 +10,9 @@
 # The last line is "N passed, M failed"; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-REPO=$PWD
-BIN=${BIN:-bin}
-LANCED=$REPO/$BIN/lanced
-[[ $BIN == /* ]] && LANCED=$BIN/lanced
+WORK_PREFIX=lanced-ds
+. tests/integration/lib.sh
 FIX=tests/fixtures/datasets
-PASS=0 FAIL=0
-WORK=$(mktemp -d /tmp/lanced-ds.XXXXXX)
-DPID=""
-
-cleanup() {
-  [[ -n $DPID ]] && kill "$DPID" 2>/dev/null && wait "$DPID" 2>/dev/null
-  if [[ -n ${KEEP:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-ok() { PASS=$((PASS + 1)); [[ -n ${VERBOSE:-} ]] && echo "ok   $1"; return 0; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1${2:+: $2}"; return 0; }
-
-if [[ ! -x $LANCED ]]; then
-  echo "no daemon at $LANCED (set BIN)"; echo "0 passed, 1 failed"; exit 1
-fi
 
 # ---- root: fixtures, damaged copies, a plain directory, a live copy for appends ----------
 ROOT=$WORK/root
@@ -43,22 +25,8 @@ cp -r $FIX/deletions_v22.lance "$ROOT/bad/baddel.lance"
 for f in "$ROOT"/bad/baddel.lance/_deletions/*.bin; do printf 'garbage!' > "$f"; done
 cp -r $FIX/multi_v22.lance "$ROOT/live/app.lance"
 
-"$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 2>"$WORK/lanced.log" &
-DPID=$!
-PORT=""
-for _ in $(seq 1 100); do
-  PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$WORK/lanced.log" | head -1)
-  [[ -n $PORT ]] && break
-  sleep 0.05
-done
-[[ -n $PORT ]] || { echo "daemon did not start:"; cat "$WORK/lanced.log"; echo "0 passed, 1 failed"; exit 1; }
-URL=http://127.0.0.1:$PORT
+start_daemon "$WORK/lanced.log" || { echo "0 passed, 1 failed"; exit 1; }
 
-status() { local u=$1; shift; curl -s -o "$WORK/body" -w '%{http_code}' "$@" "$u"; }
-healthy() {
-  [[ $(curl -s -o /dev/null -w '%{http_code}' "$URL/healthz") == 200 ]] ||
-    bad "healthz after $1" "daemon stopped answering"
-}
 expect() { # name want-status grep-pattern URL [curl args]
   local name=$1 want=$2 pat=$3 u=$4; shift 4
   local got; got=$(status "$u" "$@")
@@ -168,5 +136,4 @@ else
 fi
 healthy "node checks"
 
-echo "$PASS passed, $FAIL failed"
-[[ $FAIL == 0 ]]
+it_finish

@@ -7,27 +7,8 @@
 # on any failure; the last line is "N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-REPO=$PWD
-BIN=${BIN:-bin}
-LANCED=$REPO/$BIN/lanced
-[[ $BIN == /* ]] && LANCED=$BIN/lanced
-PASS=0 FAIL=0
-WORK=$(mktemp -d /tmp/lanced-it.XXXXXX)
-PIDS=()
-
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-  if [[ -n ${KEEP:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-ok() { PASS=$((PASS + 1)); [[ -n ${VERBOSE:-} ]] && echo "ok   $1"; return 0; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL $1${2:+: $2}"; return 0; }
-
-if [[ ! -x $LANCED ]]; then
-  echo "no daemon at $LANCED (set BIN)"; echo "0 passed, 1 failed"; exit 1
-fi
+WORK_PREFIX=lanced-it
+. tests/integration/lib.sh
 
 # ---- data root: the fixtures (hard links when possible) plus traps for path tests --------
 ROOT=$WORK/root
@@ -48,38 +29,10 @@ if [[ -f tests/fixtures/index.json ]]; then
 fi
 [[ -n $FILE ]] && ln -s "$FILE" "$ROOT/inside.lance"   # a relative symlink staying inside
 
-# ---- start a daemon; sets PORT --------------------------------------------------------------
-start_daemon() { # $1 log file, rest: extra args
-  local log=$1; shift
-  "$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 "$@" 2>"$log" &
-  local pid=$!
-  PIDS+=("$pid")
-  DPID=$pid
-  PORT=""
-  for _ in $(seq 1 100); do
-    PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
-    [[ -n $PORT ]] && break
-    sleep 0.05
-  done
-  [[ -n $PORT ]] || { echo "daemon did not start:"; cat "$log"; return 1; }
-  for _ in $(seq 1 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
-    sleep 0.05
-  done
-  return 1
-}
-
 CONF=$WORK/lanced.conf
 printf 'request_timeout_ms = 2000\nmax_ids_per_request = 50000\n' > "$CONF"
 start_daemon "$WORK/lanced.log" --config "$CONF" || { echo "0 passed, 1 failed"; exit 1; }
-URL=http://127.0.0.1:$PORT
 
-# status URL [curl args...] → prints the HTTP status, body in $WORK/body
-status() { local u=$1; shift; curl -s -o "$WORK/body" -w '%{http_code}' "$@" "$u"; }
-healthy() {
-  [[ $(curl -s -o /dev/null -w '%{http_code}' "$URL/healthz") == 200 ]] ||
-    bad "healthz after $1" "daemon stopped answering"
-}
 expect() { # name want-status URL [curl args]
   local name=$1 want=$2 u=$3; shift 3
   local got; got=$(status "$u" "$@")
@@ -249,7 +202,6 @@ grep -q 'stopped' "$WORK/lanced.log" && ok "drain logged" || bad "drain log"
 
 # ---- connection limit: the excess is told 503 + Retry-After -------------------------------
 start_daemon "$WORK/limit.log" --connection-limit 2 || bad "second daemon"
-URL=http://127.0.0.1:$PORT
 exec 5<>/dev/tcp/127.0.0.1/"$PORT"
 exec 6<>/dev/tcp/127.0.0.1/"$PORT"
 sleep 0.2
@@ -291,5 +243,4 @@ fi
 if BIN=$BIN tests/integration/daemon_datasets.sh > "$WORK/datasets.out" 2>&1; then ok "datasets: $(tail -1 "$WORK/datasets.out")"
 else bad "datasets" "$(grep -E '^FAIL' "$WORK/datasets.out" | head -10; tail -1 "$WORK/datasets.out")"; fi
 
-echo "$PASS passed, $FAIL failed"
-[[ $FAIL == 0 ]]
+it_finish
