@@ -201,6 +201,18 @@ static int gather_children_of(const struct ArrowSchema *s, int64_t ci,
   return rc;
 }
 
+/* Start and end of row r's bytes in a utf8/binary (32-bit) or large (64-bit) array. */
+static inline void var_range(const struct ArrowArray *a, uint64_t r, bool big, int64_t *st,
+                             int64_t *en) {
+  if (big) {
+    *st = ((const int64_t *)a->buffers[1])[r];
+    *en = ((const int64_t *)a->buffers[1])[r + 1];
+  } else {
+    *st = ((const int32_t *)a->buffers[1])[r];
+    *en = ((const int32_t *)a->buffers[1])[r + 1];
+  }
+}
+
 static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *parts,
                   size_t nparts, const struct lnc_row_ref *refs, size_t n,
                   struct ArrowArray *out, struct lnc_error *err, int depth) {
@@ -265,9 +277,8 @@ static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *p
     for (size_t i = 0; i < n; i++) {
       const struct ArrowArray *a = parts[refs[i].part];
       uint64_t r = (uint64_t)a->offset + refs[i].row;
-      int64_t st = big ? ((const int64_t *)a->buffers[1])[r] : ((const int32_t *)a->buffers[1])[r];
-      int64_t en = big ? ((const int64_t *)a->buffers[1])[r + 1]
-                       : ((const int32_t *)a->buffers[1])[r + 1];
+      int64_t st, en;
+      var_range(a, r, big, &st, &en);
       if (st < 0 || en < st) {
         out->release(out);
         return lnc_errf(err, LNC_EINVAL, "arrow: '%s' offsets decrease at row %llu", s->format,
@@ -287,9 +298,8 @@ static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *p
     for (size_t i = 0; i < n; i++) {
       const struct ArrowArray *a = parts[refs[i].part];
       uint64_t r = (uint64_t)a->offset + refs[i].row;
-      int64_t st = big ? ((const int64_t *)a->buffers[1])[r] : ((const int32_t *)a->buffers[1])[r];
-      int64_t en = big ? ((const int64_t *)a->buffers[1])[r + 1]
-                       : ((const int32_t *)a->buffers[1])[r + 1];
+      int64_t st, en;
+      var_range(a, r, big, &st, &en);
       if (en > st) {
         if (!a->buffers[2]) {
           out->release(out);
