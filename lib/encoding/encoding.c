@@ -222,17 +222,39 @@ int lnc_enc_levels(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct ln
     return lnc_errf(err, LNC_ECORRUPT, "rep/def levels decode to %u-bit values", v.bits);
   uint16_t *d = lnc_arena_alloc(a, (n ? n : 1) * sizeof *d);
   if (!d) return lnc_enc_nomem(err, "levels");
-  for (uint64_t i = 0; i < n; i++) {
-    uint64_t x;
-    if (v.bits == 1)
-      x = (v.data[i / 8] >> (i % 8)) & 1;
-    else
-      x = lnc_rdw(v.data + i * (v.bits / 8), v.bits / 8);
-    if (x > UINT16_MAX)
-      return lnc_errf(err, LNC_ECORRUPT, "level %llu is %llu", (unsigned long long)i,
-                      (unsigned long long)x);
-    d[i] = (uint16_t)x;
+  /* A mini-block chunk holds up to a few thousand levels and a take decodes a whole chunk per
+   * row it reads, so this runs once per level of every chunk touched: one loop per width with
+   * fixed-size loads (a variable-size memcpy here costs a library call per level). Only
+   * widths above 16 bits can hold a level that does not fit, so only they are checked. */
+  uint64_t bad = n;
+  switch (v.bits) {
+  case 1:
+    for (uint64_t i = 0; i < n; i++) d[i] = (uint16_t)((v.data[i >> 3] >> (i & 7)) & 1);
+    break;
+  case 8:
+    for (uint64_t i = 0; i < n; i++) d[i] = v.data[i];
+    break;
+  case 16:
+    if (n) memcpy(d, v.data, n * 2);
+    break;
+  case 32:
+    for (uint64_t i = 0; i < n; i++) {
+      uint32_t x = lnc_rd32(v.data + 4 * i);
+      if (x > UINT16_MAX) { bad = i; break; }
+      d[i] = (uint16_t)x;
+    }
+    break;
+  default: /* 64 */
+    for (uint64_t i = 0; i < n; i++) {
+      uint64_t x = lnc_rd64(v.data + 8 * i);
+      if (x > UINT16_MAX) { bad = i; break; }
+      d[i] = (uint16_t)x;
+    }
+    break;
   }
+  if (bad < n)
+    return lnc_errf(err, LNC_ECORRUPT, "level %llu is %llu", (unsigned long long)bad,
+                    (unsigned long long)lnc_rdw(v.data + bad * (v.bits / 8), v.bits / 8));
   *out = d;
   return 0;
 }
