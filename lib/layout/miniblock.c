@@ -21,6 +21,7 @@ struct mb_chunk {
 struct mb_state {
   const Lance__Encodings21__MiniBlockLayout *mb;
   struct lnc_layers L;
+  uint16_t vis_limit;       /* page def values below it are visible (own a value slot) */
   uint32_t n_chunks;
   struct mb_chunk *chunks;
   bool has_dict;
@@ -53,6 +54,15 @@ static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state 
   uint8_t *meta = NULL, *repidx = NULL;
   int rc = lnc_page_layers(c, (const int *)mb->layers, mb->n_layers, &s->L);
   if (rc) goto fail;
+  /* Page def values are numbered layer by layer, innermost first, so the visible ones (valid,
+   * or null below the innermost list) are a prefix 0..vis_limit-1: chunks count visible
+   * levels with one comparison. lnc_layers_init numbers them so; checked, not assumed. */
+  while (s->vis_limit <= s->L.max_def && lnc_def_visible(&s->L, s->L.def_map[s->vis_limit])) s->vis_limit++;
+  for (uint32_t v = s->vis_limit; v <= s->L.max_def; v++)
+    if (lnc_def_visible(&s->L, s->L.def_map[v])) {
+      rc = lnc_page_err(c, LNC_EINTERNAL, "visible def values are not a prefix (def %u)", v);
+      goto fail;
+    }
   uint32_t need = 2 + (mb->dictionary ? 1 : 0) + (mb->repetition_index_depth ? 1 : 0);
   if (pg->n_buffers < need) {
     rc = lnc_page_err(c, LNC_ECORRUPT, "mini-block page has %u buffers, needs %u", pg->n_buffers, need);
@@ -171,15 +181,44 @@ fail:
   return rc;
 }
 
-/* A chunk read and decoded for this take. */
+/* A chunk read and decoded for this take. A take usually wants one row of a chunk of ~1000
+ * levels, so rows are not indexed level by level: the chunk keeps how many rows start and how
+ * many levels are visible before each block of MB_BLOCK levels (counted by loops compilers
+ * vectorise), and a row is found by a binary search over blocks and a scan of one block. */
+enum { MB_BLOCK = 64 };
 struct mb_decoded {
   uint32_t n_levels;         /* levels in the chunk (= values when the page has no levels) */
   uint16_t *rep, *def;       /* page values; NULL when absent */
-  struct lnc_values vals;    /* dictionary already applied */
-  uint32_t n_starts;         /* levels with rep == max_rep, and their positions */
-  uint32_t *starts;
-  uint32_t *vis_before;      /* visible levels before each level (n_levels + 1) */
+  struct lnc_values vals;    /* dictionary indices when the page has a dictionary */
+  uint32_t n_starts;         /* levels that start a row (rep == max_rep, or every level without rep) */
+  uint32_t *blk_starts;      /* with list layers: row starts before each block (n_blocks + 1) */
+  uint32_t *blk_vis;         /* with list layers: visible levels before each block (n_blocks + 1) */
 };
+
+static inline bool lv_start(const struct mb_state *s, const struct mb_decoded *d, uint32_t i) {
+  return !d->rep || d->rep[i] == s->L.max_rep;
+}
+
+static inline bool lv_visible(const struct mb_state *s, const struct mb_decoded *d, uint32_t i) {
+  return !d->def || d->def[i] < s->vis_limit;
+}
+
+/* Counts over one full block; the fixed trip count lets -O2 vectorise them. */
+static uint32_t block_count_eq(const uint16_t *p, uint16_t v) {
+  uint16_t n = 0;
+  for (int i = 0; i < MB_BLOCK; i++) n += p[i] == v;
+  return n;
+}
+
+static uint32_t block_count_below(const uint16_t *p, uint16_t v, uint16_t max, bool *bad) {
+  uint16_t n = 0, over = 0;
+  for (int i = 0; i < MB_BLOCK; i++) {
+    n += p[i] < v;
+    over |= p[i] > max;
+  }
+  *bad |= over != 0;
+  return n;
+}
 
 static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, const uint8_t *p,
                         struct mb_decoded *d) {
@@ -243,39 +282,83 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
       return lnc_page_err(c, LNC_ECORRUPT, "dictionary indices of %u bits", raw.bits);
   }
   d->vals = raw;
-  /* Row starts and visible-level prefix, for locating rows inside the chunk. Without levels
-   * lists both are the identity (every level is visible, is value i and starts row i):
-   * leave them NULL. emit_level still range-checks each def level it uses. */
+  /* Block counts, for locating rows inside the chunk. Without list layers every level is
+   * visible, is value i and starts row i: no counts needed. emit_level still range-checks
+   * each def level it uses. */
   if (s->L.max_rep == 0) {
     if (n_levels != ch->n_values)
       return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u levels for %u values", k, n_levels, ch->n_values);
     d->n_starts = n_levels;
     return 0;
   }
-  d->vis_before = lnc_arena_alloc(c->arena, ((size_t)n_levels + 1) * sizeof(uint32_t));
-  d->starts = lnc_arena_alloc(c->arena, ((size_t)n_levels + 1) * sizeof(uint32_t));
-  if (!d->vis_before || !d->starts) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-  uint32_t vis = 0;
-  for (uint32_t i = 0; i < n_levels; i++) {
-    d->vis_before[i] = vis;
-    uint16_t def = d->def ? d->def[i] : 0;
-    if (def > s->L.max_def) return lnc_page_err(c, LNC_ECORRUPT, "chunk %u def level %u > %u", k, def, s->L.max_def);
-    if (lnc_def_visible(&s->L, s->L.def_map[def])) vis++;
-    uint16_t rep = d->rep ? d->rep[i] : s->L.max_rep;
-    if (rep == s->L.max_rep) d->starts[d->n_starts++] = i;
+  uint32_t n_blocks = (n_levels + MB_BLOCK - 1) / MB_BLOCK;
+  d->blk_starts = lnc_arena_alloc(c->arena, ((size_t)n_blocks + 1) * sizeof(uint32_t));
+  d->blk_vis = lnc_arena_alloc(c->arena, ((size_t)n_blocks + 1) * sizeof(uint32_t));
+  if (!d->blk_starts || !d->blk_vis) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  const uint16_t max_rep = s->L.max_rep, max_def = s->L.max_def;
+  uint32_t starts = 0, vis = 0;
+  bool bad = false;
+  for (uint32_t b = 0; b < n_blocks; b++) {
+    d->blk_starts[b] = starts;
+    d->blk_vis[b] = vis;
+    uint32_t lo = b * MB_BLOCK, len = n_levels - lo < MB_BLOCK ? n_levels - lo : MB_BLOCK;
+    if (len == MB_BLOCK) {
+      starts += d->rep ? block_count_eq(d->rep + lo, max_rep) : MB_BLOCK;
+      vis += d->def ? block_count_below(d->def + lo, s->vis_limit, max_def, &bad) : MB_BLOCK;
+    } else {
+      for (uint32_t i = lo; i < lo + len; i++) {
+        starts += lv_start(s, d, i);
+        vis += lv_visible(s, d, i);
+        bad |= d->def && d->def[i] > max_def;
+      }
+    }
   }
-  d->vis_before[n_levels] = vis;
+  d->blk_starts[n_blocks] = starts;
+  d->blk_vis[n_blocks] = vis;
+  d->n_starts = starts;
+  if (bad) {
+    uint32_t i = 0;
+    while (d->def[i] <= max_def) i++;
+    return lnc_page_err(c, LNC_ECORRUPT, "chunk %u def level %u > %u", k, d->def[i], max_def);
+  }
   if (vis != ch->n_values)
     return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u visible levels for %u values", k, vis, ch->n_values);
   return 0;
 }
 
-/* Emits levels [a, b) of a decoded chunk. */
+/* Level at which row start `kth` (< n_starts) of a chunk with list layers lies, and how many
+ * levels before it are visible (the index of its first value). */
+static int find_start(struct lnc_take_ctx *c, const struct mb_state *s, const struct mb_decoded *d,
+                      uint32_t kth, uint32_t *level, uint32_t *vis) {
+  uint32_t n_blocks = (d->n_levels + MB_BLOCK - 1) / MB_BLOCK;
+  if (kth >= d->n_starts || n_blocks == 0) return lnc_page_err(c, LNC_EINTERNAL, "row start %u of %u", kth, d->n_starts);
+  /* The block holding it: blk_starts[lo] <= kth < blk_starts[hi]. */
+  uint32_t lo = 0, hi = n_blocks;
+  while (hi - lo > 1) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (d->blk_starts[mid] <= kth) lo = mid; else hi = mid;
+  }
+  uint32_t seen = d->blk_starts[lo], v = d->blk_vis[lo];
+  uint32_t end = (lo + 1) * MB_BLOCK < d->n_levels ? (lo + 1) * MB_BLOCK : d->n_levels;
+  for (uint32_t i = lo * MB_BLOCK; i < end; i++) {
+    if (lv_start(s, d, i) && seen++ == kth) {
+      *level = i;
+      *vis = v;
+      return 0;
+    }
+    v += lv_visible(s, d, i);
+  }
+  return lnc_page_err(c, LNC_EINTERNAL, "row start %u not in its block", kth);
+}
+
+/* Emits levels [a, b) of a decoded chunk; `vis` levels before a are visible (with list
+ * layers; otherwise level i is value i). */
 static int emit_range(struct lnc_take_ctx *c, struct mb_state *s, const struct mb_decoded *d,
-                      uint32_t a, uint32_t b, struct lnc_leafrows *out) {
+                      uint32_t a, uint32_t b, uint32_t vis, struct lnc_leafrows *out) {
   for (uint32_t i = a; i < b; i++) {
     uint16_t rep = d->rep ? d->rep[i] : 0, def = d->def ? d->def[i] : 0;
-    uint64_t v = d->vis_before ? d->vis_before[i] : i;
+    uint64_t v = s->L.max_rep ? vis : i;
+    if (s->L.max_rep) vis += lv_visible(s, d, i);
     const struct lnc_values *vals = &d->vals;
     if (s->has_dict) {
       /* The value is an index into the page dictionary. Null slots carry junk indices: they
@@ -310,6 +393,7 @@ static uint32_t find_chunk(const struct mb_state *s, uint64_t r) {
 struct mb_plan {
   uint8_t **data;            /* [n_chunks]: chunk bytes when read */
   struct mb_decoded **dec;   /* [n_chunks]: decoded on first use */
+  uint32_t *chunk_of;        /* [n rows]: the chunk in which each row starts */
 };
 
 int lnc_miniblock_plan(struct lnc_page_job *j) {
@@ -325,10 +409,12 @@ int lnc_miniblock_plan(struct lnc_page_job *j) {
   struct mb_state *s = pg->state;
   /* Every chunk the rows touch, continuation chunks included, read once. */
   uint8_t *need = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, 1);
-  if (!need) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  uint32_t *chunk_of = lnc_arena_alloc(c->arena, (j->n ? j->n : 1) * sizeof *chunk_of);
+  if (!need || !chunk_of) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   for (size_t i = 0; i < j->n; i++) {
     if (j->rows[i] >= pg->rows) return lnc_page_err(c, LNC_EINTERNAL, "row %llu past page", (unsigned long long)j->rows[i]);
     uint32_t k = find_chunk(s, j->rows[i]);
+    chunk_of[i] = k;
     need[k] = 1;
     const struct mb_chunk *ch = &s->chunks[k];
     if (s->L.max_rep && ch->trailer && j->rows[i] == ch->first_row + ch->rows_started - 1) {
@@ -346,6 +432,7 @@ int lnc_miniblock_plan(struct lnc_page_job *j) {
   pl->data = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *pl->data);
   pl->dec = lnc_arena_calloc(c->arena, s->n_chunks ? s->n_chunks : 1, sizeof *pl->dec);
   if (!pl->data || !pl->dec) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  pl->chunk_of = chunk_of;
   size_t nr = 0;
   for (uint32_t k = 0; k < s->n_chunks; k++) {
     if (!need[k]) continue;
@@ -381,28 +468,31 @@ int lnc_miniblock_decode(struct lnc_page_job *j) {
   int rc;
   for (size_t i = 0; i < j->n; i++) {
     uint64_t r = j->rows[i];
-    uint32_t k = find_chunk(s, r);
+    uint32_t k = pl->chunk_of[i];
     const struct mb_chunk *ch = &s->chunks[k];
     struct mb_decoded *d;
     if ((rc = decoded(c, s, pl, k, &d))) return rc;
     if (!s->L.max_rep) {
       uint32_t li = (uint32_t)(r - ch->first_value);
-      if ((rc = emit_range(c, s, d, li, li + 1, out))) return rc;
+      if ((rc = emit_range(c, s, d, li, li + 1, 0, out))) return rc;
     } else {
       uint64_t kth = r - ch->first_row;
       if (kth >= d->n_starts)
         return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u row starts, row %llu needs %llu", k,
                             d->n_starts, (unsigned long long)r, (unsigned long long)kth + 1);
-      uint32_t a = d->starts ? d->starts[kth] : (uint32_t)kth;
-      uint32_t b = kth + 1 < d->n_starts ? (d->starts ? d->starts[kth + 1] : (uint32_t)kth + 1) : d->n_levels;
-      if ((rc = emit_range(c, s, d, a, b, out))) return rc;
+      uint32_t a, vis;
+      if ((rc = find_start(c, s, d, (uint32_t)kth, &a, &vis))) return rc;
+      uint32_t b = a + 1; /* the row runs to the next start or the chunk's end */
+      while (b < d->n_levels && !lv_start(s, d, b)) b++;
+      if ((rc = emit_range(c, s, d, a, b, vis, out))) return rc;
       if (kth + 1 == d->n_starts && ch->trailer) {
         /* The row continues through the next chunks' preambles. */
         for (uint32_t m = k + 1; m < s->n_chunks; m++) {
           struct mb_decoded *dm;
           if ((rc = decoded(c, s, pl, m, &dm))) return rc;
-          uint32_t stop = dm->n_starts ? (dm->starts ? dm->starts[0] : 0) : dm->n_levels;
-          if ((rc = emit_range(c, s, dm, 0, stop, out))) return rc;
+          uint32_t stop = dm->n_levels, unused;
+          if (dm->n_starts && (rc = find_start(c, s, dm, 0, &stop, &unused))) return rc;
+          if ((rc = emit_range(c, s, dm, 0, stop, 0, out))) return rc;
           if (dm->n_starts) break;
         }
       }
