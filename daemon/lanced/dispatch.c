@@ -16,6 +16,7 @@ static struct ld_req *head, *tail;
 static pthread_t *threads;
 static int nthreads;
 static bool stopping;
+static uint64_t handoffs;
 /* Test hook, off unless both variables are set: requests whose URL contains
  * LANCED_TEST_STALL_PATH wait LANCED_TEST_STALL_MS on their take thread first, standing in
  * for a slow disk so a test can show other requests are answered meanwhile. */
@@ -65,14 +66,19 @@ int ld_dispatch_start(int n) {
   return 0;
 }
 
+uint64_t ld_dispatch_handoffs(void) { return __atomic_load_n(&handoffs, __ATOMIC_RELAXED); }
+
 void ld_dispatch(struct ld_req *r) {
+  __atomic_add_fetch(&handoffs, 1, __ATOMIC_RELAXED);
   r->next = NULL;
   pthread_mutex_lock(&lock);
   if (tail) tail->next = r;
   else head = r;
   tail = r;
-  pthread_cond_signal(&more);
   pthread_mutex_unlock(&lock);
+  /* Signalled after unlocking: a take thread woken while the lock is still held would only
+   * block on it again, one more sleep and wake-up per request. */
+  pthread_cond_signal(&more);
 }
 
 void ld_dispatch_stop(void) {

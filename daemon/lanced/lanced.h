@@ -137,6 +137,7 @@ int ld_dispatch_start(int threads);
 /* Queues r (its connection already suspended); a take thread routes it, stores the answer in
  * r->out and resumes the connection. */
 void ld_dispatch(struct ld_req *r);
+uint64_t ld_dispatch_handoffs(void); /* requests queued for a take thread so far */
 void ld_dispatch_stop(void); /* after every request has completed */
 extern volatile int ld_draining;
 

@@ -89,8 +89,12 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   counter(o, "lanced_reads_total", "Read requests issued to the device.", GET(reads));
   counter(o, "lanced_bytes_read_total", "Bytes covered by those reads.", GET(bytes_read));
   counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
+  counter(o, "lanced_take_handoffs_total", "Requests handed to a take thread because a first "
+          "attempt on the network thread would have waited for the disk.", ld_dispatch_handoffs());
   struct lnc_engine_stats es;
   ld_service_stats(&es);
+  counter(o, "lanced_engine_takes_total", "Data-file takes the engine worked on (attempts on a "
+          "network thread it refused before any work are not counted).", es.takes);
   counter(o, "lanced_cache_hits_total", "Search cache hits.", es.cache_hits);
   counter(o, "lanced_cache_misses_total", "Search cache misses.", es.cache_misses);
   counter(o, "lanced_cache_loads_total", "Files loaded into the search cache.", es.cache_loads);

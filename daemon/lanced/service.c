@@ -16,6 +16,8 @@ static size_t nworkers;
 static __thread lnc_worker *my_worker;
 /* Set by server.c around a first, non-blocking attempt on a network thread. */
 static __thread bool nowait_mode, would_block;
+/* io_mode direct: every take reads the device, so a non-blocking attempt can never answer. */
+static bool direct_reads;
 
 void ld_service_nowait(bool on) {
   nowait_mode = on;
@@ -48,6 +50,7 @@ static int engine_config(const struct ld_config *c, struct lnc_engine_config *ec
 int ld_service_init(const struct ld_config *c) {
   struct lnc_engine_config ec;
   engine_config(c, &ec);
+  direct_reads = ec.io_mode == LNC_IO_DIRECT;
   struct lnc_error le = {0};
   if (lnc_engine_new(&ec, &engine, &le)) {
     ld_log(LD_LOG_ERROR, "cannot start the take engine: %s", le.message);
@@ -108,6 +111,12 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
+  if (nowait_mode && direct_reads) {
+    /* The engine would refuse it too, but only after this thread opened the path to tell a
+     * dataset from a file: hand the request off before any system call. */
+    struct lnc_error le = {.code = LNC_EAGAIN};
+    return fail(e, &le);
+  }
   lnc_worker *w = worker(e);
   if (!w) return -1;
   struct lnc_take_options opts = {.blobs = blobs, .nowait = nowait_mode};

@@ -3,6 +3,7 @@
  * counts the cache's bytes in its one budget. Not part of the public API. */
 #ifndef LNC_CACHE_CACHE_H
 #define LNC_CACHE_CACHE_H
+#include <stdbool.h>
 #include <stdint.h>
 #include "../lance.h"
 
@@ -16,6 +17,9 @@ void lnc_dscache_stats(struct lnc_dscache *c, struct lnc_engine_stats *o);
 /* engine.c */
 lnc_engine *lnc_worker_engine(lnc_worker *w);
 struct lnc_dscache *lnc_engine_dscache(lnc_engine *e);
+/* Reads O_DIRECT (io_mode direct): every take waits for the device, so nowait takes are
+ * refused with LNC_EAGAIN before they resolve a path or plan a read. */
+bool lnc_engine_direct(lnc_engine *e);
 /* openat2(root, path, RESOLVE_BENEATH) with O_RDONLY | O_CLOEXEC | flags; -1 and errno
  * (EXDEV / ELOOP when the path leaves the root). */
 int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags);

@@ -484,9 +484,14 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
     return lnc_errf(err, LNC_EINVAL, "lnc_engine_dataset_take: NULL argument");
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
-  struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
+  lnc_engine *e = lnc_worker_engine(w);
+  bool nowait = opts && opts->nowait;
+  /* Every data file would refuse it anyway; refusing here skips listing the versions. */
+  if (nowait && lnc_engine_direct(e))
+    return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", dir);
+  struct lnc_dscache *c = lnc_engine_dscache(e);
   struct dsver *v;
-  int rc = acquire(c, dir, version, opts && opts->nowait, &v, err);
+  int rc = acquire(c, dir, version, nowait, &v, err);
   if (rc) return rc;
   struct reader_ctx ctx = {w, v};
   struct lnc_ds_reader rd = {engine_file_take, &ctx};

@@ -257,6 +257,7 @@ void lnc_engine_charge(lnc_engine *e, int64_t delta) {
 
 lnc_engine *lnc_worker_engine(lnc_worker *w) { return w->e; }
 struct lnc_dscache *lnc_engine_dscache(lnc_engine *e) { return e->datasets; }
+bool lnc_engine_direct(lnc_engine *e) { return e->cfg.io_mode == LNC_IO_DIRECT; }
 
 int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {
   *out = NULL;
@@ -368,8 +369,6 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
 static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
                    struct lnc_take_stats *ts, struct lnc_error *err) {
   struct lnc_engine *e = w->e;
-  if (nowait && e->cfg.io_mode == LNC_IO_DIRECT)
-    return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", path);
   struct stat st;
   uint64_t h = hash_path(path);
   struct shard *s = &e->shards[h % NSHARDS];
@@ -503,6 +502,9 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
   struct lnc_take_stats local = {0};
   struct entry *en;
   bool nowait = opts && opts->nowait;
+  /* Refused before any work, and not counted as a take: nothing was done. */
+  if (nowait && lnc_engine_direct(e))
+    return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", path);
   int rc = acquire(w, path, nowait, &en, &local, err);
   if (!rc) {
     struct lnc_io io = w->io;

@@ -3,7 +3,9 @@
 # threads, a take made to stall (the daemon's LANCED_TEST_STALL_* hook stands in for a slow
 # disk) is still in flight while /healthz, /metrics and takes of another file are answered.
 # Ordering, not timing: the check is that the stalled request has not finished yet when the
-# others have. Usage: BIN=<bin dir> tests/integration/daemon_nonblocking.sh
+# others have. Then, by the daemon's counters, that io_mode direct hands each take off without
+# a wasted first attempt and io_mode buffered answers warm takes inline.
+# Usage: BIN=<bin dir> tests/integration/daemon_nonblocking.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-bin}
@@ -41,5 +43,53 @@ if kill -0 "$SLOW" 2>/dev/null; then ok "the stalled request was still in flight
 else bad "the stalled request finished before the others: they may have waited for it"; fi
 wait "$SLOW"
 [[ $(cat "$TMP/slow.code") == 200 ]] && ok "the stalled request completed (200)" || bad "stalled request: $(cat "$TMP/slow.code")"
+
+# Where a take runs, counted: lanced_take_handoffs_total (requests handed to a take thread) and
+# lanced_engine_takes_total (data-file takes the engine worked on). With io_mode direct every
+# take waits for the device, so the first attempt on the network thread must hand off without
+# touching the engine: one engine take per request, not two. With io_mode buffered, once the
+# file is in the search cache and its pages in the page cache, takes are answered inline.
+metric() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
+start_daemon() { # io_mode -> sets URL2
+  "$BIN/lanced" --root "$ROOT" --listen 127.0.0.1:0 --workers 1 --io-mode "$1" > "$TMP/log.$1" 2>&1 &
+  PIDS+=($!)
+  local port=""
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/log.$1" | head -1)
+    [[ -n $port ]] && curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && break
+    sleep 0.1
+  done
+  URL2=http://127.0.0.1:$port
+}
+takes() { # url path column n: n single-row takes, each must answer one row
+  local i body
+  for i in $(seq "$4"); do
+    body=$(curl -s "$1/files/$2/rows?ids=$i&columns=$3")
+    [[ $body == '{"num_rows":1,'* ]] || { bad "$2 row $i: $body"; return; }
+  done
+}
+start_daemon direct
+for spec in sample.lance:i64 train.lance:id; do # a data file, a dataset
+  path=${spec%%:*}
+  [[ -e $ROOT/$path ]] || continue
+  h0=$(metric "$URL2" lanced_take_handoffs_total) e0=$(metric "$URL2" lanced_engine_takes_total)
+  takes "$URL2" "$path" "${spec#*:}" 8
+  h1=$(metric "$URL2" lanced_take_handoffs_total) e1=$(metric "$URL2" lanced_engine_takes_total)
+  if [[ $((h1 - h0)) -eq 8 && $((e1 - e0)) -eq 8 ]]; then
+    ok "direct, $path: 8 takes handed off, 8 engine takes (no wasted first attempt)"
+  else
+    bad "direct, $path: 8 takes made $((h1 - h0)) hand-offs and $((e1 - e0)) engine takes (want 8 and 8)"
+  fi
+done
+start_daemon buffered
+takes "$URL2" sample.lance i64 8 # loads the search cache and reads the pages
+h0=$(metric "$URL2" lanced_take_handoffs_total) e0=$(metric "$URL2" lanced_engine_takes_total)
+takes "$URL2" sample.lance i64 8
+h1=$(metric "$URL2" lanced_take_handoffs_total) e1=$(metric "$URL2" lanced_engine_takes_total)
+if [[ $((h1 - h0)) -eq 0 && $((e1 - e0)) -eq 8 ]]; then
+  ok "buffered, warm: 8 takes answered on the network thread"
+else
+  bad "buffered, warm: 8 takes made $((h1 - h0)) hand-offs and $((e1 - e0)) engine takes (want 0 and 8)"
+fi
 echo "non-blocking: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]

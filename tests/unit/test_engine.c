@@ -904,9 +904,12 @@ START_TEST(test_nowait) {
   ck_assert_uint_eq(estats(g.e).cache_loads, 0);
   ck_assert_uint_eq(estats(g.e).files_cached, 0);
   char *ref = etake(g.w, path, ids, 2, cols, 2, NULL); /* loads it and reads the rows */
+  uint64_t takes = estats(g.e).takes;
   rc = lnc_engine_take(g.w, path, ids, 2, cols, 2, &nw, &sc, &ar, NULL, &err);
   if (mode == LNC_IO_DIRECT) {
     ck_assert_msg(rc == LNC_EAGAIN, "direct nowait take: %s", lnc_code_name(rc));
+    /* refused before any work: not counted as a take */
+    ck_assert_uint_eq(estats(g.e).takes, takes);
   } else {
     ck_assert_msg(rc == 0, "warm buffered nowait take: %s (%s)", lnc_code_name(rc), err.message);
     char *j = tsup_json(&sc, &ar);
