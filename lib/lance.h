@@ -196,7 +196,9 @@ void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *out);
 int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err);
 void lnc_worker_free(lnc_worker *w);
 
-/* As lnc_take_ex, for the file at path (relative to the engine's root). */
+/* As lnc_take_ex, for the file at path (relative to the engine's root). A path naming a
+ * directory is taken as a dataset, its latest version (lnc_engine_dataset_take, version 0),
+ * found by the same stat that checks a cached file for changes. */
 int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
                     const char *const *columns, size_t ncolumns,
                     const struct lnc_take_options *opts, struct ArrowSchema *schema,

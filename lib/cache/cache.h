@@ -23,6 +23,13 @@ bool lnc_engine_direct(lnc_engine *e);
 /* openat2(root, path, RESOLVE_BENEATH) with O_RDONLY | O_CLOEXEC | flags; -1 and errno
  * (EXDEV / ELOOP when the path leaves the root). */
 int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags);
+/* lnc_engine_take limited to data files (a directory is LNC_ENOTFOUND, not a dataset): what
+ * a dataset's own data files are read with. */
+int lnc_engine_take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
+                         const char *const *columns, size_t ncolumns,
+                         const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                         struct ArrowArray *array, struct lnc_take_stats *stats,
+                         struct lnc_error *err);
 /* Adds delta bytes to the resident total (negative to give them back); when adding, evicts
  * idle files until the total fits the budget again. */
 void lnc_engine_charge(lnc_engine *e, int64_t delta);

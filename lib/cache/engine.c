@@ -305,9 +305,15 @@ int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags) {
   return open_beneath(e, path, flags);
 }
 
-static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, struct lnc_error *err) {
+/* *is_dir (may be NULL) tells a directory apart from the other failures, so a take can serve
+ * it as a dataset without a second system call to ask what the path is. */
+static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, bool *is_dir,
+                     struct lnc_error *err) {
   if (fstatat(e->root_fd, path, st, 0) == 0) {
-    if (S_ISDIR(st->st_mode)) return lnc_errf(err, LNC_ENOTFOUND, "%s: is a directory, not a Lance data file", path);
+    if (S_ISDIR(st->st_mode)) {
+      if (is_dir) *is_dir = true;
+      return lnc_errf(err, LNC_ENOTFOUND, "%s: is a directory, not a Lance data file", path);
+    }
     if (!S_ISREG(st->st_mode)) return lnc_errf(err, LNC_EINVAL, "%s: not a regular file", path);
     return 0;
   }
@@ -367,12 +373,12 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
 
 /* Finds (or loads) the entry for path and returns it referenced. */
 static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
-                   struct lnc_take_stats *ts, struct lnc_error *err) {
+                   struct lnc_take_stats *ts, bool *is_dir, struct lnc_error *err) {
   struct lnc_engine *e = w->e;
   struct stat st;
   uint64_t h = hash_path(path);
   struct shard *s = &e->shards[h % NSHARDS];
-  int rc = stat_path(e, path, &st, err);
+  int rc = stat_path(e, path, &st, is_dir, err);
   if (rc) {
     /* Gone (or no longer a file): whatever was cached for the path is dropped now, so its
      * memory and descriptors are not held for a file nobody can ask for. */
@@ -493,11 +499,13 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   return 0;
 }
 
-int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
-                    const char *const *columns, size_t ncolumns,
-                    const struct lnc_take_options *opts, struct ArrowSchema *schema,
-                    struct ArrowArray *array, struct lnc_take_stats *stats,
-                    struct lnc_error *err) {
+/* A take of the data file at path; with is_dir set, a directory is reported there instead
+ * of being counted as a failed take. */
+static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
+                     const char *const *columns, size_t ncolumns,
+                     const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                     struct ArrowArray *array, struct lnc_take_stats *stats, bool *is_dir,
+                     struct lnc_error *err) {
   struct lnc_engine *e = w->e;
   struct lnc_take_stats local = {0};
   struct entry *en;
@@ -505,7 +513,8 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
   /* Refused before any work, and not counted as a take: nothing was done. */
   if (nowait && lnc_engine_direct(e))
     return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", path);
-  int rc = acquire(w, path, nowait, &en, &local, err);
+  int rc = acquire(w, path, nowait, &en, &local, is_dir, err);
+  if (rc && is_dir && *is_dir) return rc;
   if (!rc) {
     struct lnc_io io = w->io;
     io.nowait = nowait;
@@ -529,11 +538,32 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
   return rc;
 }
 
+int lnc_engine_take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
+                         const char *const *columns, size_t ncolumns,
+                         const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                         struct ArrowArray *array, struct lnc_take_stats *stats,
+                         struct lnc_error *err) {
+  return take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, NULL, err);
+}
+
+int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
+                    const char *const *columns, size_t ncolumns,
+                    const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                    struct ArrowArray *array, struct lnc_take_stats *stats,
+                    struct lnc_error *err) {
+  bool is_dir = false;
+  int rc = take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, &is_dir, err);
+  if (rc && is_dir)
+    rc = lnc_engine_dataset_take(w, path, 0, ids, n, columns, ncolumns, opts, schema, array,
+                                 stats, err);
+  return rc;
+}
+
 int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
                         struct ArrowSchema *schema, uint64_t *num_rows, int *major, int *minor,
                         struct lnc_error *err) {
   struct entry *en;
-  int rc = acquire(w, path, false, &en, NULL, err);
+  int rc = acquire(w, path, false, &en, NULL, NULL, err);
   if (rc) return rc;
   if (num_rows) *num_rows = en->file->num_rows;
   if (major) *major = en->file->major;
