@@ -213,13 +213,19 @@ int lnc_enc_vps_split(const lnc_enc *e, struct lnc_slice row, struct lnc_arena *
 }
 
 int lnc_enc_levels(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
-                   uint16_t **out, struct lnc_error *err) {
+                   const uint16_t **out, struct lnc_error *err) {
   struct lnc_values v;
   int rc = lnc_enc_block_d(e, buf, n, a, &v, err, 0);
   if (rc) return rc;
   if (v.kind != LNC_VALUES_FIXED || v.fsl_dim || v.n != n ||
       (v.bits != 1 && v.bits != 8 && v.bits != 16 && v.bits != 32 && v.bits != 64))
     return lnc_errf(err, LNC_ECORRUPT, "rep/def levels decode to %u-bit values", v.bits);
+  /* Levels are almost always 16-bit (every bitpacked or flat level stream Lance writes is):
+   * those are used where they lie, when aligned, instead of copied. */
+  if (v.bits == 16 && n && v.data && ((uintptr_t)v.data & 1) == 0) {
+    *out = (const uint16_t *)(const void *)v.data;
+    return 0;
+  }
   uint16_t *d = lnc_arena_alloc(a, (n ? n : 1) * sizeof *d);
   if (!d) return lnc_enc_nomem(err, "levels");
   /* A mini-block chunk holds up to a few thousand levels and a take decodes a whole chunk per

@@ -40,9 +40,11 @@ int lnc_enc_miniblock(const lnc_enc *e, const struct lnc_slice *bufs, size_t nbu
 /* Block context: a whole buffer holding n values (dictionaries, constant scalars). */
 int lnc_enc_block(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
                   struct lnc_values *out, struct lnc_error *err);
-/* Block context for rep/def levels: n 16-bit levels out. */
+/* Block context for rep/def levels: n 16-bit levels out, in the arena or (16-bit streams)
+   pointing into buf or into what the decoder put in the arena: read-only, living as long as
+   both do. */
 int lnc_enc_levels(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
-                   uint16_t **out, struct lnc_error *err);
+                   const uint16_t **out, struct lnc_error *err);
 /* Full-zip per-value contexts. Fixed: `value` is bits_per_value/8 bytes; out->n = 1.
    Variable: `value` is the bytes after the length prefix; *out = the decoded bytes. */
 int lnc_enc_fixed_per_value(const lnc_enc *e, struct lnc_slice value, struct lnc_arena *a,

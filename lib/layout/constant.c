@@ -10,7 +10,7 @@
 struct const_state {
   struct lnc_layers L;
   uint64_t n_levels;
-  uint16_t *rep, *def;      /* page values, NULL when absent */
+  const uint16_t *rep, *def; /* page values, NULL when absent */
   uint64_t *row_start;      /* rows+1 level indices, when there are levels */
   struct lnc_values value;  /* the constant (n = 1), or n = 0 for all-null */
   struct lnc_arena arena;   /* owns everything above */
@@ -40,7 +40,7 @@ static int read_buf(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_st
 }
 
 static int load_levels(struct lnc_take_ctx *c, struct const_state *s, struct lnc_slice raw,
-                       const lnc_enc *enc, uint64_t n_values, uint16_t **out) {
+                       const lnc_enc *enc, uint64_t n_values, const uint16_t **out) {
   if (raw.len == 0) { *out = NULL; return 0; }
   if (enc) {
     int rc = lnc_enc_levels(enc, raw, n_values, &s->arena, out, c->err);

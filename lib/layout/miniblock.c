@@ -188,7 +188,7 @@ fail:
 enum { MB_BLOCK = 64 };
 struct mb_decoded {
   uint32_t n_levels;         /* levels in the chunk (= values when the page has no levels) */
-  uint16_t *rep, *def;       /* page values; NULL when absent */
+  const uint16_t *rep, *def; /* page values; NULL when absent */
   struct lnc_values vals;    /* dictionary indices when the page has a dictionary */
   uint32_t n_starts;         /* levels that start a row (rep == max_rep, or every level without rep) */
   uint32_t *blk_starts;      /* with list layers: row starts before each block (n_blocks + 1) */

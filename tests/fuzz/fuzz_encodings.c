@@ -205,7 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   struct lnc_error err;
   struct lnc_values v;
   struct lnc_slice s;
-  uint16_t *lv;
+  const uint16_t *lv;
   int rm = lnc_enc_miniblock(e, bufs, nbufs, n, &a, &v, &err);
   if (rm == 0) touch_values(&v);
   lnc_arena_reset(&a);

@@ -102,7 +102,7 @@ START_TEST(test_inline_block_levels) {
       for (int i = 452; i < 1024; i++) vals[b][i] = 0;
     put_inline_block(&w, 16, widths[b], vals[b]);
   }
-  uint16_t *lv;
+  const uint16_t *lv;
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_enc_levels(eb_inline(16), eb_slice(&w), 2500, &eb_arena, &lv, &err), 0);
   for (int i = 0; i < 2500; i++) ck_assert_uint_eq(lv[i], vals[i / 1024][i % 1024]);
@@ -154,7 +154,7 @@ START_TEST(test_out_of_line) {
   uint8_t packed[256];
   ref_pack(16, 2, vals, packed);
   struct lnc_slice s = {packed, 256};
-  uint16_t *lv;
+  const uint16_t *lv;
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_enc_levels(eb_ool(16, 2), s, 1024, &eb_arena, &lv, &err), 0);
   for (int i = 0; i < 1024; i++) ck_assert_uint_eq(lv[i], i % 4);

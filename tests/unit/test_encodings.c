@@ -273,7 +273,7 @@ START_TEST(test_rle) {
   /* block form, the example from the notes: level 1 repeated 1024 times */
   static const uint8_t blk[] = {0x0a, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0,
                                 0xff, 0xff, 0xff, 0xff, 0x04};
-  uint16_t *lv;
+  const uint16_t *lv;
   struct lnc_slice bs = {blk, sizeof blk};
   ck_assert_int_eq(lnc_enc_levels(eb_rle(16, 8), bs, 1024, &eb_arena, &lv, &err), 0);
   for (int i = 0; i < 1024; i++) ck_assert_uint_eq(lv[i], 1);
@@ -565,7 +565,7 @@ START_TEST(test_unsupported_and_describe) {
   /* levels must be integers that fit 16 bits */
   uint32_t big[2] = {70000, 1};
   struct lnc_slice bb = {(const uint8_t *)big, 8};
-  uint16_t *lv;
+  const uint16_t *lv;
   ck_assert_int_eq(lnc_enc_levels(eb_flat(32), bb, 2, &eb_arena, &lv, &err), LNC_ECORRUPT);
   ck_assert_int_eq(lnc_enc_levels(eb_variable(32), var_block(4, 0), NW, &eb_arena, &lv, &err),
                    LNC_ECORRUPT);
