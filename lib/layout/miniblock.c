@@ -377,16 +377,40 @@ static int emit_range(struct lnc_take_ctx *c, struct mb_state *s, const struct m
   return 0;
 }
 
-/* Finds the chunk in which page row r starts. */
+/* Finds the chunk in which page row r starts. Chunks hold similar numbers of rows, so the
+ * search starts where r would be if they all held the same and gallops from there: a row of a
+ * random take reads one or two entries of the (usually cold) chunk table instead of the ~6
+ * dependent cache misses of a binary search over the whole page. The result is the same: the
+ * last chunk whose first_row <= r, then the two adjustments below. */
 static uint32_t find_chunk(const struct mb_state *s, uint64_t r) {
-  uint32_t lo = 0, hi = s->n_chunks;
+  const struct mb_chunk *ch = s->chunks;
+  uint32_t n = s->n_chunks;
+  if (n == 0) return 0;
+  uint64_t total = ch[n - 1].first_row + ch[n - 1].rows_started;
+  uint32_t g = total && r < total ? (uint32_t)((double)r / (double)total * n) : n - 1;
+  if (g >= n) g = n - 1;
+  /* lo: a chunk with first_row <= r (or chunk 0); hi: n or a chunk with first_row > r. */
+  uint32_t lo, hi, step = 1;
+  if (g == 0 || ch[g].first_row <= r) {
+    lo = g;
+    while ((hi = lo + step) < n && ch[hi].first_row <= r) { lo = hi; step *= 2; }
+    if (hi > n) hi = n;
+  } else {
+    hi = g;
+    for (;;) {
+      lo = hi > step ? hi - step : 0;
+      if (lo == 0 || ch[lo].first_row <= r) break;
+      hi = lo;
+      step *= 2;
+    }
+  }
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (s->chunks[mid].first_row <= r) lo = mid; else hi = mid;
+    if (ch[mid].first_row <= r) lo = mid; else hi = mid;
   }
-  while (lo > 0 && s->chunks[lo].rows_started == 0) lo--;
+  while (lo > 0 && ch[lo].rows_started == 0) lo--;
   /* Several chunks can share first_row (pure continuations); pick the one that starts r. */
-  while (lo + 1 < s->n_chunks && s->chunks[lo].first_row + s->chunks[lo].rows_started <= r) lo++;
+  while (lo + 1 < n && ch[lo].first_row + ch[lo].rows_started <= r) lo++;
   return lo;
 }
 
