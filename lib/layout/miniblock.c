@@ -351,10 +351,50 @@ static int find_start(struct lnc_take_ctx *c, const struct mb_state *s, const st
   return lnc_page_err(c, LNC_EINTERNAL, "row start %u not in its block", kth);
 }
 
+/* emit_range's common case done a run at a time: a list chunk of byte-aligned fixed-width
+ * values without a dictionary or item validity (list<int32>, list<double>, ...). The run's
+ * visible levels own values vis.. in order, so they are one copy, after which the null ones
+ * are zeroed as emit_level would have written them. Returns false, having emitted nothing,
+ * for anything else, or for a run holding what emit_level rejects (a rep level out of range,
+ * values missing): the per-level path then handles or reports it. Def levels were
+ * range-checked when the chunk was decoded. */
+static bool emit_run_fixed(struct lnc_take_ctx *c, const struct mb_state *s, const struct mb_decoded *d,
+                           uint32_t a, uint32_t b, uint32_t vis, struct lnc_leafrows *out, int *rc) {
+  const struct lnc_valbuf *ov = &out->values;
+  if (!s->L.max_rep || s->has_dict || !c->levels || ov->kind != LNC_VALUES_FIXED || ov->bits == 0 ||
+      ov->bits % 8 || ov->items_per_value != 1 || ov->item_valid || d->vals.kind != LNC_VALUES_FIXED ||
+      d->vals.bits != ov->bits || d->vals.fsl_dim || d->vals.n_item_validity)
+    return false;
+  uint32_t m = 0;
+  bool bad = false;
+  for (uint32_t i = a; i < b; i++) {
+    m += lv_visible(s, d, i);
+    bad |= d->rep && d->rep[i] > s->L.max_rep;
+  }
+  if (bad || (uint64_t)vis + m > d->vals.n) return false;
+  uint64_t first = ov->n;
+  size_t w = ov->bits / 8;
+  if ((*rc = lnc_leafrows_push_levels(out, d->rep ? d->rep + a : NULL, d->def ? d->def + a : NULL,
+                                      s->L.def_map, b - a)) ||
+      (*rc = lnc_valbuf_append_fixed(&out->values, d->vals.data + (size_t)vis * w, m))) {
+    *rc = lnc_page_err(c, *rc, *rc == LNC_ENOMEM ? "out of memory" : "values of a list run");
+    return true;
+  }
+  if (d->def)
+    for (uint32_t i = a, k = 0; i < b; i++)
+      if (d->def[i] < s->vis_limit) {
+        if (s->L.def_map[d->def[i]] != 0) lnc_valbuf_zero_fixed(&out->values, first + k);
+        k++;
+      }
+  return true;
+}
+
 /* Emits levels [a, b) of a decoded chunk; `vis` levels before a are visible (with list
  * layers; otherwise level i is value i). */
 static int emit_range(struct lnc_take_ctx *c, struct mb_state *s, const struct mb_decoded *d,
                       uint32_t a, uint32_t b, uint32_t vis, struct lnc_leafrows *out) {
+  int rc = 0;
+  if (emit_run_fixed(c, s, d, a, b, vis, out, &rc)) return rc;
   for (uint32_t i = a; i < b; i++) {
     uint16_t rep = d->rep ? d->rep[i] : 0, def = d->def ? d->def[i] : 0;
     uint64_t v = s->L.max_rep ? vis : i;

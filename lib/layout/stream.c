@@ -138,6 +138,22 @@ int lnc_valbuf_append_null(struct lnc_valbuf *v) {
   return 0;
 }
 
+int lnc_valbuf_append_fixed(struct lnc_valbuf *v, const uint8_t *data, uint64_t count) {
+  if (v->kind != LNC_VALUES_FIXED || v->bits == 0 || v->bits % 8 || v->items_per_value != 1 || v->item_valid)
+    return LNC_EINTERNAL;
+  size_t bytes = (size_t)count * (v->bits / 8);
+  if (grow((void **)&v->data, &v->data_cap, v->data_len + bytes, 1)) return LNC_ENOMEM;
+  if (bytes) memcpy(v->data + v->data_len, data, bytes);
+  v->data_len += bytes;
+  v->n += count;
+  return 0;
+}
+
+void lnc_valbuf_zero_fixed(struct lnc_valbuf *v, uint64_t i) {
+  size_t w = v->bits / 8;
+  if (i < v->n && (i + 1) * w <= v->data_len) memset(v->data + i * w, 0, w);
+}
+
 int lnc_valbuf_append_bytes(struct lnc_valbuf *v, const uint8_t *p, size_t len) {
   struct lnc_values one = {0};
   uint64_t offs[2] = {0, len};
@@ -211,17 +227,33 @@ void lnc_leafrows_free(struct lnc_leafrows *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Room for `need` levels in both rep and def. */
+static int grow_levels(struct lnc_leafrows *r, uint64_t need) {
+  if (need <= r->lev_cap) return 0;
+  size_t cap = r->lev_cap, cap2 = r->lev_cap;
+  if (grow((void **)&r->rep, &cap, need, 2) || grow((void **)&r->def, &cap2, need, 2)) return LNC_ENOMEM;
+  r->lev_cap = cap < cap2 ? cap : cap2;
+  return 0;
+}
+
 int lnc_leafrows_push_level(struct lnc_leafrows *r, uint16_t rep, uint16_t def) {
-  if (r->n_levels + 1 > r->lev_cap) {
-    size_t cap = r->lev_cap, cap2 = r->lev_cap;
-    if (grow((void **)&r->rep, &cap, r->n_levels + 1, 2) ||
-        grow((void **)&r->def, &cap2, r->n_levels + 1, 2))
-      return LNC_ENOMEM;
-    r->lev_cap = cap < cap2 ? cap : cap2;
-  }
+  if (grow_levels(r, r->n_levels + 1)) return LNC_ENOMEM;
   r->rep[r->n_levels] = rep;
   r->def[r->n_levels] = def;
   r->n_levels++;
+  return 0;
+}
+
+int lnc_leafrows_push_levels(struct lnc_leafrows *r, const uint16_t *rep, const uint16_t *def,
+                             const uint16_t *def_map, uint64_t n) {
+  if (n == 0) return 0;
+  if (grow_levels(r, r->n_levels + n)) return LNC_ENOMEM;
+  uint16_t *ro = r->rep + r->n_levels, *dout = r->def + r->n_levels;
+  if (rep) memcpy(ro, rep, n * sizeof *ro);
+  else memset(ro, 0, n * sizeof *ro);
+  if (def) for (uint64_t i = 0; i < n; i++) dout[i] = def_map[def[i]];
+  else for (uint64_t i = 0; i < n; i++) dout[i] = def_map[0];
+  r->n_levels += n;
   return 0;
 }
 
@@ -257,9 +289,15 @@ int lnc_leafrows_permute(const struct lnc_leafrows *src, const uint32_t *perm, u
   for (uint64_t k = 0; k < n; k++) {
     uint32_t u = perm[k];
     if (u >= src->n_rows) return LNC_EINTERNAL;
-    for (uint64_t l = src->row_lev[u]; l < src->row_lev[u + 1]; l++)
-      if (lnc_leafrows_push_level(dst, src->rep ? src->rep[l] : 0, src->def ? src->def[l] : 0))
-        return LNC_ENOMEM;
+    uint64_t l0 = src->row_lev[u], nl = src->row_lev[u + 1] - l0;
+    if (nl) { /* the row's levels, copied as a run */
+      if (grow_levels(dst, dst->n_levels + nl)) return LNC_ENOMEM;
+      if (src->rep) memcpy(dst->rep + dst->n_levels, src->rep + l0, nl * sizeof *dst->rep);
+      else memset(dst->rep + dst->n_levels, 0, nl * sizeof *dst->rep);
+      if (src->def) memcpy(dst->def + dst->n_levels, src->def + l0, nl * sizeof *dst->def);
+      else memset(dst->def + dst->n_levels, 0, nl * sizeof *dst->def);
+      dst->n_levels += nl;
+    }
     int rc = lnc_valbuf_append_range(&dst->values, &src->values, src->row_val[u],
                                      src->row_val[u + 1] - src->row_val[u]);
     if (rc) return rc;

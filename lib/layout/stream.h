@@ -36,6 +36,11 @@ int lnc_valbuf_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64
 int lnc_valbuf_append_null(struct lnc_valbuf *v);
 /* Appends one value given as raw bytes (fixed: items_per_value*bits/8 bytes; variable: any). */
 int lnc_valbuf_append_bytes(struct lnc_valbuf *v, const uint8_t *p, size_t len);
+/* Appends count fixed-width values given as their bytes, back to back (byte-aligned widths,
+ * one item per value, no item validity: the caller checks). */
+int lnc_valbuf_append_fixed(struct lnc_valbuf *v, const uint8_t *data, uint64_t count);
+/* Sets fixed-width value i (< n, byte-aligned width) to zero bytes, as a null slot holds. */
+void lnc_valbuf_zero_fixed(struct lnc_valbuf *v, uint64_t i);
 /* Appends values [from, from+count) of src to dst (same kind). */
 int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src, uint64_t from,
                             uint64_t count);
@@ -53,6 +58,10 @@ struct lnc_leafrows {
 
 void lnc_leafrows_free(struct lnc_leafrows *r);
 int lnc_leafrows_push_level(struct lnc_leafrows *r, uint16_t rep, uint16_t def);
+/* Appends n levels: rep[i] (0 without rep) and def_map[def[i]] (def_map[0] without def); the
+ * caller has range-checked every def against its map. */
+int lnc_leafrows_push_levels(struct lnc_leafrows *r, const uint16_t *rep, const uint16_t *def,
+                             const uint16_t *def_map, uint64_t n);
 /* Closes the current row: records where the next row starts. Call once per row. */
 int lnc_leafrows_end_row(struct lnc_leafrows *r);
 /* Builds dst from src rows in the order perm[0..n) (indices into src rows). */
