@@ -11,6 +11,7 @@
 #        LOAD (bin/lanced-load)
 # Last line (machine-readable):
 #   summary pairs=N wrk_rps=.. load_rps=.. rate_ratio=.. wrk_cpu_us=.. load_cpu_us=.. cpu_ratio=..
+#           wrk_server_cpu=.. load_server_cpu=..   (share of one CPU the local responder used)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LOAD=${LOAD:-bin/lanced-load}
@@ -37,19 +38,30 @@ if [[ -z ${URL:-} ]]; then
 fi
 echo "compare-wrk: $URL$RAW_PATH, $THREADS threads, $CONNS connections, ${DURATION}s per run, $PAIRS pairs, $(nproc) CPUs"
 
-# Each runner prints "RPS CPU_SECONDS": the rate the tool reports and the user+system CPU
-# the tool's process used (bash's time keyword, so no extra package is needed).
+# Each runner prints "RPS CPU_SECONDS SERVER_CPU": the rate the tool reports, the user+system
+# CPU the tool's process used (bash's time keyword, so no extra package is needed) and, for
+# the local responder, the share of a CPU it used meanwhile (from /proc; 0 for a URL). A
+# responder near 100 % sets the rate: then both tools can only tie.
 TIMEFORMAT='cpu %U %S'
+HZ=$(getconf CLK_TCK)
+server_ticks() { [[ -n $SRV ]] && awk '{print $14 + $15}' "/proc/$SRV/stat" 2>/dev/null || echo 0; }
+server_share() { # ticks before, ticks after
+  awk -v a="$1" -v b="$2" -v hz="$HZ" -v d="$DURATION" 'BEGIN {printf "%.2f", (b - a) / hz / d}'
+}
 run_wrk() {
+  local t0; t0=$(server_ticks)
   { time wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" "$URL$RAW_PATH" > "$TMP/wrk.out"; } 2> "$TMP/wrk.time"
   awk '/^Requests\/sec:/ {r = $2} END {printf "%s ", r}' "$TMP/wrk.out"
-  awk '/^cpu / {printf "%.3f\n", $2 + $3}' "$TMP/wrk.time"
+  awk '/^cpu / {printf "%.3f ", $2 + $3}' "$TMP/wrk.time"
+  server_share "$t0" "$(server_ticks)"; echo
 }
 run_load() {
+  local t0; t0=$(server_ticks)
   { time "$LOAD" --url "$URL" --raw-path "$RAW_PATH" --threads "$THREADS" --connections "$CONNS" \
       --duration "$DURATION" --json --quiet > "$TMP/load.json"; } 2> "$TMP/load.time"
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests_per_s"], end=" ")' "$TMP/load.json"
-  awk '/^cpu / {printf "%.3f\n", $2 + $3}' "$TMP/load.time"
+  awk '/^cpu / {printf "%.3f ", $2 + $3}' "$TMP/load.time"
+  server_share "$t0" "$(server_ticks)"; echo
 }
 
 : > "$TMP/pairs"
@@ -57,12 +69,12 @@ for i in $(seq "$PAIRS"); do
   if (( i % 2 )); then w=$(run_wrk); sleep 0.5; l=$(run_load)
   else l=$(run_load); sleep 0.5; w=$(run_wrk); fi
   sleep 0.5
-  read -r wr wc <<<"$w"
-  read -r lr lc <<<"$l"
+  read -r wr wc ws <<<"$w"
+  read -r lr lc ls <<<"$l"
   [[ -n $wr && -n $lr && $wr != 0 && $lr != 0 ]] || { echo "compare-wrk: pair $i gave no rate (wrk '$w', lanced-load '$l')"; exit 1; }
-  echo "$wr $wc $lr $lc" >> "$TMP/pairs"
-  awk -v d="$DURATION" '{printf "pair %d: wrk %9.0f req/s %5.2f us CPU/req   lanced-load %9.0f req/s %5.2f us CPU/req   rate %.3f  cpu %.3f\n",
-        NR, $1, $2 * 1e6 / ($1 * d), $3, $4 * 1e6 / ($3 * d), $3 / $1, ($4 / $3) / ($2 / $1)}' <(tail -1 "$TMP/pairs") | sed "s/^pair 1:/pair $i:/"
+  echo "$wr $wc $lr $lc $ws $ls" >> "$TMP/pairs"
+  awk -v d="$DURATION" -v i="$i" '{printf "pair %d: wrk %9.0f req/s %5.2f us CPU/req (server %3.0f%%)   lanced-load %9.0f req/s %5.2f us CPU/req (server %3.0f%%)   rate %.3f  cpu %.3f\n",
+        i, $1, $2 * 1e6 / ($1 * d), $5 * 100, $3, $4 * 1e6 / ($3 * d), $6 * 100, $3 / $1, ($4 / $3) / ($2 / $1)}' <(tail -1 "$TMP/pairs")
 done
 
 # CPU per request uses the nominal duration; both tools run the same duration, so the
@@ -76,6 +88,7 @@ wr, lr = med([r[0] for r in rows]), med([r[2] for r in rows])
 wc, lc = med([r[1] * 1e6 / (r[0] * d) for r in rows]), med([r[3] * 1e6 / (r[2] * d) for r in rows])
 rate = med([r[2] / r[0] for r in rows])
 cpu = med([(r[3] / r[2]) / (r[1] / r[0]) for r in rows])
-print(f"median: wrk {wr:.0f} req/s, lanced-load {lr:.0f} req/s; lanced-load/wrk rate {rate:.3f} (median of per-pair ratios), CPU per request {cpu:.3f}")
-print(f"summary pairs={len(rows)} wrk_rps={wr:.0f} load_rps={lr:.0f} rate_ratio={rate:.3f} wrk_cpu_us={wc:.2f} load_cpu_us={lc:.2f} cpu_ratio={cpu:.3f}")
+ws, ls = med([r[4] for r in rows]), med([r[5] for r in rows])
+print(f"median: wrk {wr:.0f} req/s, lanced-load {lr:.0f} req/s; lanced-load/wrk rate {rate:.3f} (median of per-pair ratios), CPU per request {cpu:.3f}; server CPU {ws:.0%} / {ls:.0%}")
+print(f"summary pairs={len(rows)} wrk_rps={wr:.0f} load_rps={lr:.0f} rate_ratio={rate:.3f} wrk_cpu_us={wc:.2f} load_cpu_us={lc:.2f} cpu_ratio={cpu:.3f} wrk_server_cpu={ws:.2f} load_server_cpu={ls:.2f}")
 EOF
