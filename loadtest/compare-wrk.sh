@@ -8,7 +8,7 @@
 #   loadtest/compare-wrk.sh                          # local responder
 #   URL=http://127.0.0.1:8080 RAW_PATH=/healthz loadtest/compare-wrk.sh
 #   env: THREADS (default 1) CONNS (32) DURATION (3) PAIRS (5) SERVER_THREADS (1)
-#        LOAD (bin/lanced-load)
+#        LOAD (bin/lanced-load) LOAD_ARGS (extra lanced-load options, e.g. "--busy-poll 50")
 # Last line (machine-readable):
 #   summary pairs=N wrk_rps=.. load_rps=.. rate_ratio=.. wrk_cpu_us=.. load_cpu_us=.. cpu_ratio=..
 #           wrk_server_cpu=.. load_server_cpu=..   (share of one CPU the local responder used)
@@ -20,6 +20,7 @@ CONNS=${CONNS:-32}
 DURATION=${DURATION:-3}
 PAIRS=${PAIRS:-5}
 RAW_PATH=${RAW_PATH:-/}
+LOAD_ARGS=${LOAD_ARGS:-}
 [[ -x $LOAD ]] || { echo "compare-wrk: $LOAD not built (make $LOAD)"; exit 1; }
 command -v wrk >/dev/null || { echo "compare-wrk: wrk is not installed (apt-get install -y wrk)"; exit 1; }
 
@@ -36,7 +37,7 @@ if [[ -z ${URL:-} ]]; then
   URL=http://127.0.0.1:$(cat "$TMP/port")
   echo "compare-wrk: local libmicrohttpd responder at $URL (${SERVER_THREADS:-1} server threads)"
 fi
-echo "compare-wrk: $URL$RAW_PATH, $THREADS threads, $CONNS connections, ${DURATION}s per run, $PAIRS pairs, $(nproc) CPUs"
+echo "compare-wrk: $URL$RAW_PATH, $THREADS threads, $CONNS connections, ${DURATION}s per run, $PAIRS pairs, $(nproc) CPUs${LOAD_ARGS:+, lanced-load $LOAD_ARGS}"
 
 # Each runner prints "RPS CPU_SECONDS SERVER_CPU": the rate the tool reports, the user+system
 # CPU the tool's process used (bash's time keyword, so no extra package is needed) and, for
@@ -58,7 +59,7 @@ run_wrk() {
 run_load() {
   local t0; t0=$(server_ticks)
   { time "$LOAD" --url "$URL" --raw-path "$RAW_PATH" --threads "$THREADS" --connections "$CONNS" \
-      --duration "$DURATION" --json --quiet > "$TMP/load.json"; } 2> "$TMP/load.time"
+      --duration "$DURATION" --json --quiet $LOAD_ARGS > "$TMP/load.json"; } 2> "$TMP/load.time"
   python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["requests_per_s"], end=" ")' "$TMP/load.json"
   awk '/^cpu / {printf "%.3f ", $2 + $3}' "$TMP/load.time"
   server_share "$t0" "$(server_ticks)"; echo

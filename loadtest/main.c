@@ -129,7 +129,8 @@ int main(int argc, char **argv) {
         .addr = (struct sockaddr *)&ss, .addrlen = salen, .tmpl = &tmpl, .raw = o.raw_path != NULL,
         .ids = o.ids, .num_rows = num_rows, .batch = o.batch, .seed = o.seed, .index = i, .nthreads = nt,
         .nconns = conns, .rate = o.rate > 0 ? o.rate * conns / o.connections : 0, .start_ns = start,
-        .end_ns = end, .timeout_ns = (uint64_t)(o.timeout * 1e9), .verify = o.verify ? &pool : NULL,
+        .end_ns = end, .timeout_ns = (uint64_t)(o.timeout * 1e9),
+        .busy_poll_ns = (uint64_t)o.busy_poll_us * 1000, .verify = o.verify ? &pool : NULL,
     };
     if (ld_worker_init(&workers[i], &cfg) < 0 || ld_worker_start(&workers[i]) != 0) {
       fprintf(stderr, "lanced-load: cannot start thread %u\n", i);

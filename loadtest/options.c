@@ -27,6 +27,8 @@ void ld_options_usage(FILE *f) {
       "  --post-threshold K   POST when a request has more than K ids (default: when the\n"
       "                       GET request target would exceed 2048 bytes)\n"
       "  --timeout S          per-request timeout in seconds (default 10)\n"
+      "  --busy-poll US       poll up to US microseconds before sleeping while answers are\n"
+      "                       due (default 0); for a generator with CPUs of its own\n"
       "  --max-error-rate F   exit 2 when errors exceed this fraction of requests (default 0.01)\n"
       "  --num-rows N         row count to draw ids from; skips the metadata request\n"
       "  --verify N           compare N sampled responses with `lancectl take`\n"
@@ -122,7 +124,7 @@ static int parse_url(ld_options *o) {
 enum {
   OPT_URL = 256, OPT_PATH, OPT_RAW, OPT_BATCH, OPT_CONNS, OPT_DURATION, OPT_RATE, OPT_FORMAT,
   OPT_COLUMNS, OPT_IDS, OPT_SEED, OPT_THREADS, OPT_POSTT, OPT_TIMEOUT, OPT_MAXERR, OPT_NROWS,
-  OPT_VERIFY, OPT_VFILE, OPT_LANCECTL, OPT_JSON, OPT_QUIET, OPT_HELP,
+  OPT_VERIFY, OPT_VFILE, OPT_LANCECTL, OPT_JSON, OPT_QUIET, OPT_HELP, OPT_BUSYPOLL,
 };
 
 int ld_options_parse(int argc, char **argv, ld_options *o) {
@@ -141,6 +143,7 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
       {"threads", required_argument, 0, OPT_THREADS},
       {"post-threshold", required_argument, 0, OPT_POSTT},
       {"timeout", required_argument, 0, OPT_TIMEOUT},
+      {"busy-poll", required_argument, 0, OPT_BUSYPOLL},
       {"max-error-rate", required_argument, 0, OPT_MAXERR},
       {"num-rows", required_argument, 0, OPT_NROWS},
       {"verify", required_argument, 0, OPT_VERIFY},
@@ -211,6 +214,10 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
       break;
     case OPT_TIMEOUT:
       if (parse_double(optarg, 0.001, 3600, &o->timeout) < 0) return bad(name, optarg);
+      break;
+    case OPT_BUSYPOLL:
+      if (parse_u64(optarg, 0, 1000000, &u) < 0) return bad(name, optarg);
+      o->busy_poll_us = (unsigned)u;
       break;
     case OPT_MAXERR:
       if (parse_double(optarg, 0, 1, &o->max_error_rate) < 0) return bad(name, optarg);

@@ -32,6 +32,7 @@ typedef struct ld_options {
   const char *verify_file;
   const char *lancectl;
   double timeout;          /* seconds per request */
+  unsigned busy_poll_us;   /* polling before each sleep while answers are due; 0 = none */
   double max_error_rate;   /* fraction of requests; above it the exit code is 2 */
   uint64_t num_rows;       /* --num-rows: skip the metadata request */
 } ld_options;

@@ -28,6 +28,7 @@ typedef struct ld_worker_cfg {
   double rate;            /* this thread's requests/s; 0 = closed loop */
   uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
   uint64_t timeout_ns;
+  uint64_t busy_poll_ns;  /* see wait_events() in worker.c */
   ld_verify_pool *verify; /* NULL unless --verify */
 } ld_worker_cfg;
 

@@ -57,6 +57,12 @@ rc=$?; [[ $rc == 0 ]] && ok "raw closed loop exits 0" || bad "raw closed loop ex
 check "raw closed loop: requests, no errors, 4 KB bodies" "$TMP/r1.json" \
   'r["requests"] > 0 and r["errors"]["total"] == 0 and r["config"]["mode"] == "closed" and r["body_bytes"] == 4096 * r["requests"] and r["latency_us"]["p50"] > 0'
 
+# 1b. --busy-poll: same answers, no errors, while polling before each sleep.
+"$LOAD" --url "$URL" --raw-path /blob.bin --connections 4 --threads 1 --duration 1 --busy-poll 50 --json --quiet > "$TMP/r1b.json"
+rc=$?; [[ $rc == 0 ]] && ok "busy-poll closed loop exits 0" || bad "busy-poll closed loop exit $rc"
+check "busy-poll closed loop: requests, no errors" "$TMP/r1b.json" \
+  'r["requests"] > 0 and r["errors"]["total"] == 0 and r["body_bytes"] == 4096 * r["requests"]'
+
 # 2. --raw-path, open loop at a fixed rate: achieved within 20 % of the target.
 "$LOAD" --url "$URL" --raw-path /blob.bin --connections 8 --threads 2 --duration 2 --rate 200 --json --quiet > "$TMP/r2.json"
 rc=$?; [[ $rc == 0 ]] && ok "raw open loop exits 0" || bad "raw open loop exit $rc"
@@ -116,6 +122,8 @@ rc=$?; [[ $rc == 3 ]] && ok "verify mismatch exits 3" || bad "verify mismatch ex
 rc=$?; [[ $rc == 2 ]] && ok "unreachable server exits 2" || bad "unreachable server exit $rc (want 2)"
 "$LOAD" --url "$URL" --path x --batch 0 > /dev/null 2>&1
 rc=$?; [[ $rc == 1 ]] && ok "bad usage exits 1" || bad "bad usage exit $rc (want 1)"
+"$LOAD" --url "$URL" --raw-path / --busy-poll -5 > /dev/null 2>&1
+rc=$?; [[ $rc == 1 ]] && ok "bad --busy-poll exits 1" || bad "bad --busy-poll exit $rc (want 1)"
 "$LOAD" --url "$URL" --path x --num-rows 999999 --connections 2 --threads 1 --duration 1 --json --quiet > "$TMP/r9.json"
 rc=$?; [[ $rc == 2 ]] && ok "4xx answers above --max-error-rate exit 2" || bad "4xx run exit $rc (want 2)"
 check "4xx counted by kind" "$TMP/r9.json" 'r["errors"]["http_4xx"] > 0 and r["status"]["4xx"] == r["errors"]["http_4xx"]'
