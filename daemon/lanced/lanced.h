@@ -126,10 +126,24 @@ void ld_notify(const char *state); /* no-op unless $NOTIFY_SOCKET is set */
 
 /* ---- server.c: listeners, libmicrohttpd, admission -------------------------------------- */
 int ld_server_start(const struct ld_config *c, int rootfd);
+/* A network thread: one single-threaded MHD daemon and its open connections (counted by
+ * accept.c when it hands one over, uncounted by server.c when MHD closes it). */
+struct ld_net {
+  struct MHD_Daemon *d;
+  int conns;
+};
 void ld_server_quiesce(void); /* stop accepting; in-flight requests go on */
 uint64_t ld_server_inflight(void);
 uint64_t ld_server_connections(void);
+/* Open connections of each network thread into out[0..max); returns how many threads. */
+int ld_server_net_conns(int *out, int max);
 void ld_server_stop(void);
+
+/* ---- accept.c: one thread accepting on all listening sockets ------------------------------
+ * Each connection goes to the ld_net with the fewest connections; beyond `hard` open
+ * connections new ones are closed at once. fds and nets must outlive ld_acceptor_stop(). */
+int ld_acceptor_start(const int *fds, int nfds, struct ld_net *nets, int nnets, uint64_t hard);
+void ld_acceptor_stop(void); /* stops accepting (idempotent); queued connections stay queued */
 
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
 struct ld_req;

@@ -1,7 +1,7 @@
-/* The HTTP server: listening sockets, one libmicrohttpd daemon per listen address (each
- * with its internal pool of `workers` threads), admission (connection and in-flight limits
- * answered with 503 + Retry-After), request bodies, and turning handler results into
- * responses. Requests that read Lance data are suspended and run on take threads
+/* The HTTP server: listening sockets, `workers` network threads (one single-threaded
+ * libmicrohttpd daemon each, fed connections by accept.c), admission (connection and
+ * in-flight limits answered with 503 + Retry-After), request bodies, and turning handler
+ * results into responses. Requests that read Lance data are suspended and run on take threads
  * (dispatch.c), so the network threads never wait on the disk. */
 #include "lanced.h"
 #include <errno.h>
@@ -18,13 +18,20 @@
 
 volatile int ld_draining;
 
-static struct MHD_Daemon *daemons[LD_MAX_LISTEN];
+static struct ld_net *nets;
+static int nnets;
 static int listen_fds[LD_MAX_LISTEN];
-static int ndaemons;
+static int nlisten;
 static uint64_t inflight, connections;
 
 uint64_t ld_server_inflight(void) { return __atomic_load_n(&inflight, __ATOMIC_RELAXED); }
 uint64_t ld_server_connections(void) { return __atomic_load_n(&connections, __ATOMIC_RELAXED); }
+
+int ld_server_net_conns(int *out, int max) {
+  int n = 0;
+  for (; n < nnets && n < max; n++) out[n] = __atomic_load_n(&nets[n].conns, __ATOMIC_RELAXED);
+  return n;
+}
 
 const char *ld_header(struct MHD_Connection *c, const char *name) {
   const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
@@ -68,9 +75,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code) {
-  (void)cls, (void)c, (void)socket_ctx;
-  if (code == MHD_CONNECTION_NOTIFY_STARTED) __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
-  else __atomic_sub_fetch(&connections, 1, __ATOMIC_RELAXED);
+  (void)c, (void)socket_ctx;
+  struct ld_net *net = cls;
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
+  } else {
+    __atomic_sub_fetch(&connections, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&net->conns, 1, __ATOMIC_RELAXED);
+  }
 }
 
 /* MHD is done with the request (sent, failed or timed out): account for it and free it. */
@@ -268,7 +280,7 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
   (void)rootfd;
   char msg[512];
   unsigned timeout_s = (unsigned)((cfg->request_timeout_ms + 999) / 1000);
-  /* MHD's hard cap sits above connection_limit so the excess gets a 503, not a reset. */
+  /* The hard cap sits above connection_limit so the excess gets a 503, not a reset. */
   uint64_t hard = cfg->connection_limit + (cfg->connection_limit < 64 ? 64 : cfg->connection_limit);
   for (int i = 0; i < cfg->nlisten; i++) {
     int fd = open_listener(cfg->listen[i], msg, sizeof msg);
@@ -277,40 +289,49 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
       ld_server_stop();
       return -1;
     }
-    listen_fds[ndaemons] = fd;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
-    struct MHD_Daemon *d = MHD_start_daemon(
+    listen_fds[nlisten++] = fd;
+  }
+  int n = cfg->workers > 1 ? cfg->workers : 1;
+  nets = calloc((size_t)n, sizeof *nets);
+  if (!nets) {
+    ld_server_stop();
+    return -1;
+  }
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                   MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+  for (int i = 0; i < n; i++) {
+    nets[i].d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, NULL,
-        MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->workers > 1 ? cfg->workers : 1),
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard / (unsigned)cfg->nlisten + 1),
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard + 1),
         MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, &nets[i],
         MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_END);
-    if (!d) {
-      ld_log(LD_LOG_ERROR, "could not start the HTTP server on %s", cfg->listen[i]);
-      close(fd);
+    if (!nets[i].d) {
+      ld_log(LD_LOG_ERROR, "could not start network thread %d", i);
       ld_server_stop();
       return -1;
     }
-    daemons[ndaemons++] = d;
+    nnets++;
+  }
+  if (ld_acceptor_start(listen_fds, nlisten, nets, nnets, hard)) {
+    ld_log(LD_LOG_ERROR, "could not start the acceptor thread");
+    ld_server_stop();
+    return -1;
   }
   return 0;
 }
 
-void ld_server_quiesce(void) {
-  for (int i = 0; i < ndaemons; i++) MHD_quiesce_daemon(daemons[i]);
-}
+void ld_server_quiesce(void) { ld_acceptor_stop(); }
 
 void ld_server_stop(void) {
-  for (int i = 0; i < ndaemons; i++) {
-    MHD_stop_daemon(daemons[i]);
-    close(listen_fds[i]);
-  }
-  ndaemons = 0;
+  ld_acceptor_stop();
+  for (int i = 0; i < nnets; i++) MHD_stop_daemon(nets[i].d);
+  for (int i = 0; i < nlisten; i++) close(listen_fds[i]);
+  free(nets);
+  nets = NULL;
+  nnets = nlisten = 0;
 }

@@ -178,6 +178,18 @@ if [[ -n $FILE ]]; then
   healthy "clients"
 fi
 
+# ---- connections spread over the network threads (--workers 2) ----------------------------
+# Six idle keep-alive connections, then /metrics on a seventh: the acceptor gives each new
+# connection to the thread with the fewest, so the two threads hold 3 and 4 (MHD's own pool
+# let whichever thread woke first take them, often all on one).
+exec 5<>/dev/tcp/127.0.0.1/"$PORT" 6<>/dev/tcp/127.0.0.1/"$PORT" 7<>/dev/tcp/127.0.0.1/"$PORT"
+exec 8<>/dev/tcp/127.0.0.1/"$PORT" 9<>/dev/tcp/127.0.0.1/"$PORT" 3<>/dev/tcp/127.0.0.1/"$PORT"
+sleep 0.2
+per=$(curl -s "$URL/metrics" | sed -n 's/^lanced_network_thread_connections{thread="[0-9]*"} //p' | sort -n | tr '\n' ' ')
+[[ $per == "3 4 " ]] && ok "connections balanced over network threads ($per)" ||
+  bad "connections balanced over network threads" "per-thread connections: '$per' (want '3 4 ')"
+exec 3<&- 3>&- 5<&- 5>&- 6<&- 6>&- 7<&- 7>&- 8<&- 8>&- 9<&- 9>&-
+
 # ---- SIGHUP reload --------------------------------------------------------------------------
 if [[ -n $FILE ]]; then
   printf 'request_timeout_ms = 2000\nmax_ids_per_request = 3\n' > "$CONF"

@@ -1,0 +1,109 @@
+/* The acceptor: one thread accepts on every listening socket and hands each connection to
+ * the network thread (a single-threaded libmicrohttpd daemon) that has the fewest open
+ * connections. MHD's own thread pool lets whichever thread wakes first take a new
+ * connection, so a few keep-alive clients often all landed on one network thread and the
+ * daemon ran on half the CPUs it was given. */
+#include "lanced.h"
+#include <errno.h>
+#include <microhttpd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_t thread;
+static bool running;
+static int wake_fd = -1;          /* written once to stop the thread */
+static const int *lfds;
+static int nlfds;
+static struct ld_net *nets;
+static int nnets;
+static uint64_t hard_limit;
+
+/* The network thread with the fewest connections; ties go to the lowest index. */
+static struct ld_net *least_loaded(void) {
+  struct ld_net *best = &nets[0];
+  int best_n = __atomic_load_n(&best->conns, __ATOMIC_RELAXED);
+  for (int i = 1; i < nnets; i++) {
+    int n = __atomic_load_n(&nets[i].conns, __ATOMIC_RELAXED);
+    if (n < best_n) best = &nets[i], best_n = n;
+  }
+  return best;
+}
+
+/* Accepts what is queued on fd. Returns false when the thread should back off (out of
+ * descriptors): the connection stays queued rather than spinning on accept. */
+static bool drain_listener(int fd) {
+  for (;;) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int c = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (c < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        ld_log(LD_LOG_WARN, "accept: %s; pausing new connections", strerror(errno));
+        return false;
+      }
+      return true; /* EAGAIN, or an error of this one connection */
+    }
+    /* Beyond the hard cap (above connection_limit, whose excess gets a 503) a connection is
+     * refused outright, as MHD's own limit did. */
+    if (ld_server_connections() >= hard_limit) {
+      close(c);
+      continue;
+    }
+    struct ld_net *n = least_loaded();
+    /* Counted here rather than when MHD reports the connection started, so a burst of
+     * accepts spreads before the network threads have seen any of them; server.c's
+     * on_connection() takes it off when the connection closes. */
+    __atomic_add_fetch(&n->conns, 1, __ATOMIC_RELAXED);
+    if (MHD_add_connection(n->d, c, (struct sockaddr *)&ss, sl) != MHD_YES)
+      __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
+  }
+}
+
+static void *acceptor(void *arg) {
+  (void)arg;
+  struct pollfd pf[LD_MAX_LISTEN + 1];
+  for (int i = 0; i < nlfds; i++) pf[i] = (struct pollfd){.fd = lfds[i], .events = POLLIN};
+  pf[nlfds] = (struct pollfd){.fd = wake_fd, .events = POLLIN};
+  for (;;) {
+    int r = poll(pf, (nfds_t)nlfds + 1, -1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 || pf[nlfds].revents) return NULL;
+    for (int i = 0; i < nlfds; i++) {
+      if (!(pf[i].revents & POLLIN)) continue;
+      if (!drain_listener(lfds[i])) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+      }
+    }
+  }
+}
+
+int ld_acceptor_start(const int *fds, int nfds, struct ld_net *n, int nn, uint64_t hard) {
+  lfds = fds, nlfds = nfds, nets = n, nnets = nn, hard_limit = hard;
+  wake_fd = eventfd(0, EFD_CLOEXEC);
+  if (wake_fd < 0) return -1;
+  if (pthread_create(&thread, NULL, acceptor, NULL)) {
+    close(wake_fd);
+    wake_fd = -1;
+    return -1;
+  }
+  running = true;
+  return 0;
+}
+
+void ld_acceptor_stop(void) {
+  if (!running) return;
+  uint64_t one = 1;
+  if (write(wake_fd, &one, sizeof one) < 0) { /* an eventfd write cannot fail here */ }
+  pthread_join(thread, NULL);
+  close(wake_fd);
+  wake_fd = -1;
+  running = false;
+}
