@@ -112,8 +112,8 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
   if (nowait_mode && direct_reads) {
-    /* The engine would refuse it too, but only after this thread opened the path to tell a
-     * dataset from a file: hand the request off before any system call. */
+    /* The engine would refuse it too, after a stat of the path: hand the request off
+     * before any system call. */
     struct lnc_error le = {.code = LNC_EAGAIN};
     return fail(e, &le);
   }
