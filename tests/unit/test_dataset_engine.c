@@ -451,11 +451,7 @@ START_TEST(test_engine_dataset_nowait) {
       ck_assert_uint_eq(after.dataset_listings, before.dataset_listings);
     } else {
       ck_assert_msg(rc == 0, "warm buffered nowait take: %s (%s)", lnc_code_name(rc), err.message);
-      char *j = tsup_json(&sc, &ar);
-      ck_assert_str_eq(j, ref);
-      free(j);
-      ar.release(&ar);
-      sc.release(&sc);
+      tsup_expect_json(&sc, &ar, ref);
       ck_assert_uint_gt(after.takes, before.takes);
     }
     free(ref);

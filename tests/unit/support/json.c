@@ -29,6 +29,14 @@ char *tsup_json(struct ArrowSchema *s, struct ArrowArray *a) {
   return out;
 }
 
+void tsup_expect_json(struct ArrowSchema *s, struct ArrowArray *a, const char *want) {
+  char *j = tsup_json(s, a);
+  ck_assert_str_eq(j, want);
+  free(j);
+  a->release(a);
+  s->release(s);
+}
+
 size_t tsup_first_diff(const char *a, size_t an, const char *b, size_t bn) {
   size_t i = 0;
   while (i < an && i < bn && a[i] == b[i]) i++;

@@ -50,6 +50,8 @@ uint64_t tsup_xorshift64(uint64_t *state);
 char *tsup_json_try(struct ArrowSchema *s, struct ArrowArray *a, struct lnc_error *err);
 /* The same, asserting the encoder succeeded. */
 char *tsup_json(struct ArrowSchema *s, struct ArrowArray *a);
+/* Asserts the batch's JSON rows body equals want, then releases the batch. */
+void tsup_expect_json(struct ArrowSchema *s, struct ArrowArray *a, const char *want);
 /* Index of the first byte where a and b differ (the shorter length when one is a prefix). */
 size_t tsup_first_diff(const char *a, size_t an, const char *b, size_t bn);
 /* An excerpt of s (n bytes) around byte `at`, at most ~100 chars, "..." where cut. */
