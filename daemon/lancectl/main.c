@@ -89,6 +89,8 @@ static void print_field(json_t *f, int indent) {
 static void print_encoding(json_t *e, int indent) {
   const char *layout = json_string_value(json_object_get(e, "layout"));
   printf("%*slayout %s", indent, "", layout ? layout : "?");
+  const char *tree = json_string_value(json_object_get(e, "tree"));
+  if (tree) printf(": %s (reads per row: %s)", tree, json_string_value(json_object_get(e, "reads_per_row")));
   const char *keys[] = {"values", "rep", "def", "dictionary"};
   for (size_t k = 0; k < 4; k++) {
     json_t *v = json_object_get(e, keys[k]);

@@ -3,6 +3,7 @@
  * buffer sizes and search-cache state. Encodings are named as lnc_enc_describe writes them. */
 #include "reader.h"
 #include "../encoding/encoding.h"
+#include "../layout/v20.h"
 #include "../util/buf.h"
 #include "../util/error.h"
 #include <string.h>
@@ -95,6 +96,17 @@ static int put_layout(struct lnc_buf *b, const Lance__Encodings21__PageLayout *p
   return rc ? rc : lnc_buf_putc(b, '}');
 }
 
+/* A 2.0 page: its ArrayEncoding tree and what one row of it costs to read. */
+static int put_v20(struct lnc_buf *b, const struct lnc_page *pg) {
+  struct lnc_buf t = {0};
+  int rc = lnc_v20_describe(pg, &t);
+  if (!rc) rc = lnc_buf_puts(b, "{\"layout\":\"v2.0\",\"tree\":");
+  if (!rc) rc = lnc_buf_json_str(b, (const char *)t.data, t.len);
+  if (!rc) rc = lnc_buf_printf(b, ",\"reads_per_row\":\"%s\"}", lnc_v20_reads_per_row(pg));
+  lnc_buf_free(&t);
+  return rc;
+}
+
 static int put_field(struct lnc_buf *b, const struct lnc_field *f) {
   int rc = lnc_buf_puts(b, "{\"name\":");
   if (!rc) rc = lnc_buf_json_str(b, f->name, strlen(f->name));
@@ -106,6 +118,7 @@ static int put_field(struct lnc_buf *b, const struct lnc_field *f) {
   if (!rc) rc = lnc_buf_printf(b, ",\"nullable\":%s", f->nullable ? "true" : "false");
   if (!rc && f->id != -2) rc = lnc_buf_printf(b, ",\"id\":%d", f->id);
   if (!rc && f->column >= 0) rc = lnc_buf_printf(b, ",\"column\":%d", f->column);
+  else if (!rc && f->col20 >= 0) rc = lnc_buf_printf(b, ",\"column\":%d", f->col20);
   if (!rc && f->packed) rc = lnc_buf_puts(b, ",\"packed\":true");
   if (!rc && f->blob) rc = lnc_buf_puts(b, ",\"blob\":true");
   if (!rc && f->n_children) {
@@ -166,7 +179,8 @@ int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *e
                                    pg->state_bytes);
       if (!rc && pg->n_chunks) rc = lnc_buf_printf(b, "\"chunks\":%u,", pg->n_chunks);
       if (!rc) rc = lnc_buf_puts(b, "\"encoding\":");
-      if (!rc) rc = put_layout(b, pg->layout, 0);
+      if (!rc && pg->kind == LNC_LAYOUT_V20) rc = put_v20(b, pg);
+      else if (!rc) rc = put_layout(b, pg->layout, 0);
       if (!rc) rc = lnc_buf_putc(b, '}');
     }
     if (!rc) rc = lnc_buf_puts(b, "]}");

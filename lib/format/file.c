@@ -3,6 +3,7 @@
  * the file length before it is used; a file that fails any check is refused whole. */
 #include "reader.h"
 #include "../util/error.h"
+#include "../layout/v20.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -42,6 +43,7 @@ static void free_pages(struct lnc_column *c) {
     struct lnc_page *pg = &c->pages[p];
     if (pg->free_state) pg->free_state(pg->state);
     if (pg->layout) lance__encodings21__page_layout__free_unpacked(pg->layout, NULL);
+    lnc_v20_free_page(pg);
     free(pg->buf_off);
   }
   free(c->pages);
@@ -76,7 +78,13 @@ static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding
   const char *url = any->type_url ? any->type_url : "";
   const char *suffix = strrchr(url, '/');
   suffix = suffix ? suffix + 1 : url;
-  if (strcmp(suffix, "lance.encodings21.PageLayout") != 0) {
+  if (f->v20) {
+    if (strcmp(suffix, "lance.encodings.ArrayEncoding") != 0)
+      rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: unsupported page encoding type '%s' in a 2.0 file",
+                    f->name, col, page, url);
+    else
+      rc = lnc_v20_parse_page(f, col, page, any->value.data, any->value.len, err);
+  } else if (strcmp(suffix, "lance.encodings21.PageLayout") != 0) {
     rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: unsupported page encoding type '%s'",
                   f->name, col, page, url);
   } else {
@@ -121,7 +129,8 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
       pg->buf_off[b] = o;
       pg->buf_len[b] = l;
     }
-    if (mp->length > f->num_rows - row) {
+    /* 2.0: a column below a list counts items, not rows (checked by lnc_v20_link). */
+    if (!f->v20 && mp->length > f->num_rows - row) {
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages hold more rows than the file's %llu",
                     f->name, ci, (unsigned long long)f->num_rows);
       goto done;
@@ -130,6 +139,7 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
     pg->rows = mp->length;
     row += mp->length;
     if ((rc = parse_page_layout(f, mp->encoding, ci, (uint32_t)p, &pg->layout, err))) goto done;
+    if (f->v20) continue;
     switch (pg->layout->layout_case) {
     case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT: pg->kind = LNC_LAYOUT_MINIBLOCK; break;
     case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT: pg->kind = LNC_LAYOUT_CONSTANT; break;
@@ -145,7 +155,7 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
       goto done;
     }
   }
-  if (row != f->num_rows) {
+  if (!f->v20 && row != f->num_rows) {
     rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages hold %llu rows, the file has %llu",
                   f->name, ci, (unsigned long long)row, (unsigned long long)f->num_rows);
     goto done;
@@ -156,7 +166,8 @@ done:
 }
 
 static void bind_columns(struct lnc_field *fld, struct lnc_file *f) {
-  if (fld->column >= 0 && (uint32_t)fld->column < f->n_columns) f->columns[fld->column].leaf = fld;
+  int col = f->v20 ? fld->col20 : fld->column;
+  if (col >= 0 && (uint32_t)col < f->n_columns) f->columns[col].leaf = fld;
   for (size_t i = 0; i < fld->n_children; i++) bind_columns(fld->children[i], f);
 }
 
@@ -202,12 +213,14 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   uint32_t n_gb = rd32(foot + 24), n_cols = rd32(foot + 28);
   f->major = rd16(foot + 32);
   f->minor = rd16(foot + 34);
-  if (!(f->major == 2 && (f->minor == 1 || f->minor == 2))) {
-    if ((f->major == 0 && f->minor == 3) || (f->major == 2 && f->minor == 0))
-      rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: Lance file version 2.0 is not supported (only 2.1 and 2.2)", name);
-    else
-      rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: unknown Lance file version %u.%u (supported: 2.1, 2.2)",
-                    name, f->major, f->minor);
+  /* 2.0 is written with footer version 0.3 (Lance's readers accept 2.0 too); we call it 2.0. */
+  if ((f->major == 0 && f->minor == 3) || (f->major == 2 && f->minor == 0)) {
+    f->v20 = true;
+    f->major = 2;
+    f->minor = 0;
+  } else if (!(f->major == 2 && (f->minor == 1 || f->minor == 2))) {
+    rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: unknown Lance file version %u.%u (supported: 2.0, 2.1, 2.2)",
+                  name, f->major, f->minor);
     goto fail;
   }
   uint64_t foot_at = f->size - FOOTER_LEN;
@@ -282,12 +295,13 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   }
   for (size_t i = 0; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
-    if (fld->column >= (int)n_cols) {
+    if (fld->column >= (int)n_cols || fld->col20 >= (int)n_cols) {
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' needs column %d but the file has %u columns",
                     name, fld->name, fld->column, n_cols);
       goto fail;
     }
   }
+  if (f->v20 && (rc = lnc_v20_link(f, err))) goto fail;
   lance__file__file_descriptor__free_unpacked(fdsc, NULL);
   free(meta);
   *out = f;

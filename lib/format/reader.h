@@ -38,16 +38,20 @@ struct lnc_field {
   struct lnc_field **children;
   size_t n_children;
   char *logical_type;    /* as stored, for inspect */
+  int col20;             /* file version 2.0: the column this field owns (every field has one,
+                            parents included; packed/blob children none), else -1 */
 };
 
 enum lnc_layout_kind { LNC_LAYOUT_MINIBLOCK = 1, LNC_LAYOUT_CONSTANT, LNC_LAYOUT_FULLZIP,
-                       LNC_LAYOUT_BLOB };
+                       LNC_LAYOUT_BLOB,
+                       LNC_LAYOUT_V20 /* file version 2.0: an ArrayEncoding tree (layout/v20.c) */ };
 
 struct lnc_page {
   uint64_t row_start, rows;
   uint32_t n_buffers;
   uint64_t *buf_off, *buf_len;
-  Lance__Encodings21__PageLayout *layout;   /* parsed page layout (protobuf-c owned) */
+  Lance__Encodings21__PageLayout *layout;   /* parsed page layout (protobuf-c owned); 2.1/2.2 */
+  void *enc20;            /* file version 2.0: the page's parsed ArrayEncoding (layout/v20.c) */
   enum lnc_layout_kind kind;
   void *state;            /* layout-specific search-cache state, built on first use */
   void (*free_state)(void *);
@@ -72,7 +76,8 @@ struct lnc_file {
   dev_t dev;
   ino_t ino;
   int64_t mtime_ns;
-  uint16_t major, minor;
+  uint16_t major, minor;   /* 2.0 files (footer 0.3) are stored as 2.0 */
+  bool v20;                /* file version 2.0: ArrayEncoding pages, a column per field */
   uint64_t num_rows;
   uint64_t meta_bytes;     /* bytes of metadata read at open (for cache accounting) */
   uint32_t n_columns;

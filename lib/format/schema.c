@@ -33,6 +33,7 @@ static struct lnc_field *field_new(struct lnc_file *f) {
   f->all_fields = all;
   all[f->n_all_fields++] = fld;
   fld->column = -1;
+  fld->col20 = -1;
   return fld;
 }
 
@@ -171,12 +172,26 @@ static void assign_columns(struct lnc_field *fld, int *next) {
   for (size_t i = 0; i < fld->n_children; i++) assign_columns(fld->children[i], next);
 }
 
+/* File version 2.0: every field in pre-order owns a column, parents included; a leaf column
+ * (one that holds values) is also the field's `column`, as in 2.1, so projection and
+ * assembly treat both versions alike. Children of a leaf column (packed struct members, the
+ * synthetic item of a fixed-size list) own none. */
+static void assign_columns20(struct lnc_field *fld, int *next) {
+  if (fld->id != -2 && fld->id != -1) fld->col20 = (*next)++;
+  if (is_leaf_column(fld)) {
+    fld->column = fld->col20;
+    return;
+  }
+  for (size_t i = 0; i < fld->n_children; i++) assign_columns20(fld->children[i], next);
+}
+
 int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, struct lnc_error *err) {
   f->root.name = xstrdup("");
   f->root.type = LNC_T_STRUCT;
   f->root.format = xstrdup("+s");
   f->root.id = -1;
   f->root.column = -1;
+  f->root.col20 = -1;
   if (!f->root.name || !f->root.format) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   if (schema->n_fields == 0) return lnc_errf(err, LNC_ECORRUPT, "schema has no fields");
   if (schema->n_fields > 100000) return lnc_errf(err, LNC_ECORRUPT, "schema has %zu fields", schema->n_fields);
@@ -235,7 +250,10 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
       return lnc_errf(err, LNC_ECORRUPT, "field '%s' of type %s has children", fld->name, fld->logical_type);
   }
   int next = 0;
-  assign_columns(&f->root, &next);
+  if (f->v20)
+    for (size_t i = 0; i < f->root.n_children; i++) assign_columns20(f->root.children[i], &next);
+  else
+    assign_columns(&f->root, &next);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 /* Page dispatch and the helpers every layout shares: layer validation, level emission and
  * error messages that name the file, column and page. */
 #include "page.h"
+#include "v20.h"
 #include "../util/error.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,6 +51,7 @@ int lnc_page_plan(struct lnc_page_job *j) {
   case LNC_LAYOUT_FULLZIP: return lnc_fullzip_plan(j);
   case LNC_LAYOUT_CONSTANT: return lnc_constpage_plan(j);
   case LNC_LAYOUT_BLOB: return lnc_blob_plan(j);
+  case LNC_LAYOUT_V20: return lnc_v20_plan(j);
   }
   return lnc_page_err(&j->c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)j->pg->kind);
 }
@@ -59,6 +61,7 @@ int lnc_page_advance(struct lnc_page_job *j) {
   switch (j->pg->kind) {
   case LNC_LAYOUT_FULLZIP: return lnc_fullzip_advance(j);
   case LNC_LAYOUT_BLOB: return lnc_blob_advance(j);
+  case LNC_LAYOUT_V20: return lnc_v20_advance(j);
   default: j->nreads = 0; return 0;
   }
 }
@@ -69,12 +72,14 @@ int lnc_page_decode(struct lnc_page_job *j) {
   case LNC_LAYOUT_FULLZIP: return lnc_fullzip_decode(j);
   case LNC_LAYOUT_CONSTANT: return lnc_constpage_decode(j);
   case LNC_LAYOUT_BLOB: return lnc_blob_decode(j);
+  case LNC_LAYOUT_V20: return lnc_v20_decode(j);
   }
   return lnc_page_err(&j->c, LNC_EUNSUPPORTED, "unsupported layout %d", (int)j->pg->kind);
 }
 
 void lnc_page_release(struct lnc_page_job *j) {
   if (j->pg->kind == LNC_LAYOUT_BLOB) lnc_blob_release(j);
+  if (j->pg->kind == LNC_LAYOUT_V20) lnc_v20_release(j);
 }
 
 int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
@@ -92,6 +97,7 @@ int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
 
 int lnc_page_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
   if (pg->state) return 0;
+  if (pg->kind == LNC_LAYOUT_V20) return lnc_v20_prepare(c, pg);
   /* A take of no rows runs exactly the layout's initialisation and nothing else. */
   struct lnc_leafrows none = {0};
   int rc = lnc_page_take(c, pg, NULL, 0, &none);

@@ -168,6 +168,33 @@ struct job_list {
   size_t n, cap;
 };
 
+static int jobs_grow(struct job_list *jobs, struct lnc_error *err) {
+  if (jobs->n < jobs->cap) return 0;
+  size_t cap = jobs->cap ? jobs->cap * 2 : 16;
+  struct lnc_page_job *nj = realloc(jobs->v, cap * sizeof *nj);
+  if (!nj) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  jobs->v = nj;
+  jobs->cap = cap;
+  return 0;
+}
+
+/* File version 2.0: one job walks the leaf and its ancestors' columns for every row (their
+ * pages split differently, so a job per page of the leaf would not know its rows). */
+static int plan_column20(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
+                         struct lnc_leafrows *out, const struct lnc_take_ctx *tc, struct job_list *jobs,
+                         struct lnc_error *err) {
+  if (!nu) return 0;
+  if (!f->columns[col].n_pages)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: column %u has no pages", f->name, col);
+  int rc = jobs_grow(jobs, err);
+  if (rc) return rc;
+  struct lnc_page_job *job = &jobs->v[jobs->n];
+  *job = (struct lnc_page_job){.c = *tc, .pg = &f->columns[col].pages[0], .rows = uniq, .n = nu, .out = out};
+  if ((rc = lnc_page_plan(job))) { lnc_page_release(job); return rc; }
+  jobs->n++;
+  return 0;
+}
+
 /* Sets up column col's stream and plans one job per page holding requested rows. */
 static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
                        struct lnc_leafrows *out, struct lnc_arena *arena,
@@ -215,6 +242,7 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, leaf->type == LNC_T_BOOL ? 1 : leaf->byte_width * 8, 1);
   }
   if (rc) return lnc_errf(err, rc, "out of memory");
+  if (f->v20) return plan_column20(f, col, uniq, nu, out, &tc, jobs, err);
   /* One job per page holding requested rows, planned now, read with all other columns. */
   size_t i = 0;
   for (uint32_t p = 0; p < c->n_pages && i < nu; p++) {
@@ -225,13 +253,7 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
     uint64_t *local = lnc_arena_alloc(arena, (j - i) * sizeof *local);
     if (!local) return lnc_errf(err, LNC_ENOMEM, "out of memory");
     for (size_t k = i; k < j; k++) local[k - i] = uniq[k] - pg->row_start;
-    if (jobs->n == jobs->cap) {
-      size_t cap = jobs->cap ? jobs->cap * 2 : 16;
-      struct lnc_page_job *nj = realloc(jobs->v, cap * sizeof *nj);
-      if (!nj) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-      jobs->v = nj;
-      jobs->cap = cap;
-    }
+    if ((rc = jobs_grow(jobs, err))) return rc;
     tc.page = p;
     struct lnc_page_job *job = &jobs->v[jobs->n];
     *job = (struct lnc_page_job){.c = tc, .pg = pg, .rows = local, .n = j - i, .out = out};
