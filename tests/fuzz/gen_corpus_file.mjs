@@ -1,4 +1,4 @@
-// Seed corpus for tests/fuzz/fuzz_file.c: tiny real Lance files (2.1 and 2.2, a handful of
+// Seed corpus for tests/fuzz/fuzz_file.c: tiny real Lance files (2.0, 2.1 and 2.2, a handful of
 // types, nulls, nested, a zstd column, a 128-float vector that goes full-zip) written by @lancedb/lancedb, plus damaged variants
 // (truncated, footer only, flipped bytes). Keeps tests/fuzz/corpus/fuzz_file/ well under 1 MB.
 //   node tests/fuzz/gen_corpus_file.mjs          (from the repository root)
@@ -48,7 +48,7 @@ function table(n) {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'lnc-fuzz-corpus-'));
 const db = await lancedb.connect(tmp);
 const written = [];
-for (const [name, version, n] of [['real21', '2.1', 40], ['real22', '2.2', 40], ['one21', '2.1', 1]]) {
+for (const [name, version, n] of [['real21', '2.1', 40], ['real22', '2.2', 40], ['one21', '2.1', 1], ['real20', '2.0', 40]]) {
   const buf = Buffer.from(arrow.tableToIPC(table(n), 'file'));
   await db.inner.createTable(name, buf, 'overwrite', [], { new_table_data_storage_version: version });
   const dir = path.join(tmp, `${name}.lance`, 'data');
@@ -59,8 +59,8 @@ for (const [name, version, n] of [['real21', '2.1', 40], ['real22', '2.2', 40], 
 }
 fs.rmSync(tmp, { recursive: true, force: true });
 
-// Damaged variants of the first file.
-const [, src] = written[0];
+// Damaged variants of the 2.1 file and of the 2.0 file (whose pages are ArrayEncoding trees).
+for (const [base, src] of [written[0], written[3]]) {
 const variants = {
   'cut-half': src.subarray(0, src.length >> 1),
   'cut-39': src.subarray(0, 39),
@@ -73,7 +73,8 @@ variants['flipped-data'] = flip;
 const meta = Buffer.from(src);
 for (let k = 1; k <= 8; k++) meta[meta.length - 40 - k * 13] ^= 0xff;
 variants['flipped-meta'] = meta;
-for (const [name, b] of Object.entries(variants)) fs.writeFileSync(path.join(OUT, `real21-${name}`), b);
+for (const [name, b] of Object.entries(variants)) fs.writeFileSync(path.join(OUT, `${base}-${name}`), b);
+}
 let total = 0;
 for (const f of fs.readdirSync(OUT)) total += fs.statSync(path.join(OUT, f)).size;
 console.log(`${OUT}: ${fs.readdirSync(OUT).length} files, ${total} bytes`);
