@@ -3,6 +3,7 @@
  * Works recursively on the C Data layout: validity bitmaps, offsets, children. */
 #include "concat.h"
 #include "builder.h"
+#include "dict.h"
 #include "../util/error.h"
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,8 +32,6 @@ static int classify(const struct ArrowSchema *s, struct ktype *t, struct lnc_err
   const char *f = s->format;
   t->width = 0;
   if (!f) return lnc_errf(err, LNC_EINVAL, "arrow: schema without a format string");
-  if (s->dictionary)
-    return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: dictionary arrays cannot be concatenated");
   size_t len = strlen(f);
   if (len == 1) {
     switch (f[0]) {
@@ -213,12 +212,62 @@ static inline void var_range(const struct ArrowArray *a, uint64_t r, bool big, i
   }
 }
 
+/* Dictionary-encoded parts (each with its own dictionary): the rows' values are gathered from
+ * the parts' dictionaries (a null index becomes the one row of an all-null array) and
+ * dictionary-encoded again, so the result has one dictionary of the values it holds. */
+static int gather_dict(const struct ArrowSchema *s, const struct ArrowArray *const *parts,
+                       size_t nparts, const struct lnc_row_ref *refs, size_t n,
+                       struct ArrowArray *out, struct lnc_error *err, int depth) {
+  struct ktype it;
+  int rc = classify(&(struct ArrowSchema){.format = s->format}, &it, err);
+  if (rc) return rc;
+  if (it.kind != K_FIXED || (it.width != 1 && it.width != 2 && it.width != 4 && it.width != 8))
+    return lnc_errf(err, LNC_EINVAL, "arrow: dictionary index format '%s' is not an integer", s->format);
+  const struct ArrowArray **dparts = calloc(nparts + 1, sizeof *dparts);
+  struct lnc_row_ref *vrefs = malloc((n ? n : 1) * sizeof *vrefs);
+  struct ArrowArray nullrow = {0};
+  if (!dparts || !vrefs) { rc = lnc_errf(err, LNC_ENOMEM, "arrow: out of memory"); goto done; }
+  for (size_t p = 0; p < nparts; p++) {
+    if (!parts[p]->dictionary || parts[p]->n_buffers < 2)
+      { rc = lnc_errf(err, LNC_EINVAL, "arrow: dictionary-encoded part %zu has no dictionary", p); goto done; }
+    dparts[p] = parts[p]->dictionary;
+  }
+  if ((rc = lnc_arrow_make_nulls(s->dictionary, 1, &nullrow, err))) goto done;
+  dparts[nparts] = &nullrow;
+  for (size_t i = 0; i < n; i++) {
+    if (refs[i].part >= nparts || refs[i].row >= (uint64_t)parts[refs[i].part]->length)
+      { rc = lnc_errf(err, LNC_EINVAL, "arrow: row reference out of range"); goto done; }
+    const struct ArrowArray *a = parts[refs[i].part];
+    uint64_t r = (uint64_t)a->offset + refs[i].row;
+    if (a->buffers[0] && !get_bit(a->buffers[0], r)) { vrefs[i] = (struct lnc_row_ref){(uint32_t)nparts, 0}; continue; }
+    const uint8_t *ib = a->buffers[1];
+    int64_t k = 0;
+    switch (it.width) { /* little-endian, signedness per format: negative indices are refused below */
+    case 1: k = s->format[0] == 'c' ? (int8_t)ib[r] : (int64_t)ib[r]; break;
+    case 2: { int16_t x; memcpy(&x, ib + r * 2, 2); k = s->format[0] == 's' ? (int64_t)x : (int64_t)(uint16_t)x; break; }
+    case 4: { int32_t x; memcpy(&x, ib + r * 4, 4); k = s->format[0] == 'i' ? (int64_t)x : (int64_t)(uint32_t)x; break; }
+    default: memcpy(&k, ib + r * 8, 8);
+    }
+    if (k < 0 || k >= a->dictionary->length)
+      { rc = lnc_errf(err, LNC_EINVAL, "arrow: dictionary index %lld out of range", (long long)k); goto done; }
+    vrefs[i] = (struct lnc_row_ref){refs[i].part, (uint64_t)k};
+  }
+  if ((rc = gather(s->dictionary, dparts, nparts + 1, vrefs, n, out, err, depth + 1))) goto done;
+  if ((rc = lnc_dict_encode(out, s->dictionary->format, s->format, err))) out->release(out);
+done:
+  if (nullrow.release) nullrow.release(&nullrow);
+  free(dparts);
+  free(vrefs);
+  return rc;
+}
+
 static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *parts,
                   size_t nparts, const struct lnc_row_ref *refs, size_t n,
                   struct ArrowArray *out, struct lnc_error *err, int depth) {
   struct ktype t;
   int rc;
   if (depth > MAX_DEPTH) return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: nesting too deep");
+  if (s->dictionary) return gather_dict(s, parts, nparts, refs, n, out, err, depth);
   if ((rc = classify(s, &t, err))) return rc;
   if ((rc = check_parts(s, &t, parts, nparts, refs, n, err))) return rc;
   int nb = n_buffers_of(t.kind);
@@ -430,6 +479,10 @@ static int nulls(const struct ArrowSchema *s, uint64_t n, struct ArrowArray *out
       out->release(out);
       return rc;
     }
+  }
+  if (s->dictionary) { /* null indices into an empty dictionary */
+    if (!(out->dictionary = calloc(1, sizeof *out->dictionary))) goto oom;
+    if ((rc = nulls(s->dictionary, 0, out->dictionary, err, depth + 1))) { out->release(out); return rc; }
   }
   return 0;
 oom:

@@ -16,7 +16,7 @@ struct lnc_row_ref {
 
 /* out[i] = parts[refs[i].part][refs[i].row] for i in [0, n). Every part must match `schema`;
  * refs are bounds-checked (LNC_EINVAL). The result has offset 0. Dictionary-encoded arrays
- * and unions are LNC_EUNSUPPORTED. */
+ * get one dictionary of the values gathered; unions are LNC_EUNSUPPORTED. */
 int lnc_arrow_gather_multi(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,
                            size_t nparts, const struct lnc_row_ref *refs, size_t n,
                            struct ArrowArray *out, struct lnc_error *err);

@@ -24,6 +24,7 @@
 #include "cache.h"
 #include "../dataset/dataset.h"
 #include "../util/error.h"
+#include "../util/hash.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -81,11 +82,7 @@ struct lnc_dscache {
   atomic_uint_fast64_t nversions, bytes, listings, opens;
 };
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+static uint64_t hash_str(const char *s) { return lnc_fnv1a_str(s); }
 
 int lnc_dscache_new(lnc_engine *e, struct lnc_dscache **out, struct lnc_error *err) {
   struct lnc_dscache *c = calloc(1, sizeof *c);

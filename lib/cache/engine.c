@@ -11,6 +11,7 @@
 #include "../io/ring.h"
 #include "../take/take.h"
 #include "../util/error.h"
+#include "../util/hash.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -81,11 +82,7 @@ void lnc_engine_config_default(struct lnc_engine_config *cfg) {
   cfg->ring_depth = 256;
 }
 
-static uint64_t hash_path(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+static uint64_t hash_path(const char *s) { return lnc_fnv1a_str(s); }
 
 int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err) {
   *out = NULL;

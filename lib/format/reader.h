@@ -38,6 +38,10 @@ struct lnc_field {
   struct lnc_field **children;
   size_t n_children;
   char *logical_type;    /* as stored, for inspect */
+  char dict_index[4];    /* logical type dict:<value>:<index>:<ordered>: the Arrow format of the
+                            index type ("i", "C", ...), else ""; type/format above describe the
+                            values, which is how Lance stores the field */
+  bool dict_ordered;
   int col20;             /* file version 2.0: the column this field owns (every field has one,
                             parents included; packed/blob children none), else -1 */
 };

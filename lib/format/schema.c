@@ -54,6 +54,41 @@ static char unit_char(const char *u) {
   return 0;
 }
 
+static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *lt,
+                         struct lnc_error *err);
+
+/* `dict:<value>:<index>:<ordered>` (e.g. dict:string:int32:false): Lance stores the values
+ * (so the field reads as its value type) and returns Dictionary<index, value>. The value
+ * type may itself contain ':' (dict:decimal:128:10:2:int8:false), so split from the right. */
+static int parse_dict(struct lnc_file *f, struct lnc_field *fld, const char *lt, struct lnc_error *err) {
+  static const struct { const char *lt, *fmt; } index_types[] = {
+    {"int8", "c"}, {"uint8", "C"}, {"int16", "s"}, {"uint16", "S"},
+    {"int32", "i"}, {"uint32", "I"}, {"int64", "l"}, {"uint64", "L"},
+  };
+  char buf[256];
+  size_t n = strlen(lt + 5);
+  if (n >= sizeof buf) goto bad;
+  memcpy(buf, lt + 5, n + 1);
+  char *ord = strrchr(buf, ':');
+  if (!ord) goto bad;
+  *ord++ = 0;
+  char *idx = strrchr(buf, ':');
+  if (!idx) goto bad;
+  *idx++ = 0;
+  fld->dict_ordered = strcmp(ord, "true") == 0;
+  for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
+    if (strcmp(idx, index_types[i].lt) == 0) strcpy(fld->dict_index, index_types[i].fmt);
+  if (!fld->dict_index[0]) goto bad;
+  int rc = parse_logical(f, fld, buf, err);
+  if (rc) return rc;
+  if (fld->n_children || fld->type == LNC_T_STRUCT || fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST ||
+      fld->type == LNC_T_BOOL || fld->type == LNC_T_NULL)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': dictionary of %s values is not supported", fld->name, buf);
+  return 0;
+bad:
+  return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': malformed dictionary logical type '%s'", fld->name, lt);
+}
+
 /* Sets type, format and widths of fld from a Lance logical type string. Fixed-size lists
  * get a synthetic child "item" (Lance stores none). */
 static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *lt,
@@ -151,9 +186,7 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
     item->logical_type = xstrdup(inner_lt);
     return add_child(fld, item);
   }
-  if (strncmp(lt, "dict:", 5) == 0)
-    return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': dictionary logical type '%s' is not supported",
-                    fld->name, lt);
+  if (strncmp(lt, "dict:", 5) == 0) return parse_dict(f, fld, lt, err);
 bad:
   return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': unknown logical type '%s'", fld->name, lt);
 }
@@ -268,7 +301,20 @@ void lnc_schema_free(struct lnc_file *f) {
   f->n_all_fields = 0;
 }
 
+/* A dictionary field: the index type, with the value type as its dictionary schema. */
+static int export_dict(const struct lnc_field *fld, struct ArrowSchema *out, struct lnc_error *err) {
+  int64_t flags = (fld->nullable ? ARROW_FLAG_NULLABLE : 0) | (fld->dict_ordered ? ARROW_FLAG_DICTIONARY_ORDERED : 0);
+  if (lnc_schema_init(out, fld->dict_index, fld->name, flags, 0)) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  out->dictionary = calloc(1, sizeof *out->dictionary);
+  if (!out->dictionary || lnc_schema_init(out->dictionary, fld->format, "", 0, 0)) {
+    out->release(out);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
 int lnc_schema_export(const struct lnc_field *fld, struct ArrowSchema *out, struct lnc_error *err) {
+  if (fld->dict_index[0]) return export_dict(fld, out, err);
   if (lnc_schema_init(out, fld->format, fld->name, fld->nullable ? ARROW_FLAG_NULLABLE : 0,
                       (int64_t)fld->n_children))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");

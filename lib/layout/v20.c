@@ -476,7 +476,10 @@ static const struct v20_dict *dict_of(struct v20_at *A, const enc20 *e) {
   return NULL;
 }
 
-/* Dictionary: index 0 is null, index k >= 1 is item k-1 (items decoded once, at prepare). */
+/* Dictionary, in two meanings (items decoded once, at prepare): for a string page the writer
+ * chose to dictionary-encode, u8 indices where 0 is null and k >= 1 is item k-1; for a field
+ * whose Arrow type is a dictionary, the field's own 0-based indices (nulls in the enclosing
+ * Nullable), items = its dictionary. The field's logical type tells which. */
 static int dec_dictionary(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t count, struct v20_out *o,
                           int depth) {
   const Lance__Encodings__Dictionary *dc = e->dictionary;
@@ -491,8 +494,9 @@ static int dec_dictionary(struct v20_at *A, const enc20 *e, uint64_t start, uint
   if (io.v.kind != LNC_VALUES_FIXED || !int_width(io.v.bits)) return bad(A, "dictionary indices are not integers");
   uint8_t *valid = NULL;
   uint64_t total = 0;
+  uint64_t shift = A->J->c->leaf->dict_index[0] ? 1 : 0; /* stored index + shift = 1-based item */
   for (uint64_t i = 0; i < count; i++) {
-    uint64_t k = fixed_u64(&io.v, i);
+    uint64_t k = fixed_u64(&io.v, i) + shift;
     if (k > items->n) return bad(A, "dictionary index past the dictionary");
     if (k == 0 || (io.valid && !((io.valid[i >> 3] >> (i & 7)) & 1)) ||
         (iv && !((iv[(k - 1) >> 3] >> ((k - 1) & 7)) & 1))) {
@@ -511,7 +515,7 @@ static int dec_dictionary(struct v20_at *A, const enc20 *e, uint64_t start, uint
     if (!off || !d) return oom(A);
     off[0] = 0;
     for (uint64_t i = 0; i < count; i++) {
-      uint64_t k = fixed_u64(&io.v, i), len = 0;
+      uint64_t k = fixed_u64(&io.v, i) + shift, len = 0;
       if (k && !(valid && !((valid[i >> 3] >> (i & 7)) & 1))) {
         len = items->offsets[k] - items->offsets[k - 1];
         memcpy(d + off[i], items->data + items->offsets[k - 1], (size_t)len);
@@ -526,7 +530,7 @@ static int dec_dictionary(struct v20_at *A, const enc20 *e, uint64_t start, uint
     if (!d) return oom(A);
     memset(d, 0, (size_t)count * w);
     for (uint64_t i = 0; i < count; i++) {
-      uint64_t k = fixed_u64(&io.v, i);
+      uint64_t k = fixed_u64(&io.v, i) + shift;
       if (k && !(valid && !((valid[i >> 3] >> (i & 7)) & 1)))
         memcpy(d + i * w, items->data + (k - 1) * w, w);
     }

@@ -5,6 +5,7 @@
  * line up one-to-one with its values. */
 #include "take.h"
 #include "../arrow/builder.h"
+#include "../arrow/dict.h"
 #include "../util/error.h"
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,9 @@ static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd
   if (fld->column >= 0) {
     rc = leaf_array(a, p, S, &sl, out);
     free(validity);
+    /* A dictionary field is read as its values; Lance returns Dictionary<index, value>. */
+    if (!rc && fld->dict_index[0] && (rc = lnc_dict_encode(out, fld->format, fld->dict_index, a->err)))
+      lnc_array_release(out);
     goto done;
   }
   if (fld->type == LNC_T_STRUCT) {

@@ -206,7 +206,7 @@ START_TEST(test_versions) {
   expect_version(0, 2, "version 0.2", NULL);
   expect_version(2, 3, "version 2.3", NULL);
   expect_version(65535, 65535, "version 65535.65535", NULL);
-  /* 2.0 is read (tests/fixtures/data/*20); a 2.1 file restamped as 2.0 is refused by its pages. */
+  /* 2.0 is read (the *20 fixtures); a 2.1 file restamped as 2.0 is refused by its pages. */
   expect_version(2, 0, "in a 2.0 file", "lance.encodings21.PageLayout");
   expect_version(0, 3, "in a 2.0 file", "lance.encodings21.PageLayout"); /* 0.3: how 2.0 files are stamped */
 }

@@ -196,10 +196,42 @@ START_TEST(test_errors) {
   struct ArrowSchema dict = *tb_schema("u", NULL, 0);
   struct ArrowSchema sd = *tb_schema("i", "c", 0);
   sd.dictionary = &dict;
-  struct ArrowArray b = *tb_array(2, 0, 0, 2, NULL, v, NULL, 0);
-  ck_assert_int_eq(lnc_arrow_gather(&sd, &b, idx, 1, &out, &err), LNC_EUNSUPPORTED);
+  struct ArrowArray b = *tb_array(2, 0, 0, 2, NULL, v, NULL, 0); /* indices without a dictionary */
+  ck_assert_int_eq(lnc_arrow_gather(&sd, &b, idx, 1, &out, &err), LNC_EINVAL);
+  ck_assert_msg(strstr(err.message, "no dictionary"), "%s", err.message);
   struct ArrowSchema su = *tb_schema("+ud:0,1", "c", 0);
   ck_assert_int_eq(lnc_arrow_gather(&su, &b, idx, 1, &out, &err), LNC_EUNSUPPORTED);
+}
+END_TEST
+
+/* Dictionary-encoded parts with different dictionaries (a dataset's fragments): the result
+ * holds the values asked for, nulls kept, under one dictionary of those values. */
+START_TEST(test_dictionary_parts) {
+  static const int32_t o1[] = {0, 1, 3}, o2[] = {0, 3, 4};
+  static const char d1[] = "abb", d2[] = "ccca";
+  static const int8_t i1[] = {1, 0, 1}, i2[] = {0, 1};
+  static const uint8_t v1[] = {0x03}; /* row 2 null */
+  struct ArrowSchema dv = *tb_schema("u", "", 0);
+  struct ArrowSchema s = *tb_schema("c", "c", 0);
+  s.dictionary = &dv;
+  struct ArrowArray da = *tb_array(2, 0, 0, 3, NULL, o1, d1, 0), db = *tb_array(2, 0, 0, 3, NULL, o2, d2, 0);
+  struct ArrowArray a = *tb_array(3, 1, 0, 2, v1, i1, NULL, 0), b = *tb_array(2, 0, 0, 2, NULL, i2, NULL, 0);
+  a.dictionary = &da;
+  b.dictionary = &db;
+  const struct ArrowArray *parts[] = {&a, &b};
+  struct ArrowArray out;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_arrow_concat(&s, parts, 2, &out, &err), 0);
+  ck_assert_int_eq(out.dictionary->length, 3); /* bb, a, ccc: "a" once */
+  EXPECT(&s, &out, "[{\"c\":\"bb\"},{\"c\":\"a\"},{\"c\":null},{\"c\":\"ccc\"},{\"c\":\"a\"}]");
+  struct lnc_row_ref refs[] = {{1, 1}, {0, 2}};
+  ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, refs, 2, &out, &err), 0);
+  EXPECT(&s, &out, "[{\"c\":\"a\"},{\"c\":null}]");
+  /* An index past its dictionary is refused, not read. */
+  static const int8_t bad[] = {2};
+  struct ArrowArray c = *tb_array(1, 0, 0, 2, NULL, bad, NULL, 0);
+  c.dictionary = &da;
+  ck_assert_int_eq(lnc_arrow_gather(&s, &c, (uint64_t[]){0}, 1, &out, &err), LNC_EINVAL);
 }
 END_TEST
 
@@ -232,6 +264,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_lists);
   tcase_add_test(tc, test_struct_and_nulls);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_dictionary_parts);
   tcase_add_test(tc, test_schema_copy_metadata);
   suite_add_tcase(s, tc);
   return s;
