@@ -80,6 +80,8 @@ static void print_field(json_t *f, int indent) {
   if (col) printf("  [column %lld]", (long long)json_integer_value(col));
   if (json_is_true(json_object_get(f, "packed"))) printf(" packed");
   if (json_is_true(json_object_get(f, "blob"))) printf(" blob");
+  const char *why = json_string_value(json_object_get(f, "unsupported"));
+  if (why) printf("  UNSUPPORTED: %s", why);
   printf("\n");
   size_t i;
   json_t *c;
@@ -151,6 +153,8 @@ static int cmd_inspect(const char *path, bool as_json) {
     printf("  column %lld %s: %zu page%s, %lld bytes\n", (long long)json_integer_value(json_object_get(c, "column")),
            json_string_value(json_object_get(c, "field")), json_array_size(pages),
            json_array_size(pages) == 1 ? "" : "s", (long long)json_integer_value(json_object_get(c, "bytes")));
+    const char *why = json_string_value(json_object_get(c, "unsupported"));
+    if (why) printf("    UNSUPPORTED: %s\n", why);
     json_array_foreach(pages, j, p) {
       printf("    page %zu: rows %lld..%lld, buffers", j, (long long)json_integer_value(json_object_get(p, "row_start")),
              (long long)(json_integer_value(json_object_get(p, "row_start")) + json_integer_value(json_object_get(p, "rows"))));

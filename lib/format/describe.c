@@ -120,6 +120,10 @@ static int put_field(struct lnc_buf *b, const struct lnc_field *f) {
   if (!rc && f->column >= 0) rc = lnc_buf_printf(b, ",\"column\":%d", f->column);
   else if (!rc && f->col20 >= 0) rc = lnc_buf_printf(b, ",\"column\":%d", f->col20);
   if (!rc && f->packed) rc = lnc_buf_puts(b, ",\"packed\":true");
+  if (!rc && f->unsupported) {
+    rc = lnc_buf_puts(b, ",\"unsupported\":");
+    if (!rc) rc = lnc_buf_json_str(b, f->unsupported, strlen(f->unsupported));
+  }
   if (!rc && f->blob) rc = lnc_buf_puts(b, ",\"blob\":true");
   if (!rc && f->n_children) {
     rc = lnc_buf_puts(b, ",\"children\":[");
@@ -167,6 +171,10 @@ int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *e
       for (uint32_t k = 0; k < col->pages[p].n_buffers; k++) bytes += col->pages[p].buf_len[k];
     rc = lnc_buf_printf(b, "%s{\"column\":%u,\"field\":", c ? "," : "", c);
     if (!rc) rc = lnc_buf_json_str(b, path, strlen(path));
+    if (!rc && col->prep_msg) {
+      rc = lnc_buf_printf(b, ",\"%s\":", col->prep_code == LNC_EUNSUPPORTED ? "unsupported" : "error");
+      if (!rc) rc = lnc_buf_json_str(b, col->prep_msg, strlen(col->prep_msg));
+    }
     if (!rc) rc = lnc_buf_printf(b, ",\"bytes\":%llu,\"pages\":[", (unsigned long long)bytes);
     for (uint32_t p = 0; p < col->n_pages && !rc; p++) {
       struct lnc_page *pg = &col->pages[p];

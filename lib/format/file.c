@@ -165,6 +165,28 @@ done:
   return rc;
 }
 
+/* A column whose page layout or encoding we do not read is kept with the reason (its field is
+ * marked when the columns are bound): one such column must not make the file unreadable. */
+static int load_column_or_mark(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, size_t len,
+                               struct lnc_error *err) {
+  struct lnc_error cerr = {0};
+  int rc = load_column(f, ci, bytes, len, &cerr);
+  if (rc != LNC_EUNSUPPORTED) return rc ? lnc_errf(err, rc, "%s", cerr.message) : 0;
+  struct lnc_column *c = &f->columns[ci];
+  free_pages(c); /* also frees prep_msg */
+  *c = (struct lnc_column){.prep_code = LNC_EUNSUPPORTED, .prep_msg = strdup(cerr.message)};
+  return c->prep_msg ? 0 : lnc_errf(err, LNC_ENOMEM, "out of memory");
+}
+
+static int mark_unsupported_columns(struct lnc_file *f, struct lnc_error *err) {
+  for (uint32_t c = 0; c < f->n_columns; c++) {
+    struct lnc_field *leaf = f->columns[c].leaf;
+    if (f->columns[c].prep_code != LNC_EUNSUPPORTED || !leaf || leaf->unsupported) continue;
+    if (!(leaf->unsupported = strdup(f->columns[c].prep_msg))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
 static void bind_columns(struct lnc_field *fld, struct lnc_file *f) {
   int col = f->v20 ? fld->col20 : fld->column;
   if (col >= 0 && (uint32_t)col < f->n_columns) f->columns[col].leaf = fld;
@@ -284,9 +306,10 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
                     name, c, (unsigned long long)o, (unsigned long long)l);
       goto fail;
     }
-    if ((rc = load_column(f, c, meta + (o - cm_start), (size_t)l, err))) goto fail;
+    if ((rc = load_column_or_mark(f, c, meta + (o - cm_start), (size_t)l, err))) goto fail;
   }
   bind_columns(&f->root, f);
+  if ((rc = mark_unsupported_columns(f, err))) goto fail;
   for (uint32_t c = 0; c < n_cols; c++) {
     if (!f->columns[c].leaf) {
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u is not read by any field of the schema", name, c);

@@ -42,6 +42,8 @@ struct lnc_field {
                             index type ("i", "C", ...), else ""; type/format above describe the
                             values, which is how Lance stores the field */
   bool dict_ordered;
+  char *unsupported;     /* why this field (and its subtree) cannot be served, else NULL: the
+                            file still opens, other fields are served, takes naming it fail */
   int col20;             /* file version 2.0: the column this field owns (every field has one,
                             parents included; packed/blob children none), else -1 */
 };
@@ -100,6 +102,10 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
 void lnc_schema_free(struct lnc_file *f);
 /* Fills an ArrowSchema for field (recursively). */
 int lnc_schema_export(const struct lnc_field *field, struct ArrowSchema *out, struct lnc_error *err);
+/* The field, an ancestor or a descendant of fld that cannot be served (unsupported type or
+ * column), or NULL; _below looks only at fld and its descendants. */
+const struct lnc_field *lnc_schema_unsupported(const struct lnc_field *fld);
+const struct lnc_field *lnc_schema_unsupported_below(const struct lnc_field *fld);
 /* Finds a field by dotted path ("a", "s.b"); NULL when absent. */
 struct lnc_field *lnc_schema_find(struct lnc_file *f, const char *path);
 

@@ -57,6 +57,42 @@ static char unit_char(const char *u) {
 static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *lt,
                          struct lnc_error *err);
 
+/* The field stays in the tree (typed null, so the file's schema can still be exported) with
+ * the reason; the children the file lists for it are kept so column numbering holds. */
+static int mark_unsupported(struct lnc_field *fld, const char *why) {
+  free(fld->unsupported);
+  free(fld->format);
+  fld->unsupported = xstrdup(why);
+  fld->format = xstrdup("n");
+  fld->type = LNC_T_NULL;
+  fld->byte_width = 0;
+  fld->dict_index[0] = 0;
+  size_t k = 0; /* a synthetic child (a fixed-size list's item) is ours, not the file's: drop it */
+  for (size_t i = 0; i < fld->n_children; i++)
+    if (fld->children[i]->id != -2) fld->children[k++] = fld->children[i];
+  fld->n_children = k;
+  return fld->unsupported && fld->format ? 0 : LNC_ENOMEM;
+}
+
+const struct lnc_field *lnc_schema_unsupported(const struct lnc_field *fld) {
+  for (const struct lnc_field *x = fld; x; x = x->parent)
+    if (x->unsupported) return x;
+  for (size_t i = 0; i < fld->n_children; i++) {
+    const struct lnc_field *u = lnc_schema_unsupported_below(fld->children[i]);
+    if (u) return u;
+  }
+  return NULL;
+}
+
+const struct lnc_field *lnc_schema_unsupported_below(const struct lnc_field *fld) {
+  if (fld->unsupported) return fld;
+  for (size_t i = 0; i < fld->n_children; i++) {
+    const struct lnc_field *u = lnc_schema_unsupported_below(fld->children[i]);
+    if (u) return u;
+  }
+  return NULL;
+}
+
 /* `dict:<value>:<index>:<ordered>` (e.g. dict:string:int32:false): Lance stores the values
  * (so the field reads as its value type) and returns Dictionary<index, value>. The value
  * type may itself contain ':' (dict:decimal:128:10:2:int8:false), so split from the right. */
@@ -192,6 +228,7 @@ bad:
 }
 
 static bool is_leaf_column(const struct lnc_field *fld) {
+  if (fld->unsupported) return fld->n_children == 0; /* its children's columns, if it has any */
   if (fld->type == LNC_T_STRUCT) return fld->packed || fld->blob;
   if (fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST) return false;
   return true; /* primitives, FSL of primitives (synthetic child), binary, ... */
@@ -248,8 +285,15 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
     fld->packed = v && strcasecmp(v, "true") == 0;
     v = meta_get(pf, "lance-encoding:blob", mv, sizeof mv);
     fld->blob = v && strcasecmp(v, "true") == 0;
-    int rc = parse_logical(f, fld, pf->logical_type ? pf->logical_type : "", err);
-    if (rc) return rc;
+    struct lnc_error perr = {0};
+    int rc = parse_logical(f, fld, pf->logical_type ? pf->logical_type : "", &perr);
+    if (rc == LNC_EUNSUPPORTED) {
+      /* One field we cannot read must not sink the others: keep the reason (see
+       * lnc_schema_unsupported); its columns are still counted so the others line up. */
+      if ((rc = mark_unsupported(fld, perr.message))) return lnc_errf(err, rc, "out of memory");
+    } else if (rc) {
+      return lnc_errf(err, rc, "%s", perr.message);
+    }
     struct lnc_field *parent = &f->root;
     /* Blob v2 (2.2): the descriptor children of a blob struct are written with id -1 and
      * parent_id -1, right after it; they belong to that struct, not to the top level. */
@@ -274,6 +318,7 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
   /* Shape checks: lists have one child, structs at least one (unless packed/blob leaf). */
   for (size_t i = start; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
+    if (lnc_schema_unsupported_below(fld) == fld) continue;
     if ((fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST) && fld->n_children != 1)
       return lnc_errf(err, LNC_ECORRUPT, "list field '%s' has %zu children", fld->name, fld->n_children);
     if (fld->type == LNC_T_STRUCT && fld->n_children == 0)
@@ -293,7 +338,8 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
 void lnc_schema_free(struct lnc_file *f) {
   for (size_t i = 0; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
-    free(fld->name); free(fld->format); free(fld->children); free(fld->logical_type); free(fld);
+    free(fld->name); free(fld->format); free(fld->children); free(fld->logical_type); free(fld->unsupported);
+    free(fld);
   }
   free(f->all_fields);
   free(f->root.name); free(f->root.format); free(f->root.children);
@@ -315,6 +361,8 @@ static int export_dict(const struct lnc_field *fld, struct ArrowSchema *out, str
 
 int lnc_schema_export(const struct lnc_field *fld, struct ArrowSchema *out, struct lnc_error *err) {
   if (fld->dict_index[0]) return export_dict(fld, out, err);
+  if (fld->unsupported) /* typed null, no children: what a reader of the schema can rely on */
+    return lnc_schema_init(out, "n", fld->name, ARROW_FLAG_NULLABLE, 0) ? lnc_errf(err, LNC_ENOMEM, "out of memory") : 0;
   if (lnc_schema_init(out, fld->format, fld->name, fld->nullable ? ARROW_FLAG_NULLABLE : 0,
                       (int64_t)fld->n_children))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");

@@ -98,7 +98,7 @@ static int find_page(struct lnc_file *f, uint32_t col, uint64_t pos, uint32_t *p
 int lnc_v20_link(struct lnc_file *f, struct lnc_error *err) {
   for (size_t i = 0; i < f->n_all_fields; i++) {
     const struct lnc_field *fld = f->all_fields[i];
-    if (fld->col20 < 0) continue;
+    if (fld->col20 < 0 || lnc_schema_unsupported(fld)) continue; /* served by no take */
     struct lnc_column *c = &f->columns[fld->col20];
     bool list = fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST;
     uint64_t items = 0;

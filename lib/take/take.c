@@ -106,6 +106,21 @@ int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out
   return 0;
 }
 
+/* A field we cannot serve (unsupported type, layout or encoding) fails only the takes that
+ * select it, naming it and why; the file's other fields are served as usual. */
+static int check_servable(const struct lnc_file *f, const struct lnc_proj *p, struct lnc_error *err) {
+  const struct lnc_field *u = p->field->unsupported ? p->field
+                              : p->n_children == 0 ? lnc_schema_unsupported_below(p->field) : NULL;
+  if (u)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "%s: column '%s' cannot be served (%s); name the other columns to read them",
+                    f->name, u->name, u->unsupported);
+  for (size_t i = 0; i < p->n_children; i++) {
+    int rc = check_servable(f, &p->children[i], err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 static void collect_columns(const struct lnc_proj *p, uint8_t *need) {
   if (p->field->column >= 0) { need[p->field->column] = 1; return; }
   for (size_t i = 0; i < p->n_children; i++) collect_columns(&p->children[i], need);
@@ -353,6 +368,8 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
       if (rc) { proj_free(&root); return lnc_errf(err, rc, "out of memory"); }
     }
   }
+  for (size_t i = 0; i < root.n_children && !rc; i++) rc = check_servable(f, &root.children[i], err);
+  if (rc) { proj_free(&root); return rc; }
   /* Sort + dedupe ids; perm maps request position -> unique index. */
   struct id_ord *ord = malloc((n ? n : 1) * sizeof *ord);
   uint64_t *uniq = malloc((n ? n : 1) * sizeof *uniq);

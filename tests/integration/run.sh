@@ -86,6 +86,17 @@ if [[ -n $FILE ]]; then
   echo "answers: $((n_ans - n_ans_fail))/$n_ans bodies identical to Lance's"
   healthy "answers"
 
+  # ---- a file with columns lanced cannot serve (a map, a dictionary of bools) ---------------
+  U=$(node -e 'const f=require("./tests/fixtures/index.json").fixtures.find(x=>x.name==="unsup22");if(f)console.log(f.file.replace(/^tests\/fixtures\//,""))')
+  if [[ -n $U ]]; then
+    expect "unsupported: describe" 200 "$URL/files/$U"
+    grep -q '"unsupported"' "$WORK/body" && ok "describe marks the unserved columns" || bad "describe unsupported" "$(head -c 300 "$WORK/body")"
+    expect "unsupported: other columns" 200 "$URL/files/$U/rows?ids=0,299&columns=id,s,x"
+    expect "unsupported: all columns" 422 "$URL/files/$U/rows?ids=0"
+    grep -q "column 'm' cannot be served" "$WORK/body" && ok "all columns names the unserved one" || bad "unsupported message" "$(head -c 300 "$WORK/body")"
+    expect "unsupported: the column itself" 422 "$URL/files/$U/rows?ids=0&columns=db"
+  fi
+
   # ---- bad inputs ------------------------------------------------------------------------------
   expect "ids letters" 400 "$R/rows?ids=1,a"
   expect "ids negative" 400 "$R/rows?ids=-1"

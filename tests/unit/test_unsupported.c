@@ -1,0 +1,101 @@
+/* One column liblance cannot serve never sinks the others (issue 12, part 3), on a real file:
+ * tests/fixtures/data/unsup22 (gen.mjs) holds a map column (logical type "map") and a
+ * dictionary of booleans beside ordinary columns. The file opens, describes itself with the
+ * two columns marked, serves the other columns (their values are checked against Lance's own
+ * answers by the conformance test), and a take that includes a column it cannot serve fails
+ * with LNC_EUNSUPPORTED naming that column. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lance.h"
+#include "support/support.h"
+
+static lnc_file *open_unsup(void) {
+  char *path = tsup_fixture_file("unsup22");
+  ck_assert_msg(path != NULL, "fixture unsup22 missing from " TSUP_INDEX);
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  int rc = lnc_file_open(path, &f, &err);
+  ck_assert_msg(rc == 0, "open %s: %s", path, err.message);
+  free(path);
+  return f;
+}
+
+START_TEST(test_open_and_describe) {
+  lnc_file *f = open_unsup();
+  struct lnc_buf json = {0};
+  ck_assert_int_eq(lnc_file_describe_json(f, &json, NULL), 0);
+  ck_assert_ptr_nonnull(memmem(json.data, json.len, "\"unsupported\":\"field 'm': unknown logical type 'map'\"", 52));
+  ck_assert_ptr_nonnull(memmem(json.data, json.len, "dictionary of bool values", 25));
+  lnc_buf_free(&json);
+  /* The schema still exports: the unserved columns as Arrow null. */
+  struct ArrowSchema s;
+  ck_assert_int_eq(lnc_file_schema(f, &s, NULL), 0);
+  ck_assert_int_eq(s.n_children, 5);
+  ck_assert_str_eq(s.children[2]->name, "m");
+  ck_assert_str_eq(s.children[2]->format, "n");
+  s.release(&s);
+  lnc_file_close(f);
+}
+END_TEST
+
+START_TEST(test_other_columns_served) {
+  lnc_file *f = open_unsup();
+  const char *cols[] = {"x", "id", "s"};
+  uint64_t ids[] = {299, 0, 5, 5};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  struct lnc_error err = {0};
+  int rc = lnc_take(f, ids, 4, cols, 3, &s, &a, NULL, &err);
+  ck_assert_msg(rc == 0, "take x,id,s: %s", err.message);
+  char *body = tsup_json(&s, &a);
+  ck_assert_ptr_nonnull(strstr(body, "\"columns\":[\"x\",\"id\",\"s\"]"));
+  ck_assert_ptr_nonnull(strstr(body, "\"id\":299"));
+  free(body);
+  a.release(&a);
+  s.release(&s);
+  lnc_file_close(f);
+}
+END_TEST
+
+static void expect_refused(lnc_file *f, const char *const *cols, size_t ncols, const char *name) {
+  uint64_t ids[] = {1};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  struct lnc_error err = {0};
+  int rc = lnc_take(f, ids, 1, cols, ncols, &s, &a, NULL, &err);
+  ck_assert_int_eq(rc, LNC_EUNSUPPORTED);
+  char want[64];
+  snprintf(want, sizeof want, "column '%s' cannot be served", name);
+  ck_assert_msg(strstr(err.message, want), "message lacks \"%s\": %s", want, err.message);
+  /* And with no error struct at all, the same code. */
+  ck_assert_int_eq(lnc_take(f, ids, 1, cols, ncols, &s, &a, NULL, NULL), LNC_EUNSUPPORTED);
+}
+
+START_TEST(test_unserved_columns_refused_by_name) {
+  lnc_file *f = open_unsup();
+  expect_refused(f, NULL, 0, "m"); /* all columns: the first it cannot serve, by name */
+  const char *m[] = {"id", "m"};
+  expect_refused(f, m, 2, "m");
+  const char *key[] = {"m.entries.key"}; /* inside the unserved field */
+  expect_refused(f, key, 1, "m");
+  const char *db[] = {"db"};
+  expect_refused(f, db, 1, "db");
+  lnc_file_close(f);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("unsupported");
+  TCase *tc = tcase_create("columns");
+  tcase_add_test(tc, test_open_and_describe);
+  tcase_add_test(tc, test_other_columns_served);
+  tcase_add_test(tc, test_unserved_columns_refused_by_name);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) {
+  return tsup_run(suite());
+}
