@@ -79,7 +79,11 @@ static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding
   const char *suffix = strrchr(url, '/');
   suffix = suffix ? suffix + 1 : url;
   if (f->v20) {
-    if (strcmp(suffix, "lance.encodings.ArrayEncoding") != 0)
+    /* A page layout of another file version contradicts the footer: the file is damaged. */
+    if (strcmp(suffix, "lance.encodings21.PageLayout") == 0)
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %u: a 2.1 page layout '%s' in a 2.0 file",
+                    f->name, col, page, url);
+    else if (strcmp(suffix, "lance.encodings.ArrayEncoding") != 0)
       rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: unsupported page encoding type '%s' in a 2.0 file",
                     f->name, col, page, url);
     else
