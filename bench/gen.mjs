@@ -1,4 +1,5 @@
-// Benchmark datasets, written with the real Lance writer (@lancedb/lancedb), file version 2.1.
+// Benchmark datasets, written with the real Lance writer (@lancedb/lancedb), file version 2.1,
+// and the same scalars/strings/lists data again in file version 2.0 (<name>20) to compare.
 //
 //   node bench/gen.mjs --scale small|full --out bench/data/<scale>
 //
@@ -132,6 +133,13 @@ function chunkTable(spec, rng, start, n) {
   return new arrow.Table(schema, [new RecordBatch(schema, data)]);
 }
 
+// File version 2.0 copies: same schema, same seed, same rows as their 2.1 base.
+for (const base of ['scalars', 'strings', 'lists']) {
+  SPECS[`${base}20`] = { ...SPECS[base], version: '2.0', base };
+  ROWS[`${base}20`] = ROWS[base];
+  CHUNK[`${base}20`] = CHUNK[base];
+}
+
 const manPath = path.join(out, 'manifest.json');
 const manifest = fs.existsSync(manPath) ? JSON.parse(fs.readFileSync(manPath, 'utf8')) : { scale, datasets: [] };
 const storage = { new_table_data_storage_version: '2.1' };
@@ -143,7 +151,8 @@ for (const [name, spec] of Object.entries(SPECS)) {
   if (have && have.num_rows === ROWS[name] && fs.existsSync(path.join(out, have.file))) { console.error(`gen: ${name} present, reused`); continue; }
   const t0 = Date.now();
   const n = ROWS[name];
-  const rng = mulberry32(0xbe7c4 ^ n ^ name.length * 7919);
+  const rng = mulberry32(0xbe7c4 ^ n ^ (spec.base ?? name).length * 7919);
+  const storage = { new_table_data_storage_version: spec.version ?? '2.1' };
   fs.rmSync(path.join(out, `${name}.lance`), { recursive: true, force: true });
   let tbl = null;
   for (let start = 0; start < n; start += CHUNK[name]) {
@@ -170,6 +179,7 @@ for (const [name, spec] of Object.entries(SPECS)) {
     name, table: `${name}.lance`, file: `${name}.lance/data/${sized[0].f}`, data_files: sized.length, num_rows: rows,
     file_bytes: sized[0].size, columns: chunkTable(spec, mulberry32(1), 0, 1).schema.fields.map((f) => f.name),
     single_column: spec.single, seconds_to_write: (Date.now() - t0) / 1000,
+    file_version: spec.version ?? '2.1', ...(spec.base ? { same_data_as: spec.base } : {}),
   };
   if (sized.length > 1) console.error(`gen: WARNING ${name} has ${sized.length} data files; benchmarks use the largest`);
   manifest.datasets = manifest.datasets.filter((d) => d.name !== name).concat([entry]);

@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 const OUT = process.argv[2];
 const R = JSON.parse(fs.readFileSync(path.join(OUT, 'results.json'), 'utf8'));
 const C = R.cells.filter((c) => !c.skipped && !c.error);
-const DS = R.datasets.map((d) => d.name);
+const DS = R.datasets.filter((d) => !d.same_data_as).map((d) => d.name);
+const VERSIONED = R.datasets.filter((d) => d.same_data_as); // file-version copies (bench/gen.mjs)
 const BATCHES = [1, 10, 100, 1000];
 const f0 = (x) => (x == null || Number.isNaN(x) ? '–' : Math.round(x).toLocaleString('en-US'));
 const f2 = (x) => (x == null || Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -148,6 +149,31 @@ P();
   table(['dataset', 'batch', 'lanced Arrow / LanceDB in-proc', 'lanced JSON / LanceDB in-proc', 'lanced Arrow / LanceDB HTTP', 'liblance / LanceDB in-proc', 'lanced Arrow / liblance'], rows);
   P('All at 4 requests / promises / threads in flight.');
   P();
+}
+
+if (VERSIONED.length) {
+  P('## File version 2.0 beside 2.1 (same data, warm)');
+  P();
+  P('Each 2.0 dataset holds the same rows as its 2.1 base (same seed, same schema). Goal: 2.0 within 1.5× of 2.1 (ratio ≥ 0.67).');
+  P();
+  const rows = [];
+  const r = (a, z) => (a && z ? f2(a.rows_per_s / z.rows_per_s) : '–');
+  for (const v of VERSIONED) for (const b of [1, 100]) {
+    const q = [
+      ['LanceDB in-process, 1 in flight', { system: 'lancedb-inproc', conc: 1, batch: b }],
+      ['lanced Arrow, c=1', warm({ system: 'lanced', conc: 1, format: 'arrow', batch: b })],
+      ['lanced Arrow, c=4', warm({ system: 'lanced', conc: 4, format: 'arrow', batch: b })],
+      ['liblance (lancectl bench, buffered), 1 thread', { system: 'lancectl', conc: 1, io: 'buffered', columns: undefined, batch: b }],
+    ];
+    for (const [label, qq] of q) {
+      const a = one({ ...qq, dataset: v.name }), z = one({ ...qq, dataset: v.same_data_as });
+      rows.push([`${v.same_data_as}`, b, label, a ? f0(a.rows_per_s) + flag(a) : '–', z ? f0(z.rows_per_s) + flag(z) : '–', r(a, z)]);
+    }
+    const l20 = one(warm({ system: 'lanced', conc: 1, format: 'arrow', batch: b, dataset: v.name }));
+    const ip20 = one({ system: 'lancedb-inproc', conc: 1, batch: b, dataset: v.name });
+    if (l20 && ip20) rows.push([v.same_data_as, b, 'lanced Arrow c=1 / LanceDB in-process (both 2.0)', '', '', r(l20, ip20) + '×']);
+  }
+  table(['data', 'batch', 'system', '2.0 rows/s', '2.1 rows/s', '2.0 / 2.1'], rows);
 }
 
 P('## Cold (O_DIRECT; page cache dropped before each cell)');

@@ -172,6 +172,27 @@ async function inproc(ds, batch, inflight, seconds, columns) {
     ...(columns ? ['--columns', columns] : [])], { timeout: 300e3 });
   try { return JSON.parse(r.out.trim().split('\n').pop()); } catch { return { error: `exit ${r.code}: ${r.err.trim().split('\n').slice(-2).join(' | ')}` }; }
 }
+// A file-version copy of a dataset (bench/gen.mjs <name>20): warm batch 1 and 100 for LanceDB
+// in-process, lanced over HTTP and liblance in-process, the same cells as its base dataset,
+// so the report can put the two versions side by side.
+async function versionCompare(ds) {
+  const abs = path.join(DATA, ds.file);
+  log(`=== ${ds.name} (file version ${ds.file_version}, same data as ${ds.same_data_as})`);
+  spawnSync('bash', ['-c', `cat '${abs}' > /dev/null`]);
+  for (const b of [1, 100])
+    await cell({ system: 'lancedb-inproc', dataset: ds.name, batch: b, conc: 1, format: 'arrow' }, () => inproc(ds, b, 1, S.cell));
+  const port = await freePort();
+  const p = startServer(`lanced-${ds.name}-warm`, path.join(BIN, 'lanced'), ['--root', DATA, '--listen', `127.0.0.1:${port}`, '--io-mode', 'buffered', '--request-log', 'off', '--log-level', 'warn']);
+  if (await waitHttp(port, p, '/healthz')) {
+    for (const b of [1, 100]) for (const c of [1, 4])
+      await cell({ system: 'lanced', dataset: ds.name, batch: b, conc: c, format: 'arrow', io_mode: 'buffered' },
+        () => load(port, ['--path', ds.file, '--batch', String(b), '--connections', String(c), '--duration', dur(b), '--format', 'arrow']));
+  } else R.notes.push(`lanced did not start for ${ds.name} (see logs/lanced-${ds.name}-warm.log)`);
+  await stopServer(p);
+  for (const b of [1, 100])
+    await cell({ system: 'lancectl', dataset: ds.name, batch: b, conc: 1, io: 'buffered', cold: false, format: 'arrow' }, () => lancectlBench(ds, b, 1, 'buffered'));
+}
+
 async function lancectlBench(ds, batch, threads, io, columns) {
   const r = await run(path.join(BIN, 'lancectl'), ['bench', path.join(DATA, ds.file), '--batch', String(batch), '--threads', String(threads), '--seconds', String(S.raw), '--io', io,
     ...(columns ? ['--columns', columns] : [])], { timeout: 300e3 });
@@ -263,6 +284,7 @@ async function main() {
 
   for (const ds of manifest.datasets) {
     const file = ds.file, abs = path.join(DATA, file), col = ds.single_column;
+    if (ds.same_data_as) { await versionCompare(ds); continue; }
     log(`=== ${ds.name}: ${ds.num_rows} rows, ${(ds.file_bytes / 1e6).toFixed(1)} MB`);
     // warm the page cache with the data file
     spawnSync('cat', [abs], { stdio: 'ignore', maxBuffer: 1 });

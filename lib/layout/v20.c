@@ -208,7 +208,12 @@ static int have_by_off(const void *a, const void *b) {
   return x->off < y->off ? -1 : x->off > y->off;
 }
 
-/* Turns the walk's misses into this round's reads: sorted, overlapping ranges merged. */
+/* Reads closer than this are merged into one: a 2.0 value is a few bytes at its own offset,
+ * so a batch of rows is many tiny ranges, and one system call (or one io_uring entry) for a
+ * page's worth of neighbours costs less than one each. One 4 KiB block, as the device reads. */
+#define V20_MERGE_GAP 4096
+
+/* Turns the walk's misses into this round's reads: sorted, close ranges merged. */
 static int want_to_reads(struct v20_job *J, struct lnc_read **reads, size_t *nreads) {
   *reads = NULL;
   *nreads = 0;
@@ -217,7 +222,7 @@ static int want_to_reads(struct v20_job *J, struct lnc_read **reads, size_t *nre
   size_t n = 0;
   for (size_t i = 0; i < J->nwant; i++) {
     struct lnc_read *r = &J->want[i];
-    if (n && r->off <= J->want[n - 1].off + J->want[n - 1].len) {
+    if (n && r->off <= J->want[n - 1].off + J->want[n - 1].len + V20_MERGE_GAP) {
       uint64_t end = r->off + r->len;
       if (end > J->want[n - 1].off + J->want[n - 1].len) J->want[n - 1].len = end - J->want[n - 1].off;
     } else {
