@@ -1,4 +1,4 @@
-/* liblance: read rows of Lance files (format 2.1 / 2.2) into Arrow C Data Interface arrays.
+/* liblance: read rows of Lance files (format 2.0 / 2.1 / 2.2) into Arrow C Data Interface arrays.
  * This is the whole public API; everything under lib/ besides this header is internal.
  * Conventions: functions return 0 on success or a positive LNC_E* code and then fill the
  * caller's struct lnc_error (which may be NULL). Ownership is stated at each function.
