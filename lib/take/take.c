@@ -325,6 +325,10 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
                  const char *const *columns, size_t ncolumns, const struct lnc_take_options *opts,
                  struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
                  struct lnc_error *err) {
+  /* Callers may pass no error struct (lance.h); the layouts below wrap an inner error's text
+   * into their own, so they always get one (nanoarrow's ArrowErrorSet habit). */
+  struct lnc_error local;
+  if (!err) err = &local;
   int blobs = opts ? opts->blobs : LNC_BLOBS_BYTES;
   if (blobs != LNC_BLOBS_BYTES && blobs != LNC_BLOBS_DESCRIPTORS)
     return lnc_errf(err, LNC_EINVAL, "unknown blob mode %d", blobs);

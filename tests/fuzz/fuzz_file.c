@@ -20,6 +20,12 @@ static void take_and_encode(lnc_file *f, const uint64_t *ids, size_t n, const ch
   struct ArrowArray array;
   struct lnc_error err;
   struct lnc_take_stats st = {0};
+  /* The same take with no error struct at all first (lance.h allows NULL; a damaged file's
+   * error must not be written through it), then with one. */
+  if (lnc_take(f, ids, n, cols, ncols, &schema, &array, NULL, NULL) == 0) {
+    array.release(&array);
+    schema.release(&schema);
+  }
   if (lnc_take(f, ids, n, cols, ncols, &schema, &array, &st, &err) != 0) return;
   struct lnc_buf out = {0};
   lnc_encode_json(&schema, &array, &out, &err);

@@ -205,6 +205,34 @@ static void expect_version(uint16_t major, uint16_t minor, const char *s1, const
   expect_version_code(major, minor, LNC_EUNSUPPORTED, s1, s2);
 }
 
+/* lance.h lets callers pass no error struct. A damaged page whose layout wraps an inner error
+ * (issue 18: byte 66 of the fuzz corpus's real21.lance flipped) used to read that error through
+ * the NULL pointer. Every single-byte flip of the first 4 KiB of that file, taken with NULL. */
+START_TEST(test_null_error_struct) {
+  size_t len;
+  uint8_t *src = tsup_read_file("tests/fuzz/corpus/fuzz_file/real21.lance", &len);
+  ck_assert_ptr_nonnull(src);
+  uint8_t *b = malloc(len);
+  size_t failed = 0;
+  for (size_t at = 0; at < len && at < 4096; at++) {
+    memcpy(b, src, len);
+    b[at] ^= 0xff;
+    lnc_file *f = NULL;
+    struct lnc_error err;
+    if (open_mem(b, len, &f, &err) != 0) continue;
+    uint64_t ids[] = {0, lnc_file_num_rows(f) - 1};
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    if (lnc_take(f, ids, 2, NULL, 0, &s, &a, NULL, NULL) == 0) { a.release(&a); s.release(&s); }
+    else failed++;
+    lnc_file_close(f);
+  }
+  ck_assert_uint_gt(failed, 0); /* some flips must reach a layout's error path */
+  free(b);
+  free(src);
+}
+END_TEST
+
 START_TEST(test_versions) {
   expect_version(3, 7, "unknown Lance file version 3.7", NULL);
   expect_version(0, 2, "version 0.2", NULL);
@@ -563,6 +591,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_truncated_keep_footer);
   tcase_add_test(tc, test_bad_magic);
   tcase_add_test(tc, test_versions);
+  tcase_add_test(tc, test_null_error_struct);
   tcase_add_test(tc, test_footer_counts);
   tcase_add_test(tc, test_column_metadata_offsets);
   tcase_add_test(tc, test_global_buffer);
