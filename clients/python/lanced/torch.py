@@ -15,6 +15,8 @@ def _to_torch(v):
     if isinstance(v, np.ma.MaskedArray):
         v = v.filled(0)
     if isinstance(v, np.ndarray) and v.dtype.kind in "biuf":
+        if not v.flags.writeable:  # a view of the response bytes; torch wants its own
+            v = v.copy()
         return torch.from_numpy(np.ascontiguousarray(v))
     return v
 
