@@ -10,18 +10,12 @@ if ! "$PY" -c 'import torch, numpy, google.protobuf' 2>/dev/null; then
   echo "bench: torch, numpy or protobuf missing for $PY (make deps); DataLoader figures skipped" >&2
   exit 0
 fi
-log=$(mktemp)
-"$BIN/lanced" --root "$DATA" --listen 127.0.0.1:0 --workers 2 2>"$log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$log"' EXIT
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" | head -1)
-  [[ -n $port ]] && break
-  sleep 0.05
-done
-[[ -n $port ]] || { echo "bench: lanced did not start" >&2; cat "$log" >&2; exit 1; }
-url=http://127.0.0.1:$port
+# The integration tests' daemon starter (ephemeral port, killed on exit): sets URL.
+ROOT=$DATA WORK_PREFIX=lanced-torch-bench
+# shellcheck source=../tests/integration/lib.sh
+source tests/integration/lib.sh
+start_daemon "$WORK/lanced.log" || exit 1
+url=$URL
 vfile=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=>d.name==="vectors").file)' "$PWD/$DATA/manifest.json")
 {
   echo '{"loader":['
