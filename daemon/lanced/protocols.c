@@ -250,7 +250,7 @@ static bool tensor_chain(const struct ArrowSchema *s, const struct ArrowArray *a
   return (c->width = numeric_width(s)) != 0;
 }
 
-/* Copies items [p, p + cnt) (physical slots of the item level) to data at value position pos
+/* Copies items [p, p + cnt) (logical slots of the item level) to data at value position pos
  * and marks null values in valid (allocated on the first null; *valid NULL until then). Nulls
  * of the item level itself are marked only when mark_items (a list's items, not a column's
  * rows). Tight loop over the levels; each level's slots are contiguous. */
@@ -269,8 +269,9 @@ static int tensor_copy(struct pool *pl, const struct tensor_chain *c, int64_t p,
         memset(*valid + pos + k * per_slot, 0, per_slot);
       }
     if (l == c->ndims) break;
-    /* slot p of this fixed-size list starts at child slot child.offset + (offset + p) * d */
-    p = c->a[l + 1]->offset + (a->offset + p) * (int64_t)c->dims[l];
+    /* logical slot p of this fixed-size list starts at the child's logical slot
+     * (offset + p) * d; the child's own offset is added where it is read */
+    p = (a->offset + p) * (int64_t)c->dims[l];
     cnt *= c->dims[l];
     per_slot /= c->dims[l];
   }
