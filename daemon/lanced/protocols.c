@@ -118,7 +118,15 @@ static bool bit(const void *buf, int64_t i) {
 
 static double half_to_double(uint16_t h) {
   int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  if (e == 31 && m) {
+    /* A NaN keeps its payload in the top mantissa bits, where converting the double back
+     * to float16 (numpy's astype, IEEE narrowing) finds it again. */
+    uint64_t bits = (uint64_t)(h & 0x8000) << 48 | 0x7ffULL << 52 | (uint64_t)m << 42;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+  }
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY : ldexp(m + 1024, e - 25);
   return (h & 0x8000) ? -v : v;
 }
 
