@@ -201,3 +201,36 @@ def test_fork_gets_own_connection(client):
     os.waitpid(pid, 0)
     assert os.read(r, 1) == b"1"
     assert client.take("data/emb21", [9], ["id"])["id"][0] == 9
+
+
+def test_connect_json_flavour_carries_the_same_tensor(client, daemon):
+    """The Connect API's JSON flavour: the same Tensor message, bytes as base64."""
+    import urllib.request
+    body = json.dumps({"path": "data/nested21", "ids": ["3", "0", "3"],
+                       "columns": ["fsln", "lfsl"], "format": "FORMAT_PROTO"}).encode()
+    req = urllib.request.Request(daemon + "/lanced.v1.RowService/Take", body,
+                                 {"Content-Type": "application/json"})
+    res = json.loads(urllib.request.urlopen(req).read())
+    got = client.take("data/nested21", [3, 0, 3], ["fsln", "lfsl"])
+    fsln, lfsl = (c["tensor"] for c in res["columns"])
+    assert fsln["dtype"] == "int32" and fsln["shape"] == ["3"]
+    values = np.frombuffer(base64.b64decode(fsln["data"]), "<i4").reshape(3, 3)
+    valid = np.frombuffer(base64.b64decode(fsln.get("itemValidity", "")), np.uint8)
+    assert np.array_equal(values[valid.reshape(3, 3) == 1] if len(valid) else values,
+                          np.ma.asarray(got["fsln"]).compressed() if len(valid) else got["fsln"])
+    offs = [int(x) for x in lfsl["offsets"]]
+    assert len(offs) == 4 and lfsl["shape"] == ["2"]
+    flat = np.frombuffer(base64.b64decode(lfsl["data"]), "<f4").reshape(-1, 2)
+    for r in range(3):
+        assert np.array_equal(flat[offs[r]:offs[r + 1]], np.ma.asarray(got["lfsl"][r]))
+
+
+def test_threads_share_a_client(client):
+    import concurrent.futures
+    ids = list(range(0, 500, 7))
+
+    def one(i):
+        return i, client.take("data/emb21", [i, 499 - i], ["id"])["id"].tolist()
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        for i, got in ex.map(one, ids):
+            assert got == [i, 499 - i]
