@@ -93,7 +93,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 
 # ---- top-level targets --------------------------------------------------------------------
 .PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean \
-        install bench
+        install bench python-test
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
 .SECONDARY:
@@ -118,6 +118,13 @@ integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/daemon_nonblocking.sh
 	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/systemd_unit.sh
+	@$(MAKE) --no-print-directory python-test
+
+# The Python client and torch dataset against a real lanced (Debian's python3 and its
+# python3-* packages: /usr/bin/python3, not whatever python3 comes first on PATH).
+PYTHON ?= /usr/bin/python3
+python-test: $(BINS)
+	@LANCED=$(abspath $(BINOUT))/lanced $(PYTHON) -m pytest -q -p no:cacheprovider clients/python/tests
 
 # BENCH_SMOKE=0 skips the benchmark harness run (a smoke test of it, not a gate on figures).
 BENCH_SMOKE ?= 1

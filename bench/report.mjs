@@ -90,6 +90,15 @@ for (const c of pick({ system: 'lanced', cold: true, batch: 1 })) {
   if (c) T(`single-row p99 at 64 connections, half of max load (${f0(c.rate)} req/s open loop, achieved ${f0(c.achieved_rate)}; scalars)`, `p99 ${f0(c.latency_us.p99)} µs (p50 ${f0(c.latency_us.p50)} µs)`, c.latency_us.p99 / 1000, 1, '<', whereTime(c));
 }
 
+// ---------------------------------------------------------------- PyTorch DataLoader (bench/torch-loader.sh)
+const TORCH = fs.existsSync(path.join(OUT, 'torch.json')) ? JSON.parse(fs.readFileSync(path.join(OUT, 'torch.json'), 'utf8')) : null;
+const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+if (TORCH?.tensor_vs_arrow?.length) {
+  const by = (f) => mean(TORCH.tensor_vs_arrow.filter((r) => r.format === f && !r.errors).map((r) => r.rows_per_s));
+  const pr = by('proto'), ar = by('arrow');
+  if (pr && ar) T('protobuf tensors vs Arrow, 768-d vectors, batch 100, 4 connections (same run, alternated)', `${f0(pr)} vs ${f0(ar)} rows/s`, pr / ar, 0.8, '>=', '');
+}
+
 // ---------------------------------------------------------------- report.md
 P(`# lanced benchmark — ${R.scale} (${R.started})`);
 P();
@@ -237,6 +246,18 @@ if (errs.length) {
   P();
   for (const c of errs) P(`* ${c.system} ${c.dataset ?? ''} b=${c.batch} c=${c.conc}${c.format ? ' ' + c.format : ''}: ${c.error}`);
   P();
+}
+if (TORCH?.loader?.length) {
+  P('## PyTorch DataLoader (num_workers=2, batch_size=256)');
+  P();
+  P('`lanced.torch.LancedDataset` (protobuf tensors, one request per batch) against the same loop fed by JSON rows (`bench/torch_loader.py`), beside LanceDB in-process rows/s (batch 100, 4 in flight, no DataLoader) of the same dataset.');
+  P();
+  const rows = [...new Set(TORCH.loader.map((r) => r.dataset))].map((d) => {
+    const p = TORCH.loader.find((r) => r.dataset === d && r.feed === 'proto'), j = TORCH.loader.find((r) => r.dataset === d && r.feed === 'json');
+    const ip = one({ system: 'lancedb-inproc', dataset: d, batch: 100, conc: 4 });
+    return [d, p?.columns ?? '', f0(p?.samples_per_s), f0(j?.samples_per_s), f2(p && j ? p.samples_per_s / j.samples_per_s : null) + '×', f0(ip?.rows_per_s)];
+  });
+  table(['dataset', 'columns', 'protobuf samples/s', 'JSON samples/s', 'protobuf / JSON', 'LanceDB in-process rows/s'], rows);
 }
 P('## Plots');
 P();

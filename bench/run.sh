@@ -30,6 +30,7 @@ node bench/run.mjs --scale "$SCALE" --bin "$BIN" --data "$DATA" --out "$OUT" &
 pids+=($!)
 wait "${pids[@]}"
 pids=()
+BIN=$BIN bench/torch-loader.sh "$OUT" "$DATA" || echo "bench: DataLoader figures failed" >&2
 node bench/report.mjs "$OUT"
 BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT" || echo "bench: load generator vs wrk comparison failed" >&2
 echo "bench: $(( $(date +%s) - start )) s; report in $OUT/report.md" >&2

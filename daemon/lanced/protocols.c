@@ -118,7 +118,15 @@ static bool bit(const void *buf, int64_t i) {
 
 static double half_to_double(uint16_t h) {
   int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  if (e == 31 && m) {
+    /* A NaN keeps its payload in the top mantissa bits, where converting the double back
+     * to float16 (numpy's astype, IEEE narrowing) finds it again. */
+    uint64_t bits = (uint64_t)(h & 0x8000) << 48 | 0x7ffULL << 52 | (uint64_t)m << 42;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+  }
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY : ldexp(m + 1024, e - 25);
   return (h & 0x8000) ? -v : v;
 }
 
@@ -204,6 +212,144 @@ static char *decimal_string(struct pool *pl, unsigned __int128 raw, int scale) {
   return o;
 }
 
+/* ---- tensors ---------------------------------------------------------------------------------
+ * Numeric fixed-size lists (nested too) and lists of them, copied as packed values so a client
+ * reads a column with one frombuffer. The wire is little-endian; so is every host lanced builds
+ * for (the Arrow buffers are in host order and are copied as they are). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "tensor encoding copies host-order Arrow buffers as little-endian"
+#endif
+
+/* Nesting below the item level; Arrow's own limit is far lower in practice. */
+#define TENSOR_MAX_DIMS 8
+
+struct tensor_chain {
+  const struct ArrowSchema *s[TENSOR_MAX_DIMS + 1]; /* item level .. leaf */
+  const struct ArrowArray *a[TENSOR_MAX_DIMS + 1];
+  uint64_t dims[TENSOR_MAX_DIMS];
+  int ndims;
+  size_t per_item; /* leaf values per item: the product of dims */
+  size_t width;    /* bytes per leaf value */
+};
+
+static size_t numeric_width(const struct ArrowSchema *s) {
+  const char *f = s->format;
+  if (s->dictionary || !f[0] || f[1]) return 0;
+  return strchr("cC", f[0]) ? 1 : strchr("sSe", f[0]) ? 2 : strchr("iIf", f[0]) ? 4
+         : strchr("lLg", f[0]) ? 8 : 0;
+}
+
+/* Walks fixed-size lists from the item level (s, a) down to a numeric leaf; false when the
+ * column is not a tensor of numbers. */
+static bool tensor_chain(const struct ArrowSchema *s, const struct ArrowArray *a,
+                         struct tensor_chain *c) {
+  memset(c, 0, sizeof *c);
+  c->per_item = 1;
+  while (!strncmp(s->format, "+w:", 3)) {
+    if (c->ndims == TENSOR_MAX_DIMS || s->n_children != 1 || a->n_children != 1) return false;
+    long long d = atoll(s->format + 3);
+    if (d <= 0) return false;
+    c->s[c->ndims] = s, c->a[c->ndims] = a;
+    c->dims[c->ndims++] = (uint64_t)d;
+    c->per_item *= (size_t)d;
+    s = s->children[0], a = a->children[0];
+  }
+  c->s[c->ndims] = s, c->a[c->ndims] = a;
+  return (c->width = numeric_width(s)) != 0;
+}
+
+/* Copies items [p, p + cnt) (logical slots of the item level) to data at value position pos
+ * and marks null values in valid (allocated on the first null; *valid NULL until then). Nulls
+ * of the item level itself are marked only when mark_items (a list's items, not a column's
+ * rows). Tight loop over the levels; each level's slots are contiguous. */
+static int tensor_copy(struct pool *pl, const struct tensor_chain *c, int64_t p, size_t cnt,
+                       bool mark_items, uint8_t *data, size_t pos, size_t total, uint8_t **valid) {
+  size_t per_slot = c->per_item;
+  for (int l = 0; l <= c->ndims; l++) {
+    const struct ArrowArray *a = c->a[l];
+    if ((l > 0 || mark_items) && a->null_count != 0 && a->buffers[0])
+      for (size_t k = 0; k < cnt; k++) {
+        if (bit(a->buffers[0], a->offset + p + (int64_t)k)) continue;
+        if (!*valid) {
+          if (!(*valid = pool_alloc(pl, total))) return -1;
+          memset(*valid, 1, total);
+        }
+        memset(*valid + pos + k * per_slot, 0, per_slot);
+      }
+    if (l == c->ndims) break;
+    /* logical slot p of this fixed-size list starts at the child's logical slot
+     * (offset + p) * d; the child's own offset is added where it is read */
+    p = (a->offset + p) * (int64_t)c->dims[l];
+    cnt *= c->dims[l];
+    per_slot /= c->dims[l];
+  }
+  const struct ArrowArray *leaf = c->a[c->ndims];
+  if (cnt) memcpy(data + pos * c->width, (const uint8_t *)leaf->buffers[1] + (leaf->offset + p) * (int64_t)c->width, cnt * c->width);
+  return 0;
+}
+
+/* Fills col->tensor for a numeric tensor column; 1 when the column is not one. */
+static int fill_tensor(struct pool *pl, const struct ArrowSchema *s, const struct ArrowArray *a,
+                       int64_t parent_off, int64_t n, Lanced__V1__Column *col, struct ld_err *e) {
+  bool list = !strcmp(s->format, "+l") || !strcmp(s->format, "+L");
+  struct tensor_chain c;
+  if (list ? s->n_children != 1 || a->n_children != 1 ||
+                 !tensor_chain(s->children[0], a->children[0], &c)
+           : strncmp(s->format, "+w:", 3) || !tensor_chain(s, a, &c))
+    return 1;
+  Lanced__V1__Tensor *t = pool_alloc(pl, sizeof *t);
+  uint64_t *offsets = list ? pool_alloc(pl, ((size_t)n + 1) * sizeof *offsets) : NULL;
+  if (!t || (list && !offsets)) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  lanced__v1__tensor__init(t);
+  int64_t row0 = a->offset + parent_off;
+  size_t items = (size_t)n;
+  const struct tensor_chain *ch = &c;
+  if (list) { /* item offsets of each row; a null row is empty */
+    offsets[0] = 0;
+    for (int64_t r = 0; r < n; r++) {
+      int64_t j = row0 + r, lo, hi;
+      if (s->format[1] == 'L') lo = ((const int64_t *)a->buffers[1])[j], hi = ((const int64_t *)a->buffers[1])[j + 1];
+      else lo = ((const int32_t *)a->buffers[1])[j], hi = ((const int32_t *)a->buffers[1])[j + 1];
+      bool valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], j);
+      offsets[r + 1] = offsets[r] + (valid && hi > lo ? (uint64_t)(hi - lo) : 0);
+    }
+    items = offsets[n];
+  } /* else the column itself is the first fixed-size list: its dims are the row's shape */
+  size_t total = items * ch->per_item;
+  uint8_t *data = pool_alloc(pl, total * ch->width), *valid = NULL;
+  if (!data) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!list) {
+    if (tensor_copy(pl, ch, row0 - a->offset, items, false, data, 0, total, &valid))
+      return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  } else {
+    for (int64_t r = 0; r < n; r++) {
+      size_t cnt = (size_t)(offsets[r + 1] - offsets[r]);
+      if (!cnt) continue;
+      int64_t j = row0 + r;
+      int64_t lo = s->format[1] == 'L' ? ((const int64_t *)a->buffers[1])[j]
+                                       : ((const int32_t *)a->buffers[1])[j];
+      if (tensor_copy(pl, ch, lo, cnt, true, data, (size_t)offsets[r] * ch->per_item, total, &valid))
+        return ld_errf(e, 503, "resource_exhausted", "out of memory");
+    }
+    t->n_offsets = (size_t)n + 1, t->offsets = offsets;
+  }
+  struct lnc_buf tn = {0};
+  ld_arrow_type_name(ch->s[ch->ndims], &tn);
+  ld_buf_append(&tn, "", 1);
+  if (!(t->dtype = pool_alloc(pl, tn.len))) { lnc_buf_free(&tn); return ld_errf(e, 503, "resource_exhausted", "out of memory"); }
+  memcpy(t->dtype, tn.data, tn.len);
+  lnc_buf_free(&tn);
+  t->n_shape = (size_t)ch->ndims;
+  if (!(t->shape = pool_alloc(pl, (size_t)ch->ndims * sizeof *t->shape + 1)))
+    return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  memcpy(t->shape, ch->dims, (size_t)ch->ndims * sizeof *t->shape);
+  t->data.data = data, t->data.len = total * ch->width;
+  if (valid) t->item_validity.data = valid, t->item_validity.len = total;
+  col->values_case = LANCED__V1__COLUMN__VALUES_TENSOR;
+  col->tensor = t;
+  return 0;
+}
+
 static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struct ArrowArray *a,
                        int64_t parent_off, int64_t n, Lanced__V1__Column *col, struct ld_err *e) {
   lanced__v1__column__init(col);
@@ -216,7 +362,9 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   memcpy(col->type, tn.data, tn.len);
   lnc_buf_free(&tn);
   enum kind k = kind_of(s);
-  if (k == K_NONE && strcmp(s->format, "n"))
+  int tr = k == K_NONE ? fill_tensor(pl, s, a, parent_off, n, col, e) : 1;
+  if (tr != 1 && tr != 0) return tr;
+  if (k == K_NONE && strcmp(s->format, "n") && tr == 1)
     return ld_errf(e, 501, "unimplemented",
                    "column %s has type %s, which the protobuf format does not carry; use Arrow",
                    col->name, col->type);
@@ -250,7 +398,8 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   }
   for (int64_t r = 0; r < n; r++) {
     struct val v;
-    if (k == K_NONE) v.valid = false;
+    if (tr == 0) v.valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], a->offset + parent_off + r);
+    else if (k == K_NONE) v.valid = false;
     else value_at(s, a, parent_off + r, &v);
     validity[r] = v.valid;
     any_null |= !v.valid;

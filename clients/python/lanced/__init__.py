@@ -1,0 +1,5 @@
+"""lanced: a client for the lanced daemon (Lance row lookups over HTTP) returning numpy
+arrays, and lanced.torch.LancedDataset for PyTorch."""
+from .client import Client, LancedError
+
+__all__ = ["Client", "LancedError"]

@@ -1,0 +1,229 @@
+"""A lanced client over the Connect API (binary protobuf, FORMAT_PROTO): rows come back as
+numpy arrays, tensor columns through one frombuffer each."""
+import decimal
+import http.client
+import json
+import os
+import re
+import threading
+import urllib.parse
+
+import numpy as np
+
+from ._pb import pb
+
+__all__ = ["Client", "LancedError"]
+
+
+class LancedError(Exception):
+    """An error answer from lanced: code is lanced's error code ("not_found",
+    "invalid_argument", "out_of_range", "unavailable", ...), message its text, status the HTTP
+    status (0 when the daemon could not be reached)."""
+
+    def __init__(self, code, message, status=0):
+        super().__init__("%s: %s" % (code, message))
+        self.code, self.message, self.status = code, message, status
+
+
+# Arrow type names (docs/api.md) -> numpy dtypes, for the scalar value lists and tensors.
+_NUMERIC = {"int8": "<i1", "int16": "<i2", "int32": "<i4", "int64": "<i8",
+            "uint8": "<u1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
+            "float16": "<f2", "float32": "<f4", "float64": "<f8", "bool": "?"}
+_UNIT = {"s": "s", "ms": "ms", "us": "us", "ns": "ns"}
+
+
+def _temporal_dtype(t):
+    """numpy dtype of a date/time/timestamp/duration Arrow type, None otherwise."""
+    if t == "date32":
+        return "datetime64[D]"
+    if t == "date64":
+        return "datetime64[ms]"
+    m = re.match(r"(timestamp|duration|time32|time64)\[(s|ms|us|ns)", t)
+    if not m:
+        return None
+    kind = "datetime64" if m.group(1) == "timestamp" else "timedelta64"
+    return "%s[%s]" % (kind, _UNIT[m.group(2)])
+
+
+def _mask(values, validity):
+    if not len(validity):
+        return values
+    valid = np.array(validity, dtype=bool)
+    if values.dtype == object:
+        values[~valid] = None
+        return values
+    mask = ~valid.reshape((-1,) + (1,) * (values.ndim - 1))
+    return np.ma.MaskedArray(values, mask=np.broadcast_to(mask, values.shape).copy())
+
+
+def _objects(items):
+    items = list(items)
+    out = np.empty(len(items), dtype=object)
+    for i, v in enumerate(items):  # element-wise: numpy would merge equal-shaped arrays
+        out[i] = v
+    return out
+
+
+def _tensor(t, n):
+    """A Tensor message -> (n, *shape) array, or an object array of (k, *shape) arrays for a
+    list column; values that are null inside a row are masked."""
+    values = np.frombuffer(t.data, dtype=_NUMERIC[t.dtype])
+    item_shape = tuple(t.shape)
+    if len(t.item_validity):
+        iv = np.frombuffer(t.item_validity, dtype=np.uint8) == 0
+        values = np.ma.MaskedArray(values, mask=iv)
+    if not len(t.offsets):
+        return values.reshape((n,) + item_shape)
+    off = np.asarray(t.offsets, dtype=np.int64)
+    items = values.reshape((-1,) + item_shape)
+    return _objects(items[off[i]:off[i + 1]] for i in range(n))
+
+
+def _column(c, n):
+    kind = c.WhichOneof("values")
+    if kind == "tensor":
+        return _mask(_tensor(c.tensor, n), c.validity)
+    if kind is None:  # a null-typed column
+        return _mask(_objects([None] * n), c.validity or [False] * n)
+    vals = getattr(c, kind).values
+    if kind == "strings":
+        if c.type.startswith("decimal"):
+            # decimals as exact decimal.Decimal (the wire carries exact decimal strings)
+            return _mask(_objects(decimal.Decimal(v) if v else None for v in vals), c.validity)
+        return _mask(_objects(vals), c.validity)
+    if kind == "binaries":
+        return _mask(_objects(vals), c.validity)
+    temporal = _temporal_dtype(c.type)
+    if temporal:
+        return _mask(np.array(vals, dtype=np.int64).view(temporal), c.validity)
+    dtype = _NUMERIC.get(c.type.split("<")[-1].rstrip(">")) if c.type.startswith("dictionary") \
+        else _NUMERIC.get(c.type)
+    wide = {"bools": bool, "int64s": np.int64, "uint64s": np.uint64, "doubles": np.float64}[kind]
+    arr = np.array(vals, dtype=wide)
+    if dtype and np.dtype(dtype) != arr.dtype:
+        arr = arr.astype(dtype)  # exact: the wire widened the column's own type
+    return _mask(arr, c.validity)
+
+
+def _proto_carries(t):
+    """Whether the protobuf format carries an Arrow type: scalars, and numeric fixed-size
+    lists (nested) or lists of them (docs/api.md, Tensor). The rest comes as JSON rows."""
+    if t.startswith(("struct<", "map<")) or (t.startswith("decimal") and t.endswith(",256)")):
+        return False
+    if t.startswith(("list<", "large_list<")):
+        t = t[t.index("<") + 1:-1]
+    elif not t.startswith("fixed_size_list<"):
+        return True
+    while t.startswith("fixed_size_list<"):
+        t = t[len("fixed_size_list<"):t.rindex(">")]
+    return t in _NUMERIC and t != "bool"
+
+
+class Client:
+    """Client(url): a lanced daemon at url ("http://127.0.0.1:8080"). One keep-alive
+    connection per thread and per process: after fork (a DataLoader worker) the child opens
+    its own, so a Client may be shared by threads, forked workers and pickled to spawned ones."""
+
+    def __init__(self, url, timeout=60.0):
+        u = urllib.parse.urlsplit(url)
+        if u.scheme != "http" or not u.hostname:
+            raise ValueError("lanced: want a URL like http://127.0.0.1:8080, got %r" % url)
+        self.url, self.timeout = url, timeout
+        self._host, self._port = u.hostname, u.port or 80
+        self._local = threading.local()
+        self._types = {}  # (path, version) -> {column: Arrow type}, from describe
+
+    def __getstate__(self):
+        return {"url": self.url, "timeout": self.timeout}
+
+    def __setstate__(self, state):
+        self.__init__(state["url"], state["timeout"])
+
+    def _conn(self):
+        loc = self._local
+        if getattr(loc, "pid", None) != os.getpid():  # new thread, or the child of a fork
+            loc.pid = os.getpid()
+            loc.conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        return loc.conn
+
+    def _call(self, method, msg, reply):
+        headers = {"Content-Type": "application/proto", "Connect-Protocol-Version": "1"}
+        data = self._post("/lanced.v1.RowService/" + method, msg.SerializeToString(), headers)
+        out = reply()
+        out.ParseFromString(data)
+        return out
+
+    def _post(self, target, body, headers):
+        for attempt in (0, 1):
+            conn = self._conn()
+            try:
+                conn.request("POST", target, body, headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                break
+            except (http.client.HTTPException, ConnectionError, OSError) as ex:
+                conn.close()
+                # A keep-alive connection the daemon closed meanwhile: retry once on a new
+                # one (Take and GetFile are reads, safe to repeat).
+                if attempt or isinstance(ex, (ConnectionRefusedError, TimeoutError)):
+                    raise LancedError("unavailable", "cannot reach lanced at %s: %s"
+                                      % (self.url, ex)) from ex
+        if resp.status != 200:
+            try:
+                err = json.loads(data)
+                code, message = err.get("code", "unknown"), err.get("message", "")
+            except ValueError:
+                code, message = "unknown", data[:200].decode("utf-8", "replace")
+            raise LancedError(code, message, resp.status)
+        return data
+
+    def take(self, path, ids, columns=None, version=None):
+        """Rows ids (any order, duplicates allowed) of the file or dataset at path (relative to
+        the daemon's root) -> {column name: numpy array with one entry per id}. Nulls: numeric,
+        bool, temporal and tensor columns come back as numpy masked arrays; strings, binaries,
+        decimals (decimal.Decimal) and lists are object arrays with None for a null."""
+        ids = [int(i) for i in ids]
+        types = self._column_types(path, version)
+        names = list(columns) if columns else list(types)
+        nested = [c for c in names if c in types and not _proto_carries(types[c])]
+        out = {}
+        if len(nested) < len(names):
+            req = pb.TakeRequest(path=path, ids=ids, format=pb.FORMAT_PROTO, version=version or 0,
+                                 columns=[c for c in names if c not in nested])
+            res = self._call("Take", req, pb.TakeResponse)
+            out = {c.name: _column(c, res.num_rows) for c in res.columns}
+        if nested:
+            out.update(self._take_json(path, ids, nested, version))
+        return {c: out[c] for c in names}
+
+    def _column_types(self, path, version):
+        key = (path, version or 0)
+        if key not in self._types:
+            self._types[key] = {f["name"]: f["type"] for f in self.describe(path, version)["fields"]}
+        return self._types[key]
+
+    def _take_json(self, path, ids, columns, version):
+        """Structs, maps and lists of non-numbers, which only JSON rows carry: object arrays
+        of the JSON-rows values (docs/json-rows.md: dicts, lists, strings for dates...)."""
+        body = {"ids": ids, "columns": columns}
+        if version:
+            body["version"] = version
+        target = "/files/%s/rows?format=json" % urllib.parse.quote(path, safe="/")
+        data = self._post(target, json.dumps(body).encode(), {"Content-Type": "application/json"})
+        rows = json.loads(data)["rows"]
+        types = self._column_types(path, version)
+        return {c: _objects(decimal.Decimal(r[c]) if r[c] is not None and
+                            types[c].startswith("decimal") else r[c] for r in rows)
+                for c in columns}
+
+    def describe(self, path, version=None):
+        """Version, row count and schema of the file or dataset at path, as a dict:
+        {"path", "version", "num_rows", "fields": [{"name", "type", "nullable", "children"}]}."""
+        res = self._call("GetFile", pb.GetFileRequest(path=path, version=version or 0),
+                         pb.FileInfo)
+
+        def field(f):
+            return {"name": f.name, "type": f.type, "nullable": f.nullable,
+                    "children": [field(c) for c in f.children]}
+        return {"path": res.path, "version": res.version, "num_rows": res.num_rows,
+                "fields": [field(f) for f in res.fields]}

@@ -1,0 +1,236 @@
+"""lanced.Client against a real lanced serving the fixtures: every value equal to Lance's own
+answer (tests/fixtures/*/*.answers, written by the real Lance reader), request order and
+duplicates, versions, errors."""
+import base64
+import decimal
+import glob
+import json
+import os
+import re
+
+import numpy as np
+import pytest
+
+import lanced
+from conftest import FIXTURES
+
+NUMPY = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+         "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+         "float16": np.float16, "float32": np.float32, "float64": np.float64}
+
+
+def _lance_differs():
+    """Columns where Lance answers something else than the bytes (blob descriptors); the
+    client asks for the bytes, so those are not compared (tests/fixtures/README.md)."""
+    with open(os.path.join(FIXTURES, "index.json")) as f:
+        return {x["name"]: set(x.get("lance_differs", [])) for x in json.load(f)["fixtures"]}
+
+
+DIFFERS = _lance_differs()
+
+
+def _cases():
+    for f in sorted(glob.glob(os.path.join(FIXTURES, "data", "*.answers")) +
+                    glob.glob(os.path.join(FIXTURES, "datasets", "*.answers"))):
+        rel = os.path.relpath(f, FIXTURES)[:-len(".answers")]
+        path = rel + ".lance" if rel.startswith("datasets") else rel
+        with open(f) as fh:
+            for n, line in enumerate(fh):
+                ids, second, body = line.rstrip("\n").split("\t")
+                # data/: the columns asked; datasets/: the version (0 = latest)
+                sel = json.loads(second)
+                cols, ver = (None, sel or None) if rel.startswith("datasets") else (sel, None)
+                yield pytest.param(path, json.loads(ids), cols, ver, body, id="%s:%d" % (rel, n + 1))
+
+
+def _expected_time(s, t):
+    """A JSON-rows temporal value (docs/json-rows.md) -> the numpy value the client returns."""
+    if t.startswith("duration"):
+        return np.timedelta64(int(s), t[9:].split("]")[0])
+    if t.startswith(("time32", "time64")):
+        unit = re.search(r"\[(\w+)", t).group(1)
+        h, m, sec = s.split(":")
+        whole, _, frac = sec.partition(".")
+        per = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[unit]
+        count = ((int(h) * 60 + int(m)) * 60 + int(whole)) * per + (int(frac) if frac else 0)
+        return np.timedelta64(count, unit)
+    unit = "D" if t == "date32" else "ms" if t == "date64" else re.search(r"\[(\w+)", t).group(1)
+    m = re.match(r"(.*)([+-])(\d\d):(\d\d)$", s)
+    if m and "T" in s:  # a fixed offset: local time, then the offset
+        shift = np.timedelta64(int(m.group(3)) * 60 + int(m.group(4)), "m")
+        local = np.datetime64(m.group(1), unit)
+        return local - shift if m.group(2) == "+" else local + shift
+    return np.datetime64(s.rstrip("Z"), unit)
+
+
+def _leaf(t):
+    return re.sub(r"^(large_)?(list|fixed_size_list)<|>(\[\d+\])?$", "", t) if "list<" in t else t
+
+
+def _same_float(got, exp, dtype):
+    if exp == "NaN":
+        return np.isnan(got)
+    if exp in ("Infinity", "-Infinity"):
+        return got == (np.inf if exp == "Infinity" else -np.inf)
+    want = dtype(exp)
+    return got == want and np.signbit(got) == np.signbit(want)
+
+
+def _check_nested(got, exp, leaf, where):
+    """A tensor row (k, *shape) against nested JSON lists; a null item is all masked."""
+    if exp is None:
+        assert np.ma.getmaskarray(got).all(), where
+    elif isinstance(exp, list):
+        assert got.ndim >= 1 and len(got) == len(exp), where
+        for g, e in zip(got, exp):
+            _check_nested(np.ma.asarray(g), e, leaf, where)
+    else:
+        _check(got[()], exp, leaf, where)
+
+
+def _check(got, exp, t, where):
+    """got: one row of a client column; exp: Lance's JSON-rows value; t: the Arrow type."""
+    if exp is None:
+        assert got is None or got is np.ma.masked or (
+            isinstance(got, np.ma.MaskedArray) and got.mask.all()), where
+        return
+    assert got is not None and got is not np.ma.masked, where
+    if "list<" in t and isinstance(got, np.ndarray):  # a tensor row
+        leaf = NUMPY[re.sub(r"[^a-z0-9].*", "", t.split("<")[-1])]
+        _check_nested(np.ma.asarray(got), exp, leaf.__name__, where)
+        return
+    if t.startswith(("struct<", "map<", "list<", "large_list<", "fixed_size_list<")):
+        assert got == exp, where  # carried as JSON rows: the same JSON values
+    elif t.startswith("decimal"):
+        assert isinstance(got, decimal.Decimal) and str(got) == exp, where
+    elif t.startswith(("date", "time", "duration")):
+        assert got == _expected_time(exp, t), where
+    elif "binary" in t:
+        assert base64.b64encode(got).decode() == exp, where
+    elif t.startswith("float"):
+        assert _same_float(got, exp, NUMPY[t]), (where, got, exp)
+    elif t in NUMPY:
+        assert int(got) == exp, where
+    else:
+        assert got == exp, where
+
+
+@pytest.fixture(scope="module")
+def client(daemon):
+    return lanced.Client(daemon)
+
+
+@pytest.mark.parametrize("path,ids,columns,version,body", list(_cases()))
+def test_values_equal_lance_answers(client, path, ids, columns, version, body):
+    # "-0" is a float's negative zero; Python's json would read it as the integer 0
+    want = json.loads(body, parse_int=lambda s: -0.0 if s == "-0" else int(s))
+    got = client.take(path, ids, columns, version)
+    assert list(got) == want["columns"]
+    types = {f["name"]: f["type"] for f in client.describe(path, version)["fields"]}
+    skip = DIFFERS.get(os.path.basename(path), set())
+    for c in want["columns"]:
+        if c in skip:
+            continue
+        assert len(got[c]) == len(ids)
+        for i, row in enumerate(want["rows"]):
+            _check(got[c][i], row[c], types[c], "%s[%d] (id %d)" % (c, i, ids[i]))
+
+
+def test_tensor_is_one_array(client):
+    r = client.take("data/emb21", [3, 1, 3], ["emb", "id"])
+    emb = r["emb"]
+    assert type(emb) is np.ndarray and emb.dtype == np.float32 and emb.shape == (3, 128)
+    assert list(r["id"]) == [3, 1, 3]
+    assert np.array_equal(emb[0], emb[2]) and not np.array_equal(emb[0], emb[1])
+
+
+def test_nested_fixed_size_list_shape(client):
+    # list<fixed_size_list<float32>[2]>: each row is a (k, 2) array
+    r = client.take("data/nested21", [0], ["lfsl"])["lfsl"]
+    assert r[0].shape == (2, 2) and r[0].dtype == np.float32
+
+
+def test_unknown_column(client):
+    with pytest.raises(lanced.LancedError) as ex:
+        client.take("data/emb21", [0], ["nope"])
+    assert ex.value.code in ("invalid_argument", "not_found") and "nope" in ex.value.message
+
+
+def test_id_out_of_range(client):
+    with pytest.raises(lanced.LancedError) as ex:
+        client.take("data/emb21", [0, 500], ["id"])
+    assert ex.value.code == "out_of_range" and ex.value.status == 400
+
+
+def test_unknown_path(client):
+    with pytest.raises(lanced.LancedError) as ex:
+        client.describe("data/none")
+    assert ex.value.code == "not_found" and ex.value.status == 404
+
+
+def test_daemon_down():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nobody listens there now
+    with pytest.raises(lanced.LancedError) as ex:
+        lanced.Client("http://127.0.0.1:%d" % port).take("data/emb21", [0])
+    assert ex.value.code == "unavailable"
+
+
+def test_connection_reused(client):
+    client.take("data/emb21", [0], ["id"])
+    conn = client._local.conn
+    client.take("data/emb21", [1], ["id"])
+    assert client._local.conn is conn and conn.sock is not None
+
+
+def test_fork_gets_own_connection(client):
+    client.take("data/emb21", [0], ["id"])
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child must not share the parent's socket
+        try:
+            ok = client.take("data/emb21", [7], ["id"])["id"][0] == 7 and \
+                client._local.pid == os.getpid()
+        except Exception:
+            ok = False
+        os.write(w, b"1" if ok else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(r, 1) == b"1"
+    assert client.take("data/emb21", [9], ["id"])["id"][0] == 9
+
+
+def test_connect_json_flavour_carries_the_same_tensor(client, daemon):
+    """The Connect API's JSON flavour: the same Tensor message, bytes as base64."""
+    import urllib.request
+    body = json.dumps({"path": "data/nested21", "ids": ["3", "0", "3"],
+                       "columns": ["fsln", "lfsl"], "format": "FORMAT_PROTO"}).encode()
+    req = urllib.request.Request(daemon + "/lanced.v1.RowService/Take", body,
+                                 {"Content-Type": "application/json"})
+    res = json.loads(urllib.request.urlopen(req).read())
+    got = client.take("data/nested21", [3, 0, 3], ["fsln", "lfsl"])
+    fsln, lfsl = (c["tensor"] for c in res["columns"])
+    assert fsln["dtype"] == "int32" and fsln["shape"] == ["3"]
+    values = np.frombuffer(base64.b64decode(fsln["data"]), "<i4").reshape(3, 3)
+    valid = np.frombuffer(base64.b64decode(fsln.get("itemValidity", "")), np.uint8)
+    assert np.array_equal(values[valid.reshape(3, 3) == 1] if len(valid) else values,
+                          np.ma.asarray(got["fsln"]).compressed() if len(valid) else got["fsln"])
+    offs = [int(x) for x in lfsl["offsets"]]
+    assert len(offs) == 4 and lfsl["shape"] == ["2"]
+    flat = np.frombuffer(base64.b64decode(lfsl["data"]), "<f4").reshape(-1, 2)
+    for r in range(3):
+        assert np.array_equal(flat[offs[r]:offs[r + 1]], np.ma.asarray(got["lfsl"][r]))
+
+
+def test_threads_share_a_client(client):
+    import concurrent.futures
+    ids = list(range(0, 500, 7))
+
+    def one(i):
+        return i, client.take("data/emb21", [i, 499 - i], ["id"])["id"].tolist()
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        for i, got in ex.map(one, ids):
+            assert got == [i, 499 - i]
