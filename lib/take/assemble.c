@@ -101,6 +101,10 @@ static int fixed_array(struct lnc_asm *a, int64_t n, int64_t nulls, uint8_t *val
 
 static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd,
                  struct ArrowArray *out) {
+  if (p->field->unsupported) { /* only in a take of no rows (take.c check_servable) */
+    if (a->n_rows) return lnc_errf(a->err, LNC_EINTERNAL, "field '%s' cannot be served", p->field->name);
+    return lnc_array_init(out, 0, 0, 0, 0) ? lnc_errf(a->err, LNC_ENOMEM, "out of memory") : 0;
+  }
   int col = lnc_proj_first_column(p);
   if (col < 0) return lnc_errf(a->err, LNC_EINTERNAL, "field '%s' reads no column", p->field->name);
   struct lnc_leafrows *S = a->cols[col];

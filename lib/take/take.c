@@ -107,21 +107,29 @@ int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out
 }
 
 /* A field we cannot serve (unsupported type, layout or encoding) fails only the takes that
- * select it, naming it and why; the file's other fields are served as usual. */
-static int check_servable(const struct lnc_file *f, const struct lnc_proj *p, struct lnc_error *err) {
+ * select it, naming it and why; the file's other fields are served as usual. A take of no
+ * rows (how a schema is asked for, e.g. a dataset's description) gets it as a null column. */
+static int check_servable(const struct lnc_file *f, struct lnc_proj *p, size_t n, struct lnc_error *err) {
   const struct lnc_field *u = p->field->unsupported ? p->field
                               : p->n_children == 0 ? lnc_schema_unsupported_below(p->field) : NULL;
-  if (u)
+  if (u && n)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: column '%s' cannot be served (%s); name the other columns to read them",
                     f->name, u->name, u->unsupported);
+  if (p->field->unsupported) { /* no rows: a null stand-in, read from no column */
+    proj_free(p);
+    p->children = NULL;
+    p->n_children = 0;
+    return 0;
+  }
   for (size_t i = 0; i < p->n_children; i++) {
-    int rc = check_servable(f, &p->children[i], err);
+    int rc = check_servable(f, &p->children[i], n, err);
     if (rc) return rc;
   }
   return 0;
 }
 
 static void collect_columns(const struct lnc_proj *p, uint8_t *need) {
+  if (p->field->unsupported) return;
   if (p->field->column >= 0) { need[p->field->column] = 1; return; }
   for (size_t i = 0; i < p->n_children; i++) collect_columns(&p->children[i], need);
 }
@@ -372,7 +380,7 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
       if (rc) { proj_free(&root); return lnc_errf(err, rc, "out of memory"); }
     }
   }
-  for (size_t i = 0; i < root.n_children && !rc; i++) rc = check_servable(f, &root.children[i], err);
+  for (size_t i = 0; i < root.n_children && !rc; i++) rc = check_servable(f, &root.children[i], n, err);
   if (rc) { proj_free(&root); return rc; }
   /* Sort + dedupe ids; perm maps request position -> unique index. */
   struct id_ord *ord = malloc((n ? n : 1) * sizeof *ord);

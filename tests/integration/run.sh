@@ -95,6 +95,8 @@ if [[ -n $FILE ]]; then
     expect "unsupported: all columns" 422 "$URL/files/$U/rows?ids=0"
     grep -q "column 'm' cannot be served" "$WORK/body" && ok "all columns names the unserved one" || bad "unsupported message" "$(head -c 300 "$WORK/body")"
     expect "unsupported: the column itself" 422 "$URL/files/$U/rows?ids=0&columns=db"
+    expect "unsupported: dataset describe" 200 "$URL/files/data/unsup22"
+    expect "unsupported: dataset rows of the other columns" 200 "$URL/files/data/unsup22/rows?ids=0,1&columns=x,id"
   fi
 
   # ---- bad inputs ------------------------------------------------------------------------------

@@ -86,12 +86,31 @@ START_TEST(test_unserved_columns_refused_by_name) {
 }
 END_TEST
 
+/* A take of no rows is how a schema is asked for (a dataset's description reads one this way):
+ * it succeeds, the unserved columns typed null. */
+START_TEST(test_zero_row_take_gives_schema) {
+  lnc_file *f = open_unsup();
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  ck_assert_int_eq(lnc_take(f, NULL, 0, NULL, 0, &s, &a, NULL, NULL), 0);
+  ck_assert_int_eq(s.n_children, 5);
+  ck_assert_str_eq(s.children[2]->format, "n");
+  ck_assert_str_eq(s.children[3]->format, "n");
+  ck_assert_str_eq(s.children[4]->format, "g");
+  ck_assert_int_eq(a.length, 0);
+  a.release(&a);
+  s.release(&s);
+  lnc_file_close(f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("unsupported");
   TCase *tc = tcase_create("columns");
   tcase_add_test(tc, test_open_and_describe);
   tcase_add_test(tc, test_other_columns_served);
   tcase_add_test(tc, test_unserved_columns_refused_by_name);
+  tcase_add_test(tc, test_zero_row_take_gives_schema);
   suite_add_tcase(s, tc);
   return s;
 }
