@@ -105,6 +105,8 @@ void lnc_dataset_close(lnc_dataset *ds);
 
 uint64_t lnc_dataset_num_rows(const lnc_dataset *ds); /* live (not deleted) rows */
 uint64_t lnc_dataset_version(const lnc_dataset *ds);  /* the version this handle reads */
+/* The data files' format version the manifest records ("2.1" -> 2, 1; 0, 0 when absent). */
+void lnc_dataset_data_format(const lnc_dataset *ds, int *major, int *minor);
 /* Lists _versions/ again and stores the newest version now present in *latest (cheap: one
  * directory listing, no manifest read), so callers can reopen when it exceeds
  * lnc_dataset_version. Thread-safe. */
@@ -232,12 +234,13 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
                             struct ArrowSchema *schema, struct ArrowArray *array,
                             struct lnc_take_stats *stats, struct lnc_error *err);
 /* lnc_dataset_describe_json of that version (appended to *json), its Arrow schema (one child
- * per top-level field, read through the engine; caller releases), live rows and the version
- * number resolved. Any output pointer may be NULL. */
+ * per top-level field, read through the engine; caller releases), live rows, the version
+ * number resolved and the data files' format version (lnc_dataset_data_format). Any output
+ * pointer may be NULL. */
 int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
                                 struct lnc_buf *json, struct ArrowSchema *schema,
-                                uint64_t *num_rows, uint64_t *version_out,
-                                struct lnc_error *err);
+                                uint64_t *num_rows, uint64_t *version_out, int *major,
+                                int *minor, struct lnc_error *err);
 
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */

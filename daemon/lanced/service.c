@@ -134,13 +134,6 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
   return rc ? fail(e, &le) : 0;
 }
 
-/* "data_format":"2.1" of a dataset description → the data files' format version. */
-static void data_format(const struct lnc_buf *d, int *major, int *minor) {
-  static const char key[] = "\"data_format\":\"";
-  const char *p = d->data ? memmem(d->data, d->len, key, sizeof key - 1) : NULL;
-  if (!p || sscanf(p + sizeof key - 1, "%d.%d", major, minor) != 2) *major = *minor = 0;
-}
-
 int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
                         struct ld_err *e) {
   memset(out, 0, sizeof *out);
@@ -156,8 +149,7 @@ int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file
   if (lnc_engine_is_dataset(w, rel)) {
     out->dataset = true;
     rc = lnc_engine_dataset_describe(w, rel, version ? *version : 0, &out->describe, &out->schema,
-                                     &out->num_rows, &out->ds_version, &le);
-    if (!rc) data_format(&out->describe, &out->major, &out->minor);
+                                     &out->num_rows, &out->ds_version, &out->major, &out->minor, &le);
   } else if (version) {
     return version_for_file(rel, e);
   } else {

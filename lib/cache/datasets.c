@@ -499,8 +499,8 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
 
 int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
                                 struct lnc_buf *json, struct ArrowSchema *schema,
-                                uint64_t *num_rows, uint64_t *version_out,
-                                struct lnc_error *err) {
+                                uint64_t *num_rows, uint64_t *version_out, int *major,
+                                int *minor, struct lnc_error *err) {
   if (!w) return lnc_errf(err, LNC_EINVAL, "lnc_engine_dataset_describe: NULL argument");
   if (schema) memset(schema, 0, sizeof *schema);
   struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
@@ -509,6 +509,7 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
   if (rc) return rc;
   if (num_rows) *num_rows = lnc_dataset_num_rows(v->ds);
   if (version_out) *version_out = lnc_dataset_version(v->ds);
+  lnc_dataset_data_format(v->ds, major, minor);
   if (json) rc = lnc_dataset_describe_json(v->ds, json, err);
   if (!rc && schema) {
     /* The types as a take produces them: a zero-row take reads one fragment's schema. */

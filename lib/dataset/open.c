@@ -191,6 +191,15 @@ size_t lnc_ds_memory(const lnc_dataset *ds) {
 uint64_t lnc_dataset_num_rows(const lnc_dataset *ds) { return ds->map.live_start[ds->nfrag]; }
 uint64_t lnc_dataset_version(const lnc_dataset *ds) { return ds->version.version; }
 
+void lnc_dataset_data_format(const lnc_dataset *ds, int *major, int *minor) {
+  const Lance__Table__Manifest *m = ds->m;
+  int a = 0, b = 0;
+  const char *v = m->data_format && m->data_format->version ? m->data_format->version : "";
+  if (sscanf(v, "%d.%d", &a, &b) != 2 || a < 0 || b < 0) a = b = 0;
+  if (major) *major = a;
+  if (minor) *minor = b;
+}
+
 int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct lnc_error *err) {
   int vfd = open_versions_dir(ds->dsfd, ds->name, err);
   if (vfd < 0) return -vfd;

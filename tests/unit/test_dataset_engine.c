@@ -71,7 +71,7 @@ static char *take_json_any(lnc_worker *w, const char *path, const uint64_t *ids,
 static uint64_t live_rows(lnc_worker *w, const char *dir, uint64_t version, uint64_t *resolved) {
   uint64_t n = 0;
   struct lnc_error err = {0};
-  int rc = lnc_engine_dataset_describe(w, dir, version, NULL, NULL, &n, resolved, &err);
+  int rc = lnc_engine_dataset_describe(w, dir, version, NULL, NULL, &n, resolved, NULL, NULL, &err);
   ck_assert_msg(rc == 0, "%s: %s", dir, err.message);
   return n;
 }
@@ -400,10 +400,13 @@ START_TEST(test_engine_dataset_describe) {
   struct lnc_buf json = {0};
   struct ArrowSchema s;
   uint64_t rows = 0, v = 0;
+  int major = -1, minor = -1;
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_engine_dataset_describe(w, "addcol_v22.lance", 2, &json, &s, &rows, &v,
-                                               &err), 0);
+                                               &major, &minor, &err), 0);
   ck_assert_uint_eq(v, 2);
+  ck_assert_int_eq(major, 2); /* the manifest's data_format, not scraped from the JSON */
+  ck_assert_int_eq(minor, 2);
   ck_assert_uint_eq(rows, 350);
   ck_assert_int_eq(s.n_children, 4); /* y was added in version 3 */
   s.release(&s);
@@ -412,7 +415,7 @@ START_TEST(test_engine_dataset_describe) {
   free(txt);
   lnc_buf_free(&json);
   ck_assert_int_eq(lnc_engine_dataset_describe(w, "addcol_v22.lance", 0, NULL, &s, &rows, &v,
-                                               &err), 0);
+                                               NULL, NULL, &err), 0);
   ck_assert_uint_eq(v, 4);
   ck_assert_int_eq(s.n_children, 5);
   ck_assert_str_eq(s.children[4]->name, "y");
