@@ -50,6 +50,17 @@ expect_in() { # name "s1 s2" URL [curl args]
 expect "healthz" 200 "$URL/healthz"
 expect "metrics" 200 "$URL/metrics"
 grep -q '^# TYPE lanced_requests_total counter' "$WORK/body" && ok "metrics format" || bad "metrics format"
+# Every metric family emitted is documented (docs/api.md's table and lanced(8)); latency
+# buckets resolve warm requests (from 25 µs); build info and the standard process metrics.
+undoc=""
+for m in $(sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' "$WORK/body"); do
+  grep -q "\`$m\(\`\|{\)" docs/api.md && grep -q "^\.B $m[,.]\?$" docs/man/lanced.8 || undoc="$undoc $m"
+done
+[[ -z $undoc ]] && ok "every metric documented" || bad "metrics not documented in docs/api.md or lanced(8):$undoc"
+grep -q '^lanced_request_duration_seconds_bucket{route="healthz",le="2.5e-05"}' "$WORK/body" && ok "latency buckets from 25 us" || bad "latency buckets" "$(grep -m3 _bucket "$WORK/body")"
+for m in 'lanced_build_info{version="[0-9.]*",file_versions="2.0,2.1,2.2"} 1' 'process_resident_memory_bytes [1-9]' 'process_open_fds [1-9]' 'process_start_time_seconds [1-9]' 'process_cpu_seconds_total [0-9]'; do
+  grep -q "^$m" "$WORK/body" && ok "metric $m" || bad "metric $m missing"
+done
 expect "unknown route" 404 "$URL/nope"
 
 if [[ -n $FILE ]]; then
