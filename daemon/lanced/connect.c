@@ -24,22 +24,8 @@ static int connect_status(const char *code) {
   return 500;
 }
 
-/* Our REST codes → Connect codes; most are already Connect names. */
-static const char *connect_code(const struct ld_err *e) {
-  const char *c = e->code;
-  if (!strcmp(c, "corrupt_file")) return "data_loss";
-  if (!strcmp(c, "unsupported")) return "failed_precondition";
-  if (!strcmp(c, "limit_exceeded")) return "resource_exhausted";
-  if (!strcmp(c, "io_error")) return "unavailable";
-  if (!strcmp(c, "method_not_allowed")) return "unimplemented";
-  if (connect_status(c) != 500 || !strcmp(c, "internal") || !strcmp(c, "unknown") ||
-      !strcmp(c, "data_loss"))
-    return c;
-  return "internal";
-}
-
 static void connect_error(struct ld_response *out, const struct ld_err *e) {
-  const char *code = connect_code(e);
+  const char *code = ld_connect_code(e->code); /* errors.c: the one table of codes */
   lnc_buf_free(&out->body);
   out->status = connect_status(code);
   out->content_type = "application/json";

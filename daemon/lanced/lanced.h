@@ -72,8 +72,10 @@ struct ld_err {
 };
 int ld_errf(struct ld_err *e, int http, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Maps a liblance error onto an HTTP status and code (routes.c). */
+/* Maps a liblance error onto an HTTP status and code (errors.c, the one table of codes). */
 int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le);
+/* The Connect code for one of our codes ("corrupt_file" -> "data_loss"; unknown -> internal). */
+const char *ld_connect_code(const char *name);
 
 /* ---- paths.c: relative path to descriptor, never outside the root ------------------------ */
 /* Rejects what is not a plain relative path (.., absolute, NUL, control bytes, empty

@@ -16,23 +16,6 @@ int ld_errf(struct ld_err *e, int http, const char *code, const char *fmt, ...) 
   return http;
 }
 
-int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le) {
-  int http;
-  const char *code;
-  switch (le->code) {
-  case LNC_EINVAL: http = 400, code = "invalid_argument"; break;
-  case LNC_ERANGE: http = 400, code = "out_of_range"; break;
-  case LNC_ENOTFOUND: http = 404, code = "not_found"; break;
-  case LNC_ECORRUPT: http = 422, code = "corrupt_file"; break;
-  case LNC_EUNSUPPORTED: http = 422, code = "unsupported"; break;
-  case LNC_ELIMIT: http = 413, code = "limit_exceeded"; break;
-  case LNC_ENOMEM: http = 503, code = "resource_exhausted"; break;
-  case LNC_EIO: http = 503, code = "io_error"; break; /* the disk, not the request */
-  default: http = 500, code = "internal"; break;
-  }
-  return ld_errf(e, http, code, "%s", le->message[0] ? le->message : code);
-}
-
 void ld_json_error(struct ld_response *out, const struct ld_err *e) {
   out->status = e->http;
   out->content_type = "application/json";
