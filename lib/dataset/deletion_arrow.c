@@ -3,6 +3,7 @@
  * record batches, buffers optionally ZSTD- or LZ4-frame-compressed. Nothing else of IPC. */
 #include "dataset.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include <lz4frame.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,8 @@ static int append_values(const uint8_t *p, uint64_t blen, int compressed, int8_t
     return 0;
   }
   if (count == 0) return 0;
-  int64_t ulen;
   if (blen < 8) return lnc_errf(err, LNC_ECORRUPT, "%s: compressed buffer too short", what);
-  memcpy(&ulen, p, 8);
+  int64_t ulen = (int64_t)lnc_rd64(p);
   p += 8;
   blen -= 8;
   if (ulen == -1) {
@@ -164,8 +164,7 @@ static int read_batch(const struct fb *file, uint64_t off, int32_t meta_len, int
       (uint64_t)meta_len + (uint64_t)body_len > file->len - off)
     return lnc_errf(err, LNC_ECORRUPT, "%s: record batch block outside the file", what);
   const uint8_t *p = file->b + off;
-  uint32_t cont;
-  memcpy(&cont, p, 4);
+  uint32_t cont = lnc_rd32(p);
   uint64_t fbstart = cont == 0xFFFFFFFFu ? 8 : 4;
   struct fb msg = {p + fbstart, (size_t)meta_len - fbstart};
   uint32_t root;
@@ -223,8 +222,7 @@ int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint
   *n = 0;
   if (len < 8 + 10 || memcmp(src, MAGIC, 6) != 0 || memcmp(src + len - 6, MAGIC, 6) != 0)
     return lnc_errf(err, LNC_ECORRUPT, "%s: not an Arrow IPC file (ARROW1 magic missing)", what);
-  int32_t flen;
-  memcpy(&flen, src + len - 10, 4);
+  int32_t flen = (int32_t)lnc_rd32(src + len - 10);
   if (flen <= 0 || (size_t)flen > len - 18)
     return lnc_errf(err, LNC_ECORRUPT, "%s: Arrow footer length %d is invalid", what, flen);
   struct fb foot = {src + len - 10 - flen, (size_t)flen};

@@ -3,6 +3,7 @@
  * optional offsets, then array, bitmap and run containers. Produces sorted u32 values. */
 #include "dataset.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,10 +12,6 @@
 #define NO_OFFSET_THRESHOLD 4u
 #define ARRAY_MAX 4096u
 
-static uint16_t u16at(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t u32at(const uint8_t *p) {
-  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
 
 int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
                         uint32_t **out, size_t *nout, struct lnc_error *err) {
@@ -22,13 +19,13 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
   *nout = 0;
   size_t pos = 0;
   if (len < 4) return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring bitmap truncated", what);
-  uint32_t cookie = u32at(src);
+  uint32_t cookie = lnc_rd32(src);
   uint32_t n;
   const uint8_t *runbits = NULL;
   int has_offsets;
   if (cookie == COOKIE_NO_RUN) {
     if (len < 8) return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring bitmap truncated", what);
-    n = u32at(src + 4);
+    n = lnc_rd32(src + 4);
     pos = 8;
     has_offsets = 1;
   } else if ((cookie & 0xFFFF) == COOKIE_RUN) {
@@ -53,7 +50,7 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
     pos += (size_t)n * 4; /* containers are read sequentially; offsets are not needed */
   }
   uint64_t total = 0;
-  for (uint32_t i = 0; i < n; i++) total += (uint64_t)u16at(hdr + 4 * i + 2) + 1;
+  for (uint32_t i = 0; i < n; i++) total += (uint64_t)lnc_rd16(hdr + 4 * i + 2) + 1;
   if (total > max_values)
     return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring bitmap holds %llu values, more than the "
                     "%llu rows", what, (unsigned long long)total, (unsigned long long)max_values);
@@ -62,18 +59,18 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
   size_t k = 0;
   int prev_key = -1;
   for (uint32_t i = 0; i < n; i++) {
-    uint32_t key = u16at(hdr + 4 * i), card = (uint32_t)u16at(hdr + 4 * i + 2) + 1;
+    uint32_t key = lnc_rd16(hdr + 4 * i), card = (uint32_t)lnc_rd16(hdr + 4 * i + 2) + 1;
     if ((int)key <= prev_key) goto bad_order;
     prev_key = (int)key;
     size_t first = k;
     if (runbits && (runbits[i / 8] >> (i % 8)) & 1) {
       if (len - pos < 2) goto truncated;
-      uint32_t nruns = u16at(src + pos);
+      uint32_t nruns = lnc_rd16(src + pos);
       pos += 2;
       if ((uint64_t)nruns * 4 > len - pos) goto truncated;
       uint64_t got = 0;
       for (uint32_t r = 0; r < nruns; r++) {
-        uint32_t start = u16at(src + pos + 4 * r), l = (uint32_t)u16at(src + pos + 4 * r + 2) + 1;
+        uint32_t start = lnc_rd16(src + pos + 4 * r), l = (uint32_t)lnc_rd16(src + pos + 4 * r + 2) + 1;
         if (start + l > 65536 || got + l > card) goto bad_card;
         if (k > first && (vals[k - 1] & 0xFFFF) >= start) goto bad_order;
         for (uint32_t v = 0; v < l; v++) vals[k++] = (key << 16) | (start + v);
@@ -84,7 +81,7 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
     } else if (card <= ARRAY_MAX) {
       if ((uint64_t)card * 2 > len - pos) goto truncated;
       for (uint32_t j = 0; j < card; j++) {
-        uint32_t lo = u16at(src + pos + 2 * j);
+        uint32_t lo = lnc_rd16(src + pos + 2 * j);
         if (j > 0 && (vals[k - 1] & 0xFFFF) >= lo) goto bad_order;
         vals[k++] = (key << 16) | lo;
       }
@@ -92,8 +89,7 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
     } else {
       if (len - pos < 8192) goto truncated;
       for (uint32_t w = 0; w < 1024; w++) {
-        uint64_t word;
-        memcpy(&word, src + pos + 8 * w, 8);
+        uint64_t word = lnc_rd64(src + pos + 8 * w);
         while (word) {
           if (k - first >= card) goto bad_card;
           unsigned b = (unsigned)__builtin_ctzll(word);

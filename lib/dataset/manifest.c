@@ -3,15 +3,11 @@
  * trusts fragments, data files and deletion files. */
 #include "dataset.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include <string.h>
 
 #define TAIL 16
 
-static uint64_t rd_u64(const uint8_t *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-  return v; /* little-endian hosts only, like the rest of liblance */
-}
 
 static int check_fields(const Lance__Table__Manifest *m, const char *what,
                         struct lnc_error *err) {
@@ -81,12 +77,11 @@ int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
   if (memcmp(tail + 12, "LANC", 4) != 0)
     return lnc_errf(err, LNC_ECORRUPT, "%s: manifest does not end with \"LANC\" (torn write?)",
                     what);
-  uint64_t pos = rd_u64(tail);
+  uint64_t pos = lnc_rd64(tail);
   if (pos > len - TAIL - 4)
     return lnc_errf(err, LNC_ECORRUPT, "%s: manifest position %llu outside the %zu-byte file",
                     what, (unsigned long long)pos, len);
-  uint32_t mlen;
-  memcpy(&mlen, src + pos, 4);
+  uint32_t mlen = lnc_rd32(src + pos);
   if ((uint64_t)pos + 4 + mlen != len - TAIL)
     return lnc_errf(err, LNC_ECORRUPT, "%s: manifest length %u at %llu does not end at the "
                     "tail (%zu)", what, mlen, (unsigned long long)pos, len - TAIL);

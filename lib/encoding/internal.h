@@ -11,18 +11,12 @@
 #error "lib/encoding assumes a little-endian host"
 #endif
 
+#include "../util/mem.h"
+
 #define LNC_ENC_MAX_DEPTH 24
 
 typedef Lance__Encodings21__BufferCompression lnc_bufcomp;
 
-static inline uint16_t lnc_rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t lnc_rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t lnc_rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static inline uint64_t lnc_rdw(const uint8_t *p, unsigned bytes) {
-  uint64_t v = 0;
-  memcpy(&v, p, bytes);
-  return v;
-}
 
 /* a*b without overflow; 0 on overflow. */
 static inline int lnc_mul(uint64_t a, uint64_t b, uint64_t *r) {

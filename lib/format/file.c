@@ -3,6 +3,7 @@
  * the file length before it is used; a file that fails any check is refused whole. */
 #include "reader.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include "../layout/v20.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +16,6 @@
 /* Metadata larger than this is refused rather than read into memory. */
 #define MAX_METADATA_BYTES (1ull << 30)
 
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 
 int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
                    struct lnc_error *err) {
@@ -235,10 +233,10 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
     rc = lnc_errf(err, LNC_ECORRUPT, "%s: bad magic: not a Lance file", name);
     goto fail;
   }
-  uint64_t cm_start = rd64(foot), cmo_start = rd64(foot + 8), gbo_start = rd64(foot + 16);
-  uint32_t n_gb = rd32(foot + 24), n_cols = rd32(foot + 28);
-  f->major = rd16(foot + 32);
-  f->minor = rd16(foot + 34);
+  uint64_t cm_start = lnc_rd64(foot), cmo_start = lnc_rd64(foot + 8), gbo_start = lnc_rd64(foot + 16);
+  uint32_t n_gb = lnc_rd32(foot + 24), n_cols = lnc_rd32(foot + 28);
+  f->major = lnc_rd16(foot + 32);
+  f->minor = lnc_rd16(foot + 34);
   /* 2.0 is written with footer version 0.3 (Lance's readers accept 2.0 too); we call it 2.0. */
   if ((f->major == 0 && f->minor == 3) || (f->major == 2 && f->minor == 0)) {
     f->v20 = true;
@@ -271,9 +269,9 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   if (!meta) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto fail; }
   if ((rc = lnc_file_pread(f, meta, meta_len, cm_start, err))) goto fail;
   const uint8_t *gbo = meta + (gbo_start - cm_start);
-  uint64_t gb0_off = rd64(gbo), gb0_len = rd64(gbo + 8);
+  uint64_t gb0_off = lnc_rd64(gbo), gb0_len = lnc_rd64(gbo + 8);
   for (uint32_t g = 0; g < n_gb; g++) {
-    uint64_t o = rd64(gbo + 16ull * g), l = rd64(gbo + 16ull * g + 8);
+    uint64_t o = lnc_rd64(gbo + 16ull * g), l = lnc_rd64(gbo + 16ull * g + 8);
     if (o > f->size || l > f->size - o) {
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: global buffer %u [%llu, +%llu) is outside the file", name, g,
                     (unsigned long long)o, (unsigned long long)l);
@@ -304,7 +302,7 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   if (!f->columns) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto fail; }
   const uint8_t *cmo = meta + (cmo_start - cm_start);
   for (uint32_t c = 0; c < n_cols; c++) {
-    uint64_t o = rd64(cmo + 16ull * c), l = rd64(cmo + 16ull * c + 8);
+    uint64_t o = lnc_rd64(cmo + 16ull * c), l = lnc_rd64(cmo + 16ull * c + 8);
     if (o < cm_start || o > cmo_start || l > cmo_start - o) {
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u metadata [%llu, +%llu) is outside the metadata section",
                     name, c, (unsigned long long)o, (unsigned long long)l);

@@ -4,6 +4,7 @@
 #include "page.h"
 #include "../io/io.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,6 @@ static void const_free(void *p) {
   free(s);
 }
 
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 /* Reads page buffer b whole into the state's arena. */
 static int read_buf(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_state *s, uint32_t b,
@@ -121,12 +121,12 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
   if (has_scalar) {
     /* u32 n_buffers, n x u32 lengths, then the buffers: the Arrow buffers of one value. */
     if (scalar.len < 4) { rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer too short"); goto fail; }
-    uint32_t n = rd32(scalar.p);
+    uint32_t n = lnc_rd32(scalar.p);
     if (n == 0 || n > 8 || scalar.len < 4 + 4ull * n) { rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer with %u buffers", n); goto fail; }
     size_t at = 4 + 4 * (size_t)n;
     struct lnc_slice parts[8];
     for (uint32_t i = 0; i < n; i++) {
-      uint32_t l = rd32(scalar.p + 4 + 4 * i);
+      uint32_t l = lnc_rd32(scalar.p + 4 + 4 * i);
       if (l > scalar.len - at) { rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer %u overruns", i); goto fail; }
       parts[i] = (struct lnc_slice){scalar.p + at, l};
       at += l;

@@ -4,6 +4,7 @@
 #include "page.h"
 #include "../io/io.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,11 +26,6 @@ static void fz_free(void *p) {
   free(s);
 }
 
-static uint64_t rd_le(const uint8_t *p, uint32_t w) {
-  uint64_t v = 0;
-  memcpy(&v, p, w);
-  return v;
-}
 
 static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state **out) {
   const Lance__Encodings21__FullZipLayout *fz = pg->layout->full_zip_layout;
@@ -82,7 +78,7 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
     if ((rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err))) goto fail;
     uint64_t prev = 0;
     for (uint64_t i = 0; i < entries; i++) {
-      uint64_t v = rd_le(s->repidx + i * s->repidx_w, s->repidx_w);
+      uint64_t v = lnc_rdw(s->repidx + i * s->repidx_w, s->repidx_w);
       if (v < prev || v > pg->buf_len[0]) {
         rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %llu (%llu) is out of order or range",
                           (unsigned long long)i, (unsigned long long)v);
@@ -142,7 +138,7 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
     uint16_t rep = 0, def = 0;
     if (s->cw_bytes) {
       if (s->cw_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated control word");
-      uint32_t cw = (uint32_t)rd_le(p + pos, s->cw_bytes);
+      uint32_t cw = (uint32_t)lnc_rdw(p + pos, s->cw_bytes);
       def = (uint16_t)(cw & def_mask);
       rep = (uint16_t)(cw >> fz->bits_def);
       if (pos > 0 && s->L.max_rep && rep == s->L.max_rep)
@@ -169,7 +165,7 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
     } else if (visible && canon == 0) {
       /* Variable width: only valid levels carry a length prefix and bytes. */
       if (s->len_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated length prefix");
-      uint64_t vl = rd_le(p + pos, s->len_bytes);
+      uint64_t vl = lnc_rdw(p + pos, s->len_bytes);
       pos += s->len_bytes;
       if (vl > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "value of %llu bytes overruns its row", (unsigned long long)vl);
       struct lnc_slice dec;
@@ -205,14 +201,14 @@ static int data_reads(struct lnc_page_job *j, struct fz_state *s, struct fz_plan
   for (size_t i = 0; i < j->n; i++) {
     uint64_t a, b, r = j->rows[i];
     if (pl->entries) {
-      a = rd_le(pl->entries + i * 2 * s->repidx_w, s->repidx_w);
-      b = rd_le(pl->entries + i * 2 * s->repidx_w + s->repidx_w, s->repidx_w);
+      a = lnc_rdw(pl->entries + i * 2 * s->repidx_w, s->repidx_w);
+      b = lnc_rdw(pl->entries + i * 2 * s->repidx_w + s->repidx_w, s->repidx_w);
       if (a > b || b > pg->buf_len[0])
         return lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %llu is out of order or range",
                             (unsigned long long)r);
     } else if (s->repidx) {
-      a = rd_le(s->repidx + r * s->repidx_w, s->repidx_w);
-      b = rd_le(s->repidx + (r + 1) * s->repidx_w, s->repidx_w);
+      a = lnc_rdw(s->repidx + r * s->repidx_w, s->repidx_w);
+      b = lnc_rdw(s->repidx + (r + 1) * s->repidx_w, s->repidx_w);
     } else {
       uint64_t stride = (uint64_t)s->cw_bytes + s->value_bytes;
       a = r * stride;

@@ -5,6 +5,7 @@
 #include "page.h"
 #include "../io/io.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,11 +38,6 @@ static void mb_free(void *p) {
   free(s);
 }
 
-static uint64_t rd_le(const uint8_t *p, int w) {
-  uint64_t v = 0;
-  memcpy(&v, p, (size_t)w);
-  return v;
-}
 
 static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state **out) {
   const Lance__Encodings21__MiniBlockLayout *mb = pg->layout->mini_block_layout;
@@ -108,7 +104,7 @@ static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state 
   uint64_t off = pg->buf_off[1], end = pg->buf_off[1] + pg->buf_len[1], value = 0, row = 0;
   bool prev_partial = false;
   for (uint32_t k = 0; k < s->n_chunks; k++) {
-    uint64_t w = rd_le(meta + (size_t)k * (size_t)word, word);
+    uint64_t w = lnc_rdw(meta + (size_t)k * (size_t)word, (unsigned)word);
     struct mb_chunk *ch = &s->chunks[k];
     uint64_t size = ((w >> 4) + 1) * 8;
     if (size > end - off) {
@@ -134,7 +130,7 @@ static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state 
     }
     value += ch->n_values;
     if (repidx) {
-      uint64_t ends = rd_le(repidx + 16 * (size_t)k, 8), partial = rd_le(repidx + 16 * (size_t)k + 8, 8);
+      uint64_t ends = lnc_rd64(repidx + 16 * (size_t)k), partial = lnc_rd64(repidx + 16 * (size_t)k + 8);
       ch->preamble = prev_partial;
       ch->trailer = partial > 0;
       int64_t started = (int64_t)ends + ch->trailer - ch->preamble;
@@ -231,13 +227,13 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
   if (nb == 0 || nb > 16) return lnc_page_err(c, LNC_ECORRUPT, "mini-block chunks with %llu value buffers", (unsigned long long)nb);
   size_t hdr = 2 + (has_rep ? 2 : 0) + (has_def ? 2 : 0) + (size_t)nb * (size_t)sw;
   if (hdr > len) return lnc_page_err(c, LNC_ECORRUPT, "chunk %u header does not fit", k);
-  uint32_t n_levels = (uint32_t)rd_le(p, 2);
+  uint32_t n_levels = lnc_rd16(p);
   pos = 2;
   uint32_t rep_bytes = 0, def_bytes = 0;
-  if (has_rep) { rep_bytes = (uint32_t)rd_le(p + pos, 2); pos += 2; }
-  if (has_def) { def_bytes = (uint32_t)rd_le(p + pos, 2); pos += 2; }
+  if (has_rep) { rep_bytes = lnc_rd16(p + pos); pos += 2; }
+  if (has_def) { def_bytes = lnc_rd16(p + pos); pos += 2; }
   uint64_t sizes[16];
-  for (uint64_t b = 0; b < nb; b++) { sizes[b] = rd_le(p + pos, sw); pos += (size_t)sw; }
+  for (uint64_t b = 0; b < nb; b++) { sizes[b] = lnc_rdw(p + pos, (unsigned)sw); pos += (size_t)sw; }
   pos = (pos + 7) & ~(size_t)7;
   struct lnc_slice rep_s = {0}, def_s = {0}, bufs[16];
   if (rep_bytes) {

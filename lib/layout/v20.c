@@ -13,6 +13,7 @@
 #include "../encoding/encoding.h"
 #include "../util/buf.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include "lance/encodings20.pb-c.h"
 #include "lance/file2.pb-c.h"
 #include <stdlib.h>
@@ -350,10 +351,8 @@ static int dec_flat(struct v20_at *A, const Lance__Encodings__Flat *fl, uint64_t
 
 /* Reads value i of fixed values as an unsigned integer (widths 8..64). */
 static uint64_t fixed_u64(const struct lnc_values *v, uint64_t i) {
-  uint64_t x = 0;
   unsigned w = v->bits / 8;
-  memcpy(&x, v->data + i * w, w > 8 ? 8 : w); /* little-endian host (checked at build) */
-  return x;
+  return lnc_rdw(v->data + i * w, w > 8 ? 8 : w);
 }
 
 static bool int_width(uint32_t bits) { return bits == 8 || bits == 16 || bits == 32 || bits == 64; }

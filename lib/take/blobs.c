@@ -5,6 +5,7 @@
 #include "take.h"
 #include "../io/io.h"
 #include "../util/error.h"
+#include "../util/mem.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,7 +18,6 @@
 
 #define MAX_BLOB_BYTES ((uint64_t)1 << 31)
 
-static uint64_t rd(const uint8_t *p, size_t w) { uint64_t v = 0; memcpy(&v, p, w); return v; }
 
 /* Reads [pos, pos+size) of the sidecar file for blob_id: <data file stem>/<id>.blob in the
  * data file's directory, opened beneath that directory only. */
@@ -80,8 +80,8 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     const uint8_t *uri = NULL;
     uint32_t uri_len = 0;
     if (!v2) {
-      pos = rd(in->data + 16 * i, 8);
-      size = rd(in->data + 16 * i + 8, 8);
+      pos = lnc_rd64(in->data + 16 * i);
+      size = lnc_rd64(in->data + 16 * i + 8);
     } else {
       /* Canonical row: (u32 len, bytes) for kind, position, size, blob_id, blob_uri. */
       const uint8_t *p = in->data + in->offsets[i], *end = in->data + in->offsets[i + 1];
@@ -93,7 +93,7 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
         memcpy(&l, p, 4);
         p += 4;
         if ((uint64_t)(end - p) < l || (k < 4 && l > 8)) { rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu is malformed", f->name, (unsigned long long)i); break; }
-        if (k < 4) fv[k] = rd(p, l);
+        if (k < 4) fv[k] = lnc_rdw(p, (unsigned)l);
         else { uri = p; uri_len = l; }
         p += l;
       }
