@@ -150,7 +150,7 @@ struct v20_job {
   size_t ndz, cap_dz;
   struct lnc_arena *arena;
   struct lnc_take_ctx *c;
-  int prepare;                /* prepare walk: reads go straight to the file (no job) */
+  bool done;                  /* a walk completed: the rows are in the job's output */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem) {
@@ -945,15 +945,36 @@ static int walk_init(struct v20_walk *W, struct lnc_page_job *j, struct v20_job 
 
 /* ---- jobs ----------------------------------------------------------------------------- */
 
-static int run_dry(struct lnc_page_job *j) {
+/* Empties a column stream a walk that missed bytes had half filled (its shape kept). */
+static int reset_out(struct lnc_leafrows *r) {
+  bool has_rep = r->has_rep, has_def = r->has_def;
+  int kind = r->values.kind;
+  uint32_t bits = r->values.bits;
+  uint64_t ipv = r->values.items_per_value;
+  lnc_leafrows_free(r);
+  r->has_rep = has_rep;
+  r->has_def = has_def;
+  return lnc_valbuf_init(&r->values, kind, bits, ipv);
+}
+
+/* One round: the walk writes the job's output directly; when it missed bytes, that output is
+ * dropped and the misses become the round's reads. The walk that completes is therefore the
+ * last one (a take of one dependent step walks twice, not three times). */
+static int run_round(struct lnc_page_job *j) {
   struct v20_job *J = j->plan;
   struct v20_walk W;
   int rc = walk_init(&W, j, J);
   if (rc) return rc;
+  W.out = j->out;
   rc = walk_rows(&W, j->rows, j->n);
   if (rc > 0) return rc;
-  if (want_to_reads(J, &j->reads, &j->nreads)) return lnc_page_err(&j->c, LNC_ENOMEM, "out of memory");
-  if (!rc && j->nreads) return lnc_page_err(&j->c, LNC_EINTERNAL, "a complete walk noted reads");
+  if (rc == 0) {
+    if (J->nwant) return lnc_page_err(&j->c, LNC_EINTERNAL, "a complete walk noted reads");
+    J->done = true;
+    return 0;
+  }
+  if (reset_out(j->out) || want_to_reads(J, &j->reads, &j->nreads))
+    return lnc_page_err(&j->c, LNC_ENOMEM, "out of memory");
   return 0;
 }
 
@@ -969,7 +990,7 @@ int lnc_v20_plan(struct lnc_page_job *j) {
   if (!J) return lnc_page_err(&j->c, LNC_ENOMEM, "out of memory");
   *J = (struct v20_job){.arena = j->c.arena, .c = &j->c};
   j->plan = J;
-  return run_dry(j);
+  return run_round(j);
 }
 
 int lnc_v20_advance(struct lnc_page_job *j) {
@@ -978,19 +999,13 @@ int lnc_v20_advance(struct lnc_page_job *j) {
   if (reads_to_have(J, j->reads, j->nreads)) return lnc_page_err(&j->c, LNC_ENOMEM, "out of memory");
   j->reads = NULL;
   j->nreads = 0;
-  return run_dry(j);
+  return run_round(j);
 }
 
 int lnc_v20_decode(struct lnc_page_job *j) {
   struct v20_job *J = j->plan;
-  J->c = &j->c;
-  struct v20_walk W;
-  int rc = walk_init(&W, j, J);
-  if (rc) return rc;
-  W.out = j->out;
-  rc = walk_rows(&W, j->rows, j->n);
-  if (rc == V20_MISS) rc = lnc_page_err(&j->c, LNC_EINTERNAL, "bytes missing after the last round");
-  return rc;
+  /* The last round's walk already wrote the rows (run_round). */
+  return J->done ? 0 : lnc_page_err(&j->c, LNC_EINTERNAL, "bytes missing after the last round");
 }
 
 void lnc_v20_release(struct lnc_page_job *j) {
