@@ -58,16 +58,6 @@ struct ipc {
 
 static int oom(struct ipc *w) { return lnc_errf(w->err, LNC_ENOMEM, "arrow ipc: out of memory"); }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap * 2 : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, c * elem);
-  if (!q) return LNC_ENOMEM;
-  *p = q;
-  *cap = c;
-  return 0;
-}
 
 /* ---- bitmaps ------------------------------------------------------------------------------ */
 static int64_t count_unset(const uint8_t *bits, int64_t off, int64_t n) {
@@ -106,14 +96,14 @@ static void copy_bits(uint8_t *dst, const uint8_t *src, int64_t off, int64_t nbi
 /* ---- plan: nodes and buffer sources in IPC order ------------------------------------------ */
 static int add_node(struct ipc *w, int64_t length, int64_t nulls) {
   struct plan *p = &w->plan;
-  if (grow((void **)&p->nodes, &p->cap_nodes, p->nnodes + 1, sizeof *p->nodes)) return oom(w);
+  if (lnc_grow_array((void **)&p->nodes, &p->cap_nodes, p->nnodes + 1, sizeof *p->nodes)) return oom(w);
   p->nodes[p->nnodes++] = (struct field_node){length, nulls};
   return 0;
 }
 
 static int add_src(struct ipc *w, struct src s) {
   struct plan *p = &w->plan;
-  if (grow((void **)&p->srcs, &p->cap_srcs, p->nsrcs + 1, sizeof *p->srcs)) return oom(w);
+  if (lnc_grow_array((void **)&p->srcs, &p->cap_srcs, p->nsrcs + 1, sizeof *p->srcs)) return oom(w);
   p->srcs[p->nsrcs++] = s;
   return 0;
 }
@@ -290,7 +280,7 @@ static int build_field(struct ipc *w, const struct ArrowSchema *s, const struct 
   if ((rc = build_children(w, vs, va, depth, &children))) return rc;
   lnc_fb_ref dict = 0;
   if (s->dictionary) {
-    if (grow((void **)&w->dicts, &w->cap_dicts, w->ndicts + 1, sizeof *w->dicts)) return oom(w);
+    if (lnc_grow_array((void **)&w->dicts, &w->cap_dicts, w->ndicts + 1, sizeof *w->dicts)) return oom(w);
     int64_t id = (int64_t)w->ndicts;
     w->dicts[w->ndicts++] = (struct dict_entry){id, vs, va};
     lnc_fb_table_start(&w->fb);

@@ -1,20 +1,11 @@
 /* Value buffers and per-leaf row streams (see stream.h), and the page-layer table that maps
  * a page's def values to the canonical form. */
 #include "stream.h"
+#include "../util/buf.h"
 #include "../util/error.h"
 #include <stdlib.h>
 #include <string.h>
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  void *np = realloc(*p, c * elem);
-  if (!np) return LNC_ENOMEM;
-  *p = np;
-  *cap = c;
-  return 0;
-}
 
 void lnc_valbuf_free(struct lnc_valbuf *v) {
   free(v->data);
@@ -34,7 +25,7 @@ static int vb_setup(struct lnc_valbuf *v, const struct lnc_values *src) {
   v->bits = src->bits;
   v->items_per_value = src->fsl_dim ? src->fsl_dim : 1;
   if (v->kind == LNC_VALUES_VARIABLE) {
-    if (grow((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
     v->offsets[0] = 0;
   }
   return 0;
@@ -45,14 +36,14 @@ static int fixed_append(struct lnc_valbuf *v, const uint8_t *data, uint64_t i, b
   uint64_t ipv = v->items_per_value;
   if (v->bits % 8 == 0) {
     size_t w = (size_t)(v->bits / 8 * ipv);
-    if (grow((void **)&v->data, &v->data_cap, v->data_len + w, 1)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->data, &v->data_cap, v->data_len + w, 1)) return LNC_ENOMEM;
     if (null_value || !data) memset(v->data + v->data_len, 0, w);
     else memcpy(v->data + v->data_len, data + i * w, w);
     v->data_len += w;
   } else {
     uint64_t nbits = (uint64_t)v->bits * ipv, at = v->n * nbits;
     size_t need = (size_t)((at + nbits + 7) / 8);
-    if (grow((void **)&v->data, &v->data_cap, need, 1)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->data, &v->data_cap, need, 1)) return LNC_ENOMEM;
     if (need > v->data_len) { memset(v->data + v->data_len, 0, need - v->data_len); v->data_len = need; }
     if (!null_value && data) {
       uint64_t from = i * nbits;
@@ -74,11 +65,11 @@ static int item_validity_append(struct lnc_valbuf *v, const struct lnc_values *s
   size_t bytes = (size_t)((total + 7) / 8);
   if (!v->item_valid) {
     /* First invalid item: materialise an all-valid bitmap for what came before. */
-    if (grow((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
     memset(v->item_valid, 0xff, bytes);
   } else {
     size_t old = v->iv_cap;
-    if (grow((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
     if (v->iv_cap > old) memset(v->item_valid + old, 0xff, v->iv_cap - old);
   }
   const uint8_t *sv = (src && src->n_item_validity) ? src->item_validity[src->n_item_validity - 1] : NULL;
@@ -98,8 +89,8 @@ int lnc_valbuf_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64
   if (v->kind == LNC_VALUES_VARIABLE) {
     uint64_t a = src->offsets[i], b = src->offsets[i + 1];
     if (a > b || b > src->data_len) return LNC_ECORRUPT;
-    if (grow((void **)&v->data, &v->data_cap, v->data_len + (b - a), 1) ||
-        grow((void **)&v->offsets, &v->off_cap, v->n + 2, 8))
+    if (lnc_grow_array((void **)&v->data, &v->data_cap, v->data_len + (b - a), 1) ||
+        lnc_grow_array((void **)&v->offsets, &v->off_cap, v->n + 2, 8))
       return LNC_ENOMEM;
     if (b > a) memcpy(v->data + v->data_len, src->data + a, b - a);
     v->data_len += b - a;
@@ -118,7 +109,7 @@ int lnc_valbuf_init(struct lnc_valbuf *v, int kind, uint32_t bits, uint64_t item
   v->bits = bits;
   v->items_per_value = items_per_value ? items_per_value : 1;
   if (kind == LNC_VALUES_VARIABLE) {
-    if (grow((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
     v->offsets[0] = 0;
   }
   return 0;
@@ -127,7 +118,7 @@ int lnc_valbuf_init(struct lnc_valbuf *v, int kind, uint32_t bits, uint64_t item
 int lnc_valbuf_append_null(struct lnc_valbuf *v) {
   if (!v->kind) return LNC_EINTERNAL; /* lnc_valbuf_init first */
   if (v->kind == LNC_VALUES_VARIABLE) {
-    if (grow((void **)&v->offsets, &v->off_cap, v->n + 2, 8)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->offsets, &v->off_cap, v->n + 2, 8)) return LNC_ENOMEM;
     v->offsets[++v->n] = v->data_len;
     return 0;
   }
@@ -142,7 +133,7 @@ int lnc_valbuf_append_fixed(struct lnc_valbuf *v, const uint8_t *data, uint64_t 
   if (v->kind != LNC_VALUES_FIXED || v->bits == 0 || v->bits % 8 || v->items_per_value != 1 || v->item_valid)
     return LNC_EINTERNAL;
   size_t bytes = (size_t)count * (v->bits / 8);
-  if (grow((void **)&v->data, &v->data_cap, v->data_len + bytes, 1)) return LNC_ENOMEM;
+  if (lnc_grow_array((void **)&v->data, &v->data_cap, v->data_len + bytes, 1)) return LNC_ENOMEM;
   if (bytes) memcpy(v->data + v->data_len, data, bytes);
   v->data_len += bytes;
   v->n += count;
@@ -178,14 +169,14 @@ int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src
     dst->bits = src->bits;
     dst->items_per_value = src->items_per_value;
     if (dst->kind == LNC_VALUES_VARIABLE) {
-      if (grow((void **)&dst->offsets, &dst->off_cap, 1, 8)) return LNC_ENOMEM;
+      if (lnc_grow_array((void **)&dst->offsets, &dst->off_cap, 1, 8)) return LNC_ENOMEM;
       dst->offsets[0] = 0;
     }
   }
   if (src->kind == LNC_VALUES_VARIABLE) {
     uint64_t a = src->offsets[from], b = src->offsets[from + count];
-    if (grow((void **)&dst->data, &dst->data_cap, dst->data_len + (b - a), 1) ||
-        grow((void **)&dst->offsets, &dst->off_cap, dst->n + count + 1, 8))
+    if (lnc_grow_array((void **)&dst->data, &dst->data_cap, dst->data_len + (b - a), 1) ||
+        lnc_grow_array((void **)&dst->offsets, &dst->off_cap, dst->n + count + 1, 8))
       return LNC_ENOMEM;
     if (b > a) memcpy(dst->data + dst->data_len, src->data + a, b - a);
     for (uint64_t k = 1; k <= count; k++)
@@ -205,7 +196,7 @@ int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src
   if (src->item_valid) { view.n_item_validity = 1; view.item_validity[0] = src->item_valid; }
   if (src->kind == LNC_VALUES_FIXED && src->bits % 8 == 0 && !src->item_valid && !dst->item_valid) {
     size_t w = (size_t)(src->bits / 8 * src->items_per_value);
-    if (grow((void **)&dst->data, &dst->data_cap, dst->data_len + w * count, 1)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&dst->data, &dst->data_cap, dst->data_len + w * count, 1)) return LNC_ENOMEM;
     memcpy(dst->data + dst->data_len, src->data + from * w, w * count);
     dst->data_len += w * count;
     dst->n += count;
@@ -231,7 +222,7 @@ void lnc_leafrows_free(struct lnc_leafrows *r) {
 static int grow_levels(struct lnc_leafrows *r, uint64_t need) {
   if (need <= r->lev_cap) return 0;
   size_t cap = r->lev_cap, cap2 = r->lev_cap;
-  if (grow((void **)&r->rep, &cap, need, 2) || grow((void **)&r->def, &cap2, need, 2)) return LNC_ENOMEM;
+  if (lnc_grow_array((void **)&r->rep, &cap, need, 2) || lnc_grow_array((void **)&r->def, &cap2, need, 2)) return LNC_ENOMEM;
   r->lev_cap = cap < cap2 ? cap : cap2;
   return 0;
 }
@@ -260,8 +251,8 @@ int lnc_leafrows_push_levels(struct lnc_leafrows *r, const uint16_t *rep, const 
 int lnc_leafrows_end_row(struct lnc_leafrows *r) {
   if (r->n_rows + 2 > r->rows_cap) {
     size_t c1 = r->rows_cap, c2 = r->rows_cap;
-    if (grow((void **)&r->row_lev, &c1, r->n_rows + 2, 8) ||
-        grow((void **)&r->row_val, &c2, r->n_rows + 2, 8))
+    if (lnc_grow_array((void **)&r->row_lev, &c1, r->n_rows + 2, 8) ||
+        lnc_grow_array((void **)&r->row_val, &c2, r->n_rows + 2, 8))
       return LNC_ENOMEM;
     r->rows_cap = c1 < c2 ? c1 : c2;
   }

@@ -153,16 +153,6 @@ struct v20_job {
   bool done;                  /* a walk completed: the rows are in the job's output */
 };
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t n = *cap ? *cap * 2 : 16;
-  while (n < need) n *= 2;
-  void *q = realloc(*p, n * elem);
-  if (!q) return LNC_ENOMEM;
-  *p = q;
-  *cap = n;
-  return 0;
-}
 
 static const uint8_t *have_find(const struct v20_job *J, uint64_t off, uint64_t len) {
   size_t lo = 0, hi = J->nhave;
@@ -193,7 +183,7 @@ static int fetch(struct v20_job *J, const struct lnc_page *pg, uint32_t b, uint6
   if (len == 0) { *out = empty; return 0; }
   const uint8_t *p = have_find(J, abs, len);
   if (p) { *out = p; return 0; }
-  if (grow((void **)&J->want, &J->cap_want, J->nwant + 1, sizeof *J->want))
+  if (lnc_grow_array((void **)&J->want, &J->cap_want, J->nwant + 1, sizeof *J->want))
     return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   J->want[J->nwant++] = (struct lnc_read){.off = abs, .len = len};
   *out = NULL;
@@ -243,7 +233,7 @@ static int want_to_reads(struct v20_job *J, struct lnc_read **reads, size_t *nre
 }
 
 static int reads_to_have(struct v20_job *J, const struct lnc_read *r, size_t n) {
-  if (grow((void **)&J->have, &J->cap_have, J->nhave + n, sizeof *J->have)) return LNC_ENOMEM;
+  if (lnc_grow_array((void **)&J->have, &J->cap_have, J->nhave + n, sizeof *J->have)) return LNC_ENOMEM;
   for (size_t i = 0; i < n; i++) J->have[J->nhave++] = (struct v20_have){r[i].off, r[i].len, r[i].dst};
   qsort(J->have, J->nhave, sizeof *J->have, have_by_off);
   return 0;
@@ -308,7 +298,7 @@ static int whole_buffer(struct v20_at *A, uint32_t b, const char *scheme, struct
   if (rc) return rc;
   struct lnc_slice in = {p, (size_t)pg->buf_len[b]};
   if ((rc = lnc_enc_decompress(sch, in, J->arena, out, J->c->err))) return lnc_page_err(J->c, rc, "%s", J->c->err ? J->c->err->message : "decompression failed");
-  if (grow((void **)&J->dz, &J->cap_dz, J->ndz + 1, sizeof *J->dz)) return oom(A);
+  if (lnc_grow_array((void **)&J->dz, &J->cap_dz, J->ndz + 1, sizeof *J->dz)) return oom(A);
   J->dz[J->ndz++] = (struct v20_dz){abs, *out};
   return 0;
 }

@@ -10,6 +10,18 @@ void lnc_buf_free(struct lnc_buf *b) {
   b->len = b->cap = 0;
 }
 
+int lnc_grow_array(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  if (elem == 0 || need > SIZE_MAX / 2 / elem) return LNC_ENOMEM;
+  size_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  void *np = realloc(*p, c * elem);
+  if (!np) return LNC_ENOMEM;
+  *p = np;
+  *cap = c;
+  return 0;
+}
+
 int lnc_buf_reserve(struct lnc_buf *b, size_t extra) {
   if (extra > SIZE_MAX - b->len) return LNC_ENOMEM;
   size_t need = b->len + extra;

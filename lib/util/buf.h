@@ -13,4 +13,8 @@ int lnc_buf_printf(struct lnc_buf *b, const char *fmt, ...) __attribute__((forma
 /* Appends s as a JSON string literal (quotes and escapes included). */
 int lnc_buf_json_str(struct lnc_buf *b, const char *s, size_t n);
 
+/* Grows a malloc'd array *p of *cap elements of `elem` bytes to hold at least `need`
+ * (doubling, 64 at first); LNC_ENOMEM (and *p unchanged) when that fails or overflows. */
+int lnc_grow_array(void **p, size_t *cap, size_t need, size_t elem);
+
 #endif
