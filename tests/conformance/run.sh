@@ -109,6 +109,17 @@ for n in 1 3 8; do take_case core21 "$n"; done
 for n in 1 5; do take_case emb21 "$n"; done
 for n in 2 10; do take_case nested21 "$n"; done
 for n in 4; do take_case types22 "$n"; done
+# File version 2.0 and dictionary columns through lancectl too (every case runs in test_conformance).
+for n in 1 3 8; do take_case core20 "$n"; done
+for n in 2 10; do take_case nested20 "$n"; done
+for n in 4 12; do take_case types20 "$n"; done
+for n in 5 20; do take_case enc20 "$n"; done
+for n in 3 30; do take_case lists20 "$n"; done
+for fx in dict20 dict21 dict22; do for n in 2 25; do take_case $fx "$n"; done; done
+F20=$(fixture_field nested20 file)
+if "$LANCECTL" inspect "$F20" > "$WORK/i20" 2>&1 && grep -q 'layout v2.0: List(' "$WORK/i20" && grep -q 'reads per row' "$WORK/i20"; then
+  ok "inspect shows 2.0 encoding trees"
+else bad "inspect 2.0" "$(head -c 300 "$WORK/i20")"; fi
 # A duplicate-ids case and a projection case from core21, wherever they are in the file.
 dup=$(grep -n '^\[5,5,5\]' "$(fixture_field core21 answers)" | head -1 | cut -d: -f1)
 [[ -n $dup ]] && take_case core21 "$dup"
