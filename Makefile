@@ -139,7 +139,7 @@ endif
 # ASan + UBSan: a separate build tree and output dirs, then the same tests.
 asan:
 	$(MAKE) BUILD=build-asan LIBOUT=build-asan/lib BINOUT=build-asan/bin OPT=-O1 \
-	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -DLNC_DEBUG" \
 	  all unit-test conformance fuzz-replay integration
 
 run: deps all

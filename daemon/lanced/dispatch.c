@@ -40,7 +40,7 @@ static void *take_thread(void *arg) {
       nanosleep(&ts, NULL);
     }
     ld_route(r->conn, r, &r->out);
-    r->stage = 2;
+    r->stage = LD_STAGE_ANSWERED;
     MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */
   }
 }

@@ -4,6 +4,7 @@
 #ifndef LANCED_H
 #define LANCED_H
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -155,7 +156,7 @@ int ld_dispatch_start(int threads);
 void ld_dispatch(struct ld_req *r);
 uint64_t ld_dispatch_handoffs(void); /* requests queued for a take thread so far */
 void ld_dispatch_stop(void); /* after every request has completed */
-extern volatile int ld_draining;
+extern atomic_int ld_draining; /* set by the main thread on SIGTERM, read by network threads */
 
 /* ---- routes.c / rows.c / connect.c: request handling -------------------------------------- */
 struct MHD_Connection;
@@ -168,9 +169,16 @@ struct ld_response {       /* what a handler produces; server.c turns it into MH
   int retry_after;         /* seconds; 0 = none */
   const char *extra_name, *extra_value;
 };
+/* Where a request is (server.c / dispatch.c). */
+enum ld_stage {
+  LD_STAGE_NEW = 0,        /* on its network thread */
+  LD_STAGE_TAKE_THREAD,    /* handed to a take thread, connection suspended */
+  LD_STAGE_ANSWERED,       /* the take thread produced r->out; the connection resumes */
+  LD_STAGE_SENT            /* r->out handed to MHD */
+};
 struct ld_req {
   int route, format, status;
-  int stage;               /* dispatch.c: 0 new, 1 with a take thread (connection suspended), 2 answered */
+  int stage;               /* enum ld_stage; handed between threads by MHD_resume_connection */
   struct MHD_Connection *conn;
   struct ld_response out;  /* the take thread's answer, sent when the connection resumes */
   struct ld_req *next;     /* take queue link */

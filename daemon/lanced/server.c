@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-volatile int ld_draining;
+atomic_int ld_draining;
 
 static struct ld_net *nets;
 static int nnets;
@@ -112,7 +112,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
   lnc_buf_free(&r->body);
-  if (r->stage == 2) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
+  if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
   free(r->url);
   free(r);
   *con_cls = NULL;
@@ -192,11 +192,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     *upload_size = 0;
     return MHD_YES;
   }
-  if (r->stage == 2) { /* back from a take thread: send what it produced */
-    r->stage = 3;
+  if (r->stage == LD_STAGE_ANSWERED) { /* back from a take thread: send what it produced */
+    r->stage = LD_STAGE_SENT;
     return send_response(c, r, &r->out);
   }
-  if (r->stage) return MHD_YES;
+  if (r->stage != LD_STAGE_NEW) return MHD_YES;
   if (r->status) return MHD_YES; /* already answered (admission) */
   if (r->body_too_big) {
     struct ld_err e;
@@ -221,7 +221,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   r->status = 0;
   r->format = 0;
   r->rows = 0;
-  r->stage = 1;
+  r->stage = LD_STAGE_TAKE_THREAD;
   r->conn = c;
   MHD_suspend_connection(c);
   ld_dispatch(r);

@@ -12,6 +12,7 @@
 #include "../take/take.h"
 #include "../util/error.h"
 #include "../util/hash.h"
+#include "../util/assert.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -144,6 +145,7 @@ static void unref(struct lnc_engine *e, struct entry *en) {
 
 /* Removes en from its shard (lock held). The table's reference is dropped by the caller. */
 static void unlink_locked(struct lnc_engine *e, struct shard *s, struct entry *en) {
+  LNC_ASSERT_LOCKED(&s->lock);
   struct entry **pp = &s->table[en->hash % s->nbuckets];
   while (*pp && *pp != en) pp = &(*pp)->hnext;
   if (*pp) *pp = en->hnext;
@@ -184,6 +186,7 @@ void lnc_engine_free(lnc_engine *e) {
 /* The least recently used idle entry of shard s (lock held), or NULL. Each shard's list is
  * in recency order, so the first idle entry from the tail is the shard's oldest. */
 static struct entry *oldest_idle_locked(struct shard *s) {
+  LNC_ASSERT_LOCKED(&s->lock);
   for (struct entry *en = s->lru_tail; en; en = en->prev)
     if (en->state == E_READY && atomic_load(&en->refs) == 1) return en; /* only the table holds it */
   return NULL;

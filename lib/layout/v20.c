@@ -14,6 +14,7 @@
 #include "../util/buf.h"
 #include "../util/error.h"
 #include "../util/mem.h"
+#include "../util/assert.h"
 #include "lance/encodings20.pb-c.h"
 #include "lance/file2.pb-c.h"
 #include <stdlib.h>
@@ -952,6 +953,7 @@ static int reset_out(struct lnc_leafrows *r) {
  * last one (a take of one dependent step walks twice, not three times). */
 static int run_round(struct lnc_page_job *j) {
   struct v20_job *J = j->plan;
+  LNC_ASSERT(J && !J->done && J->nwant == 0);
   struct v20_walk W;
   int rc = walk_init(&W, j, J);
   if (rc) return rc;
@@ -994,6 +996,7 @@ int lnc_v20_advance(struct lnc_page_job *j) {
 
 int lnc_v20_decode(struct lnc_page_job *j) {
   struct v20_job *J = j->plan;
+  LNC_ASSERT(J && j->nreads == 0); /* run_jobs decodes only after the last round */
   /* The last round's walk already wrote the rows (run_round). */
   return J->done ? 0 : lnc_page_err(&j->c, LNC_EINTERNAL, "bytes missing after the last round");
 }
