@@ -8,6 +8,7 @@
  * threads at once; an lnc_worker belongs to one thread at a time. Exceptions are stated. */
 #ifndef LANCE_H
 #define LANCE_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "arrow/abi.h"
@@ -140,12 +141,16 @@ int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
 enum lnc_blob_mode { LNC_BLOBS_BYTES = 0, LNC_BLOBS_DESCRIPTORS = 1 };
 struct lnc_take_options {
   int blobs;   /* enum lnc_blob_mode */
-  /* Engine takes only: 1 = never wait for the disk. The take fails at once with LNC_EAGAIN
-   * if the file (or dataset version) is not in the search cache, the engine reads O_DIRECT,
-   * or a read would miss the page cache (RWF_NOWAIT). A server calls it on its network
-   * thread first and hands the request to a thread that may block only on LNC_EAGAIN. */
+  /* Engine takes only (enum lnc_nowait). NEVER: never wait for the disk; the take fails at
+   * once with LNC_EAGAIN if the file (or dataset version) is not in the search cache, the
+   * engine reads O_DIRECT, or a read would miss the page cache (RWF_NOWAIT). A server calls
+   * it on its network thread first and hands the request to a thread that may block only on
+   * LNC_EAGAIN. RING: inside an lnc_loop task, device reads park the task on the loop's
+   * io_uring; everything that would block otherwise (a file or dataset version not in the
+   * search cache yet, blob bytes) fails with LNC_EAGAIN, for a thread that may block. */
   int nowait;
 };
+enum lnc_nowait { LNC_NOWAIT_OFF = 0, LNC_NOWAIT_NEVER = 1, LNC_NOWAIT_RING = 2 };
 /* lnc_take with options (NULL = defaults: blobs as bytes). */
 int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
                 size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
@@ -176,6 +181,9 @@ struct lnc_engine_config {
   uint64_t merge_gap;        /* merge reads this close together (bytes) */
   uint32_t block_size;       /* O_DIRECT alignment (0 = 4096) */
   unsigned ring_depth;       /* io_uring entries per worker (0 = 256) */
+  uint32_t revalidate_ms;    /* a cached file's identity (device, inode, size, mtime) and a
+                                dataset's latest version are checked against the disk at most
+                                this often; 0 = on every call */
 };
 void lnc_engine_config_default(struct lnc_engine_config *cfg);
 
@@ -241,6 +249,43 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
                                 struct lnc_buf *json, struct ArrowSchema *schema,
                                 uint64_t *num_rows, uint64_t *version_out, int *major,
                                 int *minor, struct lnc_error *err);
+
+/* ---- an event loop that drives takes on io_uring ---------------------------------------
+ * A loop belongs to one thread and owns an io_uring that carries the thread's device reads
+ * and its readiness waits alike. lnc_loop_spawn runs fn(arg) as a task on a stack of its
+ * own: where a take inside it (through lnc_loop_worker, opts->nowait = LNC_NOWAIT_RING)
+ * would wait for the device, the task parks and lnc_loop_spawn returns with *parked = 1.
+ * lnc_loop_wait then hands the kernel the reads of every task parked since its last call
+ * together with a one-shot POLLIN for each watched descriptor, in one io_uring_enter; waits
+ * for a completion, a watched descriptor or the timeout; and resumes the tasks whose reads
+ * are in, which run on (fn may end there). Where io_uring is unavailable tasks read with
+ * pread and never park. Nothing here is thread-safe: call it all from the loop's thread. */
+typedef struct lnc_loop lnc_loop;
+/* depth = SQ entries (0 = 1024). The loop has its own engine worker; the caller owns it. */
+int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error *err);
+void lnc_loop_free(lnc_loop *l); /* parked tasks are dropped, not resumed */
+lnc_worker *lnc_loop_worker(lnc_loop *l);
+/* Not from inside a task. LNC_ELIMIT when 4096 tasks are parked already. */
+int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
+                   struct lnc_error *err);
+/* One iteration. fds[0..nfds) (nfds <= 64) are watched for POLLIN; bit i of *ready is set
+ * when fds[i] became readable. timeout_ms < 0 = no timeout. */
+int lnc_loop_wait(lnc_loop *l, const int *fds, int nfds, int timeout_ms, uint64_t *ready,
+                  struct lnc_error *err);
+/* Inside a task: parks it for ms milliseconds (an io_uring timeout). Elsewhere: sleeps. */
+void lnc_loop_sleep(unsigned ms);
+struct lnc_loop_stats {
+  uint64_t waits;        /* lnc_loop_wait calls */
+  uint64_t enters;       /* io_uring_enter calls made by them */
+  uint64_t submitted;    /* SQEs they handed the kernel (reads, polls, timeouts) */
+  uint64_t completions;  /* CQEs reaped */
+  uint64_t tasks;        /* tasks started */
+  uint64_t parked_tasks; /* of those, tasks that parked at least once */
+  uint64_t parks;        /* parks in all */
+  uint64_t tasks_live;   /* stacks allocated (in use or free for reuse) */
+};
+void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out);
+bool lnc_loop_uses_uring(const lnc_loop *l);
 
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */

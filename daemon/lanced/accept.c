@@ -1,6 +1,6 @@
 /* The acceptor: one thread accepts on every listening socket and hands each connection to
- * the network thread (a single-threaded libmicrohttpd daemon) that has the fewest open
- * connections. MHD's own thread pool lets whichever thread wakes first take a new
+ * the network thread (a libmicrohttpd daemon on its own loop) that has the fewest open
+ * connections; the thread adds it to its daemon (ld_net_hand). MHD's own thread pool lets whichever thread wakes first take a new
  * connection, so a few keep-alive clients often all landed on one network thread and the
  * daemon ran on half the CPUs it was given. */
 #include "lanced.h"
@@ -61,8 +61,7 @@ static bool drain_listener(int fd) {
      * accepts spreads before the network threads have seen any of them; server.c's
      * on_connection() takes it off when the connection closes. */
     __atomic_add_fetch(&n->conns, 1, __ATOMIC_RELAXED);
-    if (MHD_add_connection(n->d, c, (struct sockaddr *)&ss, sl) != MHD_YES)
-      __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
+    ld_net_hand(n, c, &ss, sl);
   }
 }
 

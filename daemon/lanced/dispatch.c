@@ -18,8 +18,9 @@ static int nthreads;
 static bool stopping;
 static uint64_t handoffs;
 /* Test hook, off unless both variables are set: requests whose URL contains
- * LANCED_TEST_STALL_PATH wait LANCED_TEST_STALL_MS on their take thread first, standing in
- * for a slow disk so a test can show other requests are answered meanwhile. */
+ * LANCED_TEST_STALL_PATH wait LANCED_TEST_STALL_MS first (on their take thread, or parked
+ * on a loop timeout when served by a loop task), standing in for a slow disk so a test can
+ * show other requests are answered meanwhile. */
 static const char *stall_path;
 static long stall_ms;
 
@@ -35,14 +36,20 @@ static void *take_thread(void *arg) {
     }
     pthread_mutex_unlock(&lock);
     if (!r) return NULL; /* stopping and nothing left */
-    if (stall_path && strstr(r->url, stall_path)) {
-      struct timespec ts = {stall_ms / 1000, (stall_ms % 1000) * 1000000L};
+    long ms = ld_test_stall_ms(r->url);
+    if (ms) {
+      struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
       nanosleep(&ts, NULL);
     }
     ld_route(r->conn, r, &r->out);
     r->stage = LD_STAGE_ANSWERED;
     MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */
+    ld_net_wake(r->net);
   }
+}
+
+long ld_test_stall_ms(const char *url) {
+  return stall_path && url && strstr(url, stall_path) ? stall_ms : 0;
 }
 
 int ld_dispatch_start(int n) {

@@ -4,6 +4,7 @@
 #ifndef LANCED_H
 #define LANCED_H
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,6 +13,11 @@
 
 #define LD_VERSION "0.1.0"
 #define LD_MAX_LISTEN 16
+/* libmicrohttpd's memory per connection: the request line, headers and reply headers live
+ * here, and MHD zeroes the whole pool between the requests of a keep-alive connection, so
+ * its size is paid on every request. 32 KiB holds a GET URL of up to ~16 KiB (docs/api.md);
+ * longer id lists travel in POST bodies, which are streamed out of it. */
+#define LD_CONN_MEMORY (32u * 1024)
 
 /* ---- log.c: one line per event on stderr ---------------------------------------------- */
 enum { LD_LOG_ERROR, LD_LOG_WARN, LD_LOG_INFO, LD_LOG_DEBUG };
@@ -38,6 +44,7 @@ struct ld_config {
   uint64_t max_body_bytes;
   uint64_t max_response_bytes;
   uint64_t request_timeout_ms;
+  uint64_t revalidate_ms;     /* recheck cached files / a dataset's latest at most this often */
   uint64_t connection_limit;
   uint64_t max_inflight;
   int log_level;
@@ -90,10 +97,17 @@ int ld_service_init(const struct ld_config *c);
 void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget) */
 void ld_service_shutdown(void);
 void ld_service_stats(struct lnc_engine_stats *out);
-/* On this thread, make takes non-blocking (nowait: the search cache and page cache only) or
- * not; ld_service_would_block says whether one since gave up because it needed the disk. */
-void ld_service_nowait(bool on);
+/* On this thread, make takes non-blocking (enum lnc_nowait: NEVER = the search cache and
+ * page cache only; RING = device reads park the current loop task) or not (0);
+ * ld_service_would_block says (once: reading clears it) whether the last one gave up because
+ * it needed to block, i.e. belongs on a take thread. */
+void ld_service_nowait(int mode);
 bool ld_service_would_block(void);
+/* A network thread's loop (lnc_loop): made by the thread itself, which then takes through
+ * it; NULL on other threads. */
+int ld_service_loop_start(struct ld_err *e);
+void ld_service_loop_stop(void);
+lnc_loop *ld_service_loop(void);
 /* Takes rows of rel — a data file, or a dataset directory (ids = offsets among its live
  * rows) at `version` (NULL = the latest; a version for a file is a 400). On success the
  * caller owns schema and array and releases them. stats are added to. */
@@ -129,17 +143,36 @@ void ld_notify(const char *state); /* no-op unless $NOTIFY_SOCKET is set */
 
 /* ---- server.c: listeners, libmicrohttpd, admission -------------------------------------- */
 int ld_server_start(const struct ld_config *c, int rootfd);
-/* A network thread: one single-threaded MHD daemon and its open connections (counted by
- * accept.c when it hands one over, uncounted by server.c when MHD closes it). */
+/* A network thread: one libmicrohttpd daemon in external-epoll mode driven by the thread's
+ * own loop (lnc_loop: one io_uring wait for MHD's epoll fd, new connections and device reads
+ * alike), and its open connections (counted by accept.c when it hands one over, uncounted
+ * by server.c when MHD closes it). */
+struct ld_pending_conn;
 struct ld_net {
   struct MHD_Daemon *d;
   int conns;
+  int index;
+  pthread_t thread;
+  bool started;
+  int wake_fd;                     /* eventfd: connections queued, or stop */
+  atomic_int stop;
+  pthread_mutex_t lock;            /* guards queue */
+  struct ld_pending_conn *queue;   /* sockets accepted for this thread, not yet added to MHD */
+  struct lnc_loop_stats published; /* the loop's counters as of its last iteration (atomics) */
 };
+/* accept.c -> a network thread: queues socket fd (ownership passes) and wakes the thread,
+ * which adds it to its MHD daemon itself (MHD calls belong to the daemon's thread). */
+void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen);
+/* Wakes n's loop (from another thread), e.g. after resuming one of its connections: MHD's own
+ * signal of a resumption does not reach a loop waiting on MHD's epoll fd from outside. */
+void ld_net_wake(struct ld_net *n);
 void ld_server_quiesce(void); /* stop accepting; in-flight requests go on */
 uint64_t ld_server_inflight(void);
 uint64_t ld_server_connections(void);
 /* Open connections of each network thread into out[0..max); returns how many threads. */
 int ld_server_net_conns(int *out, int max);
+/* The network threads' loop counters, summed (each thread publishes its own per iteration). */
+void ld_server_loop_stats(struct lnc_loop_stats *sum);
 void ld_server_stop(void);
 
 /* ---- accept.c: one thread accepting on all listening sockets ------------------------------
@@ -155,6 +188,8 @@ int ld_dispatch_start(int threads);
  * r->out and resumes the connection. */
 void ld_dispatch(struct ld_req *r);
 uint64_t ld_dispatch_handoffs(void); /* requests queued for a take thread so far */
+/* Test hook (LANCED_TEST_STALL_PATH / _MS): how long a request for url stalls first; 0 = not. */
+long ld_test_stall_ms(const char *url);
 void ld_dispatch_stop(void); /* after every request has completed */
 extern atomic_int ld_draining; /* set by the main thread on SIGTERM, read by network threads */
 
@@ -172,6 +207,7 @@ struct ld_response {       /* what a handler produces; server.c turns it into MH
 /* Where a request is (server.c / dispatch.c). */
 enum ld_stage {
   LD_STAGE_NEW = 0,        /* on its network thread */
+  LD_STAGE_TASK,           /* a loop task parked on device reads, connection suspended */
   LD_STAGE_TAKE_THREAD,    /* handed to a take thread, connection suspended */
   LD_STAGE_ANSWERED,       /* the take thread produced r->out; the connection resumes */
   LD_STAGE_SENT            /* r->out handed to MHD */
@@ -180,6 +216,7 @@ struct ld_req {
   int route, format, status;
   int stage;               /* enum ld_stage; handed between threads by MHD_resume_connection */
   struct MHD_Connection *conn;
+  struct ld_net *net;      /* the network thread that owns conn */
   struct ld_response out;  /* the take thread's answer, sent when the connection resumes */
   struct ld_req *next;     /* take queue link */
   double start;
@@ -187,6 +224,7 @@ struct ld_req {
   char *url;               /* owned copy */
   struct lnc_buf body;     /* request body, bounded by max_body */
   bool body_too_big;
+  bool task_would_block;   /* a task that ended without parking needed a take thread */
   uint64_t rows;
   struct ld_limits lim;
 };

@@ -148,6 +148,17 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
   counter(o, "lanced_take_handoffs_total", "Requests handed to a take thread because a first "
           "attempt on the network thread would have waited for the disk.", ld_dispatch_handoffs());
+  struct lnc_loop_stats ls;
+  ld_server_loop_stats(&ls);
+  counter(o, "lanced_loop_tasks_total", "Requests run as tasks on a network thread's loop "
+          "(io_mode direct).", ls.tasks);
+  counter(o, "lanced_loop_parked_tasks_total", "Of those, tasks that parked on device reads "
+          "and were resumed by their completions on the same thread.", ls.parked_tasks);
+  counter(o, "lanced_loop_iterations_total", "Iterations of the network threads' loops (one "
+          "io_uring wait each).", ls.waits);
+  counter(o, "lanced_loop_enters_total", "io_uring_enter calls made by those iterations.", ls.enters);
+  counter(o, "lanced_loop_submissions_total", "Submissions they handed the kernel (device "
+          "reads of all tasks parked in an iteration, readiness polls, timeouts).", ls.submitted);
   struct lnc_engine_stats es;
   ld_service_stats(&es);
   counter(o, "lanced_engine_takes_total", "Data-file takes the engine worked on (attempts on a "

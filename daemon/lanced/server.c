@@ -1,8 +1,19 @@
-/* The HTTP server: listening sockets, `workers` network threads (one single-threaded
- * libmicrohttpd daemon each, fed connections by accept.c), admission (connection and
+/* The HTTP server: listening sockets, `workers` network threads, admission (connection and
  * in-flight limits answered with 503 + Retry-After), request bodies, and turning handler
- * results into responses. Requests that read Lance data are suspended and run on take threads
- * (dispatch.c), so the network threads never wait on the disk. */
+ * results into responses.
+ *
+ * A network thread is one loop (net_main): libmicrohttpd in external-epoll mode, its epoll
+ * fd and the thread's wake eventfd watched through the thread's io_uring (lnc_loop), so one
+ * io_uring_enter per iteration both submits the device reads of every request that became
+ * ready in that iteration and waits for network events and read completions alike.
+ *
+ * io_mode direct: a request runs as a loop task (run_task). Where its take reads the device
+ * the task parks, the connection is suspended, and the read's completion resumes the task on
+ * this same thread, which resumes the connection: no thread hand-off. What would block
+ * outside the ring — a file or dataset version not in the search cache yet, blob bytes, a
+ * description — goes to a take thread (dispatch.c), as every request did before.
+ * io_mode buffered: a request is first tried inline without waiting (RWF_NOWAIT, page
+ * cache only); only a miss goes to a take thread. */
 #include "lanced.h"
 #include <errno.h>
 #include <microhttpd.h>
@@ -13,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -23,6 +35,8 @@ static int nnets;
 static int listen_fds[LD_MAX_LISTEN];
 static int nlisten;
 static uint64_t inflight, connections;
+static bool direct_tasks; /* io_mode direct: requests run as loop tasks */
+static __thread struct ld_net *this_net; /* the network thread running this code */
 
 uint64_t ld_server_inflight(void) { return __atomic_load_n(&inflight, __ATOMIC_RELAXED); }
 uint64_t ld_server_connections(void) { return __atomic_load_n(&connections, __ATOMIC_RELAXED); }
@@ -147,6 +161,40 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
   return rc;
 }
 
+/* To a take thread, whose answer resumes the connection (already suspended). */
+static void hand_off(struct ld_req *r) {
+  memset(&r->out, 0, sizeof r->out);
+  r->status = 0;
+  r->format = 0;
+  r->rows = 0;
+  r->stage = LD_STAGE_TAKE_THREAD;
+  ld_dispatch(r);
+}
+
+/* A request as a loop task (io_mode direct). Runs on the network thread; parks inside the
+ * take while its reads fly. Ending without having parked (warm answers, errors), it leaves
+ * r->out for on_request to send; after a park it resumes the connection itself. */
+static void run_task(void *arg) {
+  struct ld_req *r = arg;
+  long stall = ld_test_stall_ms(r->url);
+  if (stall) lnc_loop_sleep((unsigned)stall);
+  ld_service_nowait(LNC_NOWAIT_RING);
+  ld_route(r->conn, r, &r->out);
+  ld_service_nowait(LNC_NOWAIT_OFF);
+  bool wb = ld_service_would_block(); /* read before anything can park */
+  if (r->stage != LD_STAGE_TASK) {    /* still inside on_request: it sends or hands off */
+    r->task_would_block = wb;
+    return;
+  }
+  if (wb) {
+    lnc_buf_free(&r->out.body);
+    hand_off(r);
+    return;
+  }
+  r->stage = LD_STAGE_ANSWERED;
+  MHD_resume_connection(r->conn);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **con_cls) {
@@ -213,18 +261,28 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ld_route(c, r, &out);
     return send_response(c, r, &out);
   }
-  ld_service_nowait(true);
-  ld_route(c, r, &out);
-  ld_service_nowait(false);
-  if (!ld_service_would_block()) return send_response(c, r, &out);
-  lnc_buf_free(&out.body);
-  r->status = 0;
-  r->format = 0;
-  r->rows = 0;
-  r->stage = LD_STAGE_TAKE_THREAD;
   r->conn = c;
+  r->net = this_net;
+  if (direct_tasks && ld_service_loop()) {
+    int parked = 0;
+    if (lnc_loop_spawn(ld_service_loop(), run_task, r, &parked, NULL) == 0) {
+      if (parked) { /* the task resumes the connection when its reads are in */
+        r->stage = LD_STAGE_TASK;
+        MHD_suspend_connection(c);
+        return MHD_YES;
+      }
+      if (!r->task_would_block) return send_response(c, r, &r->out);
+    }
+    lnc_buf_free(&r->out.body);
+  } else {
+    ld_service_nowait(LNC_NOWAIT_NEVER);
+    ld_route(c, r, &out);
+    ld_service_nowait(LNC_NOWAIT_OFF);
+    if (!ld_service_would_block()) return send_response(c, r, &out);
+    lnc_buf_free(&out.body);
+  }
   MHD_suspend_connection(c);
-  ld_dispatch(r);
+  hand_off(r);
   return MHD_YES;
 }
 
@@ -276,6 +334,141 @@ static int open_listener(const char *spec, char *msg, size_t msglen) {
   return fd;
 }
 
+/* ---- network threads ------------------------------------------------------------------- */
+struct ld_pending_conn {
+  struct ld_pending_conn *next;
+  int fd;
+  socklen_t addrlen;
+  struct sockaddr_storage addr;
+};
+
+void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen) {
+  struct ld_pending_conn *p = malloc(sizeof *p);
+  if (!p || addrlen > sizeof p->addr) {
+    free(p);
+    close(fd);
+    __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  p->fd = fd;
+  p->addrlen = addrlen;
+  memcpy(&p->addr, addr, addrlen);
+  pthread_mutex_lock(&n->lock);
+  p->next = n->queue;
+  n->queue = p;
+  pthread_mutex_unlock(&n->lock);
+  ld_net_wake(n);
+}
+
+void ld_net_wake(struct ld_net *n) {
+  uint64_t one = 1;
+  if (write(n->wake_fd, &one, sizeof one) < 0) { /* the counter is far from overflowing */ }
+}
+
+/* Adds the connections accept.c queued for this thread to its daemon (on the thread). */
+static void add_pending(struct ld_net *n) {
+  uint64_t v;
+  if (read(n->wake_fd, &v, sizeof v) < 0) { /* EAGAIN: nothing new */ }
+  pthread_mutex_lock(&n->lock);
+  struct ld_pending_conn *p = n->queue;
+  n->queue = NULL;
+  pthread_mutex_unlock(&n->lock);
+  while (p) {
+    struct ld_pending_conn *next = p->next;
+    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES)
+      __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
+    free(p);
+    p = next;
+  }
+}
+
+/* Copies the loop's counters where metrics (another thread) can read them. */
+static void publish_stats(struct ld_net *n, lnc_loop *loop) {
+  struct lnc_loop_stats s;
+  lnc_loop_get_stats(loop, &s);
+  uint64_t *dst = (uint64_t *)&n->published, *src = (uint64_t *)&s;
+  for (size_t i = 0; i < sizeof s / sizeof(uint64_t); i++) __atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+}
+
+void ld_server_loop_stats(struct lnc_loop_stats *sum) {
+  memset(sum, 0, sizeof *sum);
+  uint64_t *dst = (uint64_t *)sum;
+  for (int k = 0; k < nnets; k++) {
+    uint64_t *src = (uint64_t *)&nets[k].published;
+    for (size_t i = 0; i < sizeof *sum / sizeof(uint64_t); i++) dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+  }
+}
+
+/* The thread's one loop: let MHD do what is ready (its epoll_wait with timeout 0), then one
+ * lnc_loop_wait: submit the reads queued by tasks, wait for MHD's epoll fd, the wake fd, a
+ * read completion or MHD's next timeout, and resume the tasks whose reads are in. */
+static void *net_main(void *arg) {
+  struct ld_net *n = arg;
+  struct ld_err e;
+  if (ld_service_loop_start(&e)) {
+    ld_log(LD_LOG_ERROR, "network thread %d: %s", n->index, e.message);
+    return NULL;
+  }
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(n->d, MHD_DAEMON_INFO_EPOLL_FD);
+  int fds[2] = {di ? di->epoll_fd : -1, n->wake_fd};
+  lnc_loop *loop = ld_service_loop();
+  this_net = n;
+  while (!atomic_load(&n->stop)) {
+    MHD_run(n->d);
+    MHD_UNSIGNED_LONG_LONG to = 0;
+    int ms = MHD_get_timeout(n->d, &to) == MHD_YES ? (to < 1000 ? (int)to : 1000) : 1000;
+    uint64_t ready = 0;
+    struct lnc_error le = {0};
+    if (lnc_loop_wait(loop, fds, 2, ms, &ready, &le)) {
+      ld_log(LD_LOG_WARN, "network thread %d: %s", n->index, le.message);
+      struct timespec ts = {0, 10 * 1000 * 1000};
+      nanosleep(&ts, NULL); /* never spin on a failing ring */
+    }
+    if (ready & 2) add_pending(n);
+    publish_stats(n, loop);
+  }
+  ld_service_loop_stop();
+  return NULL;
+}
+
+static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard, unsigned timeout_s) {
+  n->index = index;
+  n->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  pthread_mutex_init(&n->lock, NULL);
+  if (n->wake_fd < 0) return -1;
+  n->d = MHD_start_daemon(
+      flags, 0, NULL, NULL, on_request, NULL,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard + 1),
+      MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LD_CONN_MEMORY,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+      MHD_OPTION_NOTIFY_CONNECTION, on_connection, n,
+      MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+      MHD_OPTION_END);
+  if (!n->d) return -1;
+  if (pthread_create(&n->thread, NULL, net_main, n)) return -1;
+  n->started = true;
+  return 0;
+}
+
+static void net_stop(struct ld_net *n) {
+  if (n->started) {
+    atomic_store(&n->stop, 1);
+    uint64_t one = 1;
+    if (write(n->wake_fd, &one, sizeof one) < 0) { /* cannot fail on a fresh counter */ }
+    pthread_join(n->thread, NULL);
+  }
+  if (n->d) MHD_stop_daemon(n->d);
+  for (struct ld_pending_conn *p = n->queue, *next; p; p = next) {
+    next = p->next;
+    close(p->fd);
+    free(p);
+  }
+  if (n->wake_fd >= 0) close(n->wake_fd);
+  pthread_mutex_destroy(&n->lock);
+}
+
 int ld_server_start(const struct ld_config *cfg, int rootfd) {
   (void)rootfd;
   char msg[512];
@@ -297,25 +490,19 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
     ld_server_stop();
     return -1;
   }
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                   MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+  /* External epoll: net_main drives each daemon from its own loop. MHD_USE_ITC lets a
+   * resumed connection (MHD_resume_connection, from a take thread) wake that loop. */
+  unsigned flags = MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+                   MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+  direct_tasks = cfg->io_mode == LD_IO_DIRECT;
   for (int i = 0; i < n; i++) {
-    nets[i].d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, NULL,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard + 1),
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, &nets[i],
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_END);
-    if (!nets[i].d) {
+    nets[i].wake_fd = -1;
+    nnets++;
+    if (net_start(&nets[i], i, flags, hard, timeout_s)) {
       ld_log(LD_LOG_ERROR, "could not start network thread %d", i);
       ld_server_stop();
       return -1;
     }
-    nnets++;
   }
   if (ld_acceptor_start(listen_fds, nlisten, nets, nnets, hard)) {
     ld_log(LD_LOG_ERROR, "could not start the acceptor thread");
@@ -329,7 +516,7 @@ void ld_server_quiesce(void) { ld_acceptor_stop(); }
 
 void ld_server_stop(void) {
   ld_acceptor_stop();
-  for (int i = 0; i < nnets; i++) MHD_stop_daemon(nets[i].d);
+  for (int i = 0; i < nnets; i++) net_stop(&nets[i]);
   for (int i = 0; i < nlisten; i++) close(listen_fds[i]);
   free(nets);
   nets = NULL;

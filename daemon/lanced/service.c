@@ -14,17 +14,38 @@ static pthread_mutex_t workers_lock = PTHREAD_MUTEX_INITIALIZER;
 static lnc_worker **workers;       /* every worker made, for shutdown */
 static size_t nworkers;
 static __thread lnc_worker *my_worker;
-/* Set by server.c around a first, non-blocking attempt on a network thread. */
-static __thread bool nowait_mode, would_block;
+static __thread lnc_loop *my_loop;         /* a network thread's loop (direct reads) */
+/* Set by server.c around an attempt on a network thread (enum lnc_nowait). Tasks of one
+ * thread interleave, so the mode is read once at the start of a take (before it can park),
+ * and would_block is set just before a take returns and read (and cleared) by the code that
+ * called the route, with no park in between. */
+static __thread int nowait_mode;
+static __thread bool would_block;
 /* io_mode direct: every take reads the device, so a non-blocking attempt can never answer. */
 static bool direct_reads;
 
-void ld_service_nowait(bool on) {
-  nowait_mode = on;
-  if (on) would_block = false; /* the verdict of the attempt survives turning it off */
+void ld_service_nowait(int mode) { nowait_mode = mode; }
+
+bool ld_service_would_block(void) {
+  bool b = would_block;
+  would_block = false;
+  return b;
 }
 
-bool ld_service_would_block(void) { return would_block; }
+lnc_loop *ld_service_loop(void) { return my_loop; }
+
+int ld_service_loop_start(struct ld_err *e) {
+  struct lnc_error le = {0};
+  if (lnc_loop_new(engine, 0, &my_loop, &le)) return ld_err_from_lnc(e, &le), -1;
+  my_worker = lnc_loop_worker(my_loop); /* this thread's takes read through its loop */
+  return 0;
+}
+
+void ld_service_loop_stop(void) {
+  lnc_loop_free(my_loop); /* frees its worker too */
+  my_loop = NULL;
+  my_worker = NULL;
+}
 
 /* In nowait mode an LNC_EAGAIN is not an answer: it marks the request for a take thread. */
 static int fail(struct ld_err *e, const struct lnc_error *le) {
@@ -42,6 +63,7 @@ static int engine_config(const struct ld_config *c, struct lnc_engine_config *ec
   ec->root = c->root;
   ec->cache_budget = c->cache_budget;
   ec->io_mode = c->io_mode == LD_IO_DIRECT ? LNC_IO_DIRECT : LNC_IO_BUFFERED;
+  ec->revalidate_ms = (uint32_t)c->revalidate_ms;
   ec->repidx_max = c->rep_policy == LD_REP_ALWAYS ? UINT64_MAX
                    : c->rep_policy == LD_REP_NEVER ? 0 : c->rep_max_bytes;
   return 0;
@@ -111,7 +133,8 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
-  if (nowait_mode && direct_reads) {
+  int mode = nowait_mode; /* before the take can park and another task change it */
+  if (mode == LNC_NOWAIT_NEVER && direct_reads) {
     /* The engine would refuse it too, after a stat of the path: hand the request off
      * before any system call. */
     struct lnc_error le = {.code = LNC_EAGAIN};
@@ -119,7 +142,7 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
   }
   lnc_worker *w = worker(e);
   if (!w) return -1;
-  struct lnc_take_options opts = {.blobs = blobs, .nowait = nowait_mode};
+  struct lnc_take_options opts = {.blobs = blobs, .nowait = mode};
   struct lnc_error le = {0};
   int rc;
   /* Without a version the engine tells a dataset from a file itself, by the stat it makes

@@ -20,6 +20,17 @@ struct lnc_dscache *lnc_engine_dscache(lnc_engine *e);
 /* Reads O_DIRECT (io_mode direct): every take waits for the device, so nowait takes are
  * refused with LNC_EAGAIN before they resolve a path or plan a read. */
 bool lnc_engine_direct(lnc_engine *e);
+/* Whether something checked against the disk at `checked_ns` (lnc_engine_now_ns) is still
+ * fresh under the engine's revalidate_ms. */
+bool lnc_engine_fresh(lnc_engine *e, int64_t checked_ns);
+int64_t lnc_engine_now_ns(void); /* CLOCK_MONOTONIC_COARSE: a vDSO read, no system call */
+/* The number of rows of the data file at path, loading it into the search cache unless
+ * nowait (then LNC_EAGAIN when it is not there yet). */
+int lnc_engine_file_rows(lnc_worker *w, const char *path, bool nowait, uint64_t *rows,
+                         struct lnc_error *err);
+/* datasets.c: 1 when dir is a dataset directory this cache checked within revalidate_ms, so
+ * a take of it can skip asking the disk whether the path is a file. */
+int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir);
 /* openat2(root, path, RESOLVE_BENEATH) with O_RDONLY | O_CLOEXEC | flags; -1 and errno
  * (EXDEV / ELOOP when the path leaves the root). */
 int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags);

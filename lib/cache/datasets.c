@@ -70,6 +70,7 @@ struct dsdir {
   dev_t vdev;            /* _versions/ as last listed */
   ino_t vino;
   struct timespec vmtime;
+  int64_t checked_ns;    /* when the directory and its latest were last checked on disk */
   struct dsver *versions;
   int busy;              /* requests between lookups (listing, waiting): keep the record */
 };
@@ -269,12 +270,37 @@ static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
 static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
                         struct dsver **out, struct lnc_error *err);
 
+int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir) {
+  pthread_mutex_lock(&c->lock);
+  struct dsdir *d = find_dir(c, dir, hash_str(dir));
+  int known = d && d->have_latest && lnc_engine_fresh(c->e, d->checked_ns);
+  pthread_mutex_unlock(&c->lock);
+  return known;
+}
+
+/* Within revalidate_ms of the last check of dir on disk: the version wanted (0 = the latest
+ * then seen), referenced, if it is open — no directory opened, no stat. NULL otherwise. */
+static struct dsver *fresh_version(struct lnc_dscache *c, const char *dir, uint64_t want) {
+  struct dsver *ver = NULL;
+  pthread_mutex_lock(&c->lock);
+  struct dsdir *d = find_dir(c, dir, hash_str(dir));
+  if (d && d->have_latest && lnc_engine_fresh(c->e, d->checked_ns)) {
+    uint64_t v = want ? want : d->latest;
+    for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
+    if (ver && ver->state == V_READY) ver->refs++;
+    else ver = NULL;
+  }
+  pthread_mutex_unlock(&c->lock);
+  return ver;
+}
+
 /* Resolves `want` (0 = latest) for the dataset at dir and returns the version referenced;
  * the caller releases it. The latest version can vanish between listing _versions/ and
  * opening its manifest (a writer rolling back, a cleanup racing us): then the listing is
  * simply done again, a few times, rather than failing a request that asked for "latest". */
 static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
                    struct dsver **out, struct lnc_error *err) {
+  if ((*out = fresh_version(c, dir, want))) return 0;
   int rc = acquire_once(c, dir, want, nowait, out, err);
   for (int again = 0; rc == LNC_ENOTFOUND && want == 0 && again < 3; again++) {
     pthread_mutex_lock(&c->lock);
@@ -302,6 +328,7 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
     return lnc_errf(err, LNC_ENOTFOUND, "%s: a directory without _versions/ (not a Lance "
                     "dataset)", dir);
   }
+  int64_t checked_ns = lnc_engine_now_ns();
   if (fstat(dfd, &dst) != 0 || fstat(vfd, &vst) != 0) {
     int en = errno;
     close(vfd);
@@ -331,6 +358,7 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
     if (d->have_latest && !d->racy && d->vdev == vst.st_dev && d->vino == vst.st_ino &&
         ts_ns(&d->vmtime) == ts_ns(&vst.st_mtim)) {
       v = d->latest;
+      d->checked_ns = checked_ns;
     } else {
       d->busy++;
       pthread_mutex_unlock(&c->lock);
@@ -347,6 +375,7 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
         d->vino = vst.st_ino;
         d->vmtime = vst.st_mtim;
         d->racy = ts_ns(&now) - ts_ns(&vst.st_mtim) < RACY_NS;
+        d->checked_ns = checked_ns;
       }
     }
   }
@@ -445,7 +474,7 @@ static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file
   if (!atomic_load(&r->v->checked[idx])) {
     /* Once per opened version and data file: the file must have the fragment's rows. */
     uint64_t nrows = 0;
-    rc = lnc_engine_describe(r->w, path, NULL, NULL, &nrows, NULL, NULL, err);
+    rc = lnc_engine_file_rows(r->w, path, opts && opts->nowait, &nrows, err);
     if (rc == LNC_ENOTFOUND) {
       if (err) err->code = LNC_ECORRUPT; /* listed in the manifest, gone from the disk */
       return LNC_ECORRUPT;
@@ -482,9 +511,9 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
   lnc_engine *e = lnc_worker_engine(w);
-  bool nowait = opts && opts->nowait;
+  int nowait = opts ? opts->nowait : LNC_NOWAIT_OFF;
   /* Every data file would refuse it anyway; refusing here skips listing the versions. */
-  if (nowait && lnc_engine_direct(e))
+  if (nowait == LNC_NOWAIT_NEVER && lnc_engine_direct(e))
     return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", dir);
   struct lnc_dscache *c = lnc_engine_dscache(e);
   struct dsver *v;

@@ -39,6 +39,7 @@ struct entry {
   ino_t ino;
   off_t size;
   struct timespec mtime;
+  int64_t checked_ns;               /* when dev..mtime were last compared with the disk */
   int state;
   bool linked;                      /* in the shard's table (else: dropped, freed at refs 0) */
   atomic_int refs;
@@ -259,6 +260,17 @@ lnc_engine *lnc_worker_engine(lnc_worker *w) { return w->e; }
 struct lnc_dscache *lnc_engine_dscache(lnc_engine *e) { return e->datasets; }
 bool lnc_engine_direct(lnc_engine *e) { return e->cfg.io_mode == LNC_IO_DIRECT; }
 
+int64_t lnc_engine_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+bool lnc_engine_fresh(lnc_engine *e, int64_t checked_ns) {
+  return e->cfg.revalidate_ms && checked_ns &&
+         lnc_engine_now_ns() - checked_ns < (int64_t)e->cfg.revalidate_ms * 1000000LL;
+}
+
 int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {
   *out = NULL;
   struct lnc_worker *w = calloc(1, sizeof *w);
@@ -371,6 +383,34 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
   return 0;
 }
 
+/* Moves en to the front of its shard's LRU and takes a reference (shard lock held). */
+static void touch_locked(struct lnc_engine *e, struct shard *s, struct entry *en) {
+  LNC_ASSERT_LOCKED(&s->lock);
+  atomic_fetch_add(&en->refs, 1);
+  en->last_used = atomic_fetch_add(&e->tick, 1);
+  if (s->lru_head == en) return;
+  if (en->prev) en->prev->next = en->next;
+  if (en->next) en->next->prev = en->prev; else s->lru_tail = en->prev;
+  en->prev = NULL;
+  en->next = s->lru_head;
+  if (s->lru_head) s->lru_head->prev = en;
+  s->lru_head = en;
+  if (!s->lru_tail) s->lru_tail = en;
+}
+
+/* A ready entry for path checked against the disk within revalidate_ms, referenced; NULL
+ * when there is none (then the caller stats the path). No system call. */
+static struct entry *fresh_entry(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path) {
+  if (!e->cfg.revalidate_ms) return NULL;
+  pthread_mutex_lock(&s->lock);
+  struct entry *en = s->table[h % s->nbuckets];
+  while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
+  if (en && (en->state != E_READY || !lnc_engine_fresh(e, en->checked_ns))) en = NULL;
+  if (en) touch_locked(e, s, en);
+  pthread_mutex_unlock(&s->lock);
+  return en;
+}
+
 /* Finds (or loads) the entry for path and returns it referenced. */
 static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
                    struct lnc_take_stats *ts, bool *is_dir, struct lnc_error *err) {
@@ -378,6 +418,14 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   struct stat st;
   uint64_t h = hash_path(path);
   struct shard *s = &e->shards[h % NSHARDS];
+  struct entry *fresh = fresh_entry(e, s, h, path);
+  if (fresh) {
+    atomic_fetch_add(&e->hits, 1);
+    if (ts) ts->cache_hits++;
+    *out = fresh;
+    return 0;
+  }
+  int64_t stat_ns = lnc_engine_now_ns();
   int rc = stat_path(e, path, &st, is_dir, err);
   if (rc) {
     /* Gone (or no longer a file): whatever was cached for the path is dropped now, so its
@@ -415,17 +463,8 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
       continue;
     }
     if (en && en->state == E_READY) {
-      atomic_fetch_add(&en->refs, 1);
-      en->last_used = atomic_fetch_add(&e->tick, 1);
-      if (s->lru_head != en) { /* move to the front */
-        if (en->prev) en->prev->next = en->next;
-        if (en->next) en->next->prev = en->prev; else s->lru_tail = en->prev;
-        en->prev = NULL;
-        en->next = s->lru_head;
-        if (s->lru_head) s->lru_head->prev = en;
-        s->lru_head = en;
-        if (!s->lru_tail) s->lru_tail = en;
-      }
+      touch_locked(e, s, en);
+      en->checked_ns = stat_ns;
       pthread_mutex_unlock(&s->lock);
       atomic_fetch_add(&e->hits, 1);
       if (ts) ts->cache_hits++;
@@ -477,6 +516,7 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   en->ino = fst.st_ino;
   en->size = fst.st_size;
   en->mtime = fst.st_mtim;
+  en->checked_ns = stat_ns;
   en->state = E_READY;
   en->last_used = atomic_fetch_add(&e->tick, 1);
   bool fits = atomic_load(&e->resident) + bytes <= atomic_load(&e->budget);
@@ -509,11 +549,11 @@ static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_
   struct lnc_engine *e = w->e;
   struct lnc_take_stats local = {0};
   struct entry *en;
-  bool nowait = opts && opts->nowait;
+  int nowait = opts ? opts->nowait : LNC_NOWAIT_OFF;
   /* Refused before any work, and not counted as a take: nothing was done. */
-  if (nowait && lnc_engine_direct(e))
+  if (nowait == LNC_NOWAIT_NEVER && lnc_engine_direct(e))
     return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", path);
-  int rc = acquire(w, path, nowait, &en, &local, is_dir, err);
+  int rc = acquire(w, path, nowait != LNC_NOWAIT_OFF, &en, &local, is_dir, err);
   if (rc && is_dir && *is_dir) return rc;
   if (!rc) {
     struct lnc_io io = w->io;
@@ -551,12 +591,23 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
                     const struct lnc_take_options *opts, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats,
                     struct lnc_error *err) {
-  bool is_dir = false;
-  int rc = take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, &is_dir, err);
+  bool is_dir = lnc_dscache_known_dir(w->e->datasets, path);
+  int rc = is_dir ? LNC_ENOTFOUND
+                  : take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, &is_dir, err);
   if (rc && is_dir)
     rc = lnc_engine_dataset_take(w, path, 0, ids, n, columns, ncolumns, opts, schema, array,
                                  stats, err);
   return rc;
+}
+
+int lnc_engine_file_rows(lnc_worker *w, const char *path, bool nowait, uint64_t *rows,
+                         struct lnc_error *err) {
+  struct entry *en;
+  int rc = acquire(w, path, nowait, &en, NULL, NULL, err);
+  if (rc) return rc;
+  *rows = en->file->num_rows;
+  unref(w->e, en);
+  return 0;
 }
 
 int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,

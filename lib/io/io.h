@@ -25,7 +25,9 @@ struct lnc_ring;
  * has one), or with pread when io is NULL or has no ring. */
 struct lnc_io {
   struct lnc_ring *ring;
-  bool nowait;   /* buffered reads that would wait for the device fail with LNC_EAGAIN */
+  int nowait;    /* enum lnc_nowait: NEVER = buffered reads that would wait for the device
+                    fail with LNC_EAGAIN; RING = blocking calls other than the ring's reads
+                    (blob bytes) fail with LNC_EAGAIN */
 };
 int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err);

@@ -3,6 +3,7 @@
  * a batch costs one read per contiguous region either way. */
 #include "io.h"
 #include "ring.h"
+#include "loop.h"
 #include "../format/reader.h"
 #include "../util/error.h"
 #include <errno.h>
@@ -70,13 +71,17 @@ static int read_nowait(struct lnc_file *f, struct lnc_read *reads, size_t n,
 
 int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err) {
-  if (io && io->nowait) {
+  if (io && io->nowait == LNC_NOWAIT_NEVER) {
     if (f->fd_direct >= 0) return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", f->name);
     return read_nowait(f, reads, n, stats, err);
   }
-  if (!io || !io->ring) return lnc_io_read_batch(f, reads, n, stats, err);
+  /* Inside a loop's task the reads go through the task's guest ring and the task parks
+   * while they fly; elsewhere through the worker's own ring, waiting. */
+  struct lnc_ring *ring = lnc_task_ring();
+  if (!ring && io) ring = io->ring;
+  if (!ring) return lnc_io_read_batch(f, reads, n, stats, err);
   bool direct = f->fd_direct >= 0;
-  int rc = lnc_ring_read_batch(io->ring, direct ? f->fd_direct : f->fd, direct, f->size, reads, n,
+  int rc = lnc_ring_read_batch(ring, direct ? f->fd_direct : f->fd, direct, f->size, reads, n,
                                stats, err);
   if (rc) lnc_err_prefix(err, "%s", f->name);
   return rc;

@@ -2,7 +2,9 @@
  * O_DIRECT), then one loop that preps what fits, submits, reaps and resubmits short reads.
  * Without io_uring the same plan and completion handling run through pread. No threads. */
 #include "ring.h"
+#include "loop.h"
 #include "../util/error.h"
+#include "../util/assert.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
@@ -29,6 +31,8 @@ struct ext {
   uint64_t done;  /* bytes arrived so far */
   uint8_t *buf;   /* where they land; NULL until assigned */
   size_t first, last;
+  struct lnc_ring *owner; /* whose read this is: a completion's user_data is &ext, and a
+                             loop routes it back here (lnc_ring_route) */
   uint8_t kind;   /* BUF_*: decided by the plan, buffer assigned at first submission */
   bool issued;    /* counted in stats->reads */
   uint16_t tries;
@@ -36,7 +40,9 @@ struct ext {
 
 struct lnc_ring {
   struct io_uring ring;
+  struct io_uring *q;   /* where reads go: &ring, or a loop's io_uring for a guest */
   bool uring;           /* false = pread mode */
+  bool guest;           /* reads share a loop's io_uring; the task parks while they fly */
   bool fixed;           /* pool registered: read_fixed into it */
   unsigned depth;       /* most reads in flight */
   uint32_t block;
@@ -49,6 +55,13 @@ struct lnc_ring {
   struct ext *ext;
   size_t *retry;        /* stack of extents to resubmit; same capacity as ext */
   size_t ext_cap;
+  /* Guests: completions routed here by the loop while the task is parked, and the task
+   * that waits for wake_at of them. Same capacity as ext. */
+  size_t *landed_idx;
+  int *landed_res;
+  size_t nlanded;
+  size_t wake_at;
+  struct lnc_task *waiter;
 };
 
 /* ---- once-per-process notices ------------------------------------------------------ */
@@ -115,6 +128,7 @@ int lnc_ring_new(const struct lnc_ring_config *cfg, struct lnc_ring **out,
       log_once(&logged_uring, "lanced: io_uring unavailable (%s); using pread", strerror(-rc));
     } else {
       r->uring = true;
+      r->q = &r->ring;
       if (r->depth > r->ring.sq.ring_entries) r->depth = r->ring.sq.ring_entries;
       /* One iovec for the whole pool: read_fixed then skips pinning pages per read. Failing
        * (RLIMIT_MEMLOCK, a pool over 1 GiB) only costs that saving. */
@@ -126,13 +140,51 @@ int lnc_ring_new(const struct lnc_ring_config *cfg, struct lnc_ring **out,
   return 0;
 }
 
+/* A guest's pool only takes a request's small reads (larger ones get a buffer of their own):
+ * every parked task holds one, so it is kept small. */
+#define GUEST_POOL_BYTES (256u << 10)
+#define GUEST_DEPTH 64 /* a guest's reads in flight: a loop serves many guests at once */
+
+int lnc_ring_new_guest(struct io_uring *host, struct lnc_ring **out) {
+  struct lnc_ring_config c;
+  lnc_ring_config_default(&c);
+  c.pool_bytes = GUEST_POOL_BYTES;
+  c.depth = GUEST_DEPTH;
+  c.register_buffers = false;
+  c.force_pread = true; /* no io_uring of its own */
+  struct lnc_ring *r;
+  int rc = lnc_ring_new(&c, &r, NULL);
+  if (rc) return rc;
+  if (host) {
+    r->uring = true;
+    r->guest = true;
+    r->q = host;
+  }
+  *out = r;
+  return 0;
+}
+
+void lnc_ring_route(uint64_t ud, int res) {
+  struct ext *e = (struct ext *)(uintptr_t)ud;
+  struct lnc_ring *r = e->owner;
+  LNC_ASSERT(r && r->guest && r->nlanded < r->ext_cap);
+  r->landed_idx[r->nlanded] = (size_t)(e - r->ext);
+  r->landed_res[r->nlanded++] = res;
+  if (r->waiter && r->nlanded >= r->wake_at) {
+    lnc_task_wake(r->waiter);
+    r->waiter = NULL;
+  }
+}
+
 void lnc_ring_free(struct lnc_ring *r) {
   if (!r) return;
-  if (r->uring) io_uring_queue_exit(&r->ring); /* also unregisters the pool */
+  if (r->uring && !r->guest) io_uring_queue_exit(&r->ring); /* also unregisters the pool */
   free(r->pool);
   free(r->ord);
   free(r->ext);
   free(r->retry);
+  free(r->landed_idx);
+  free(r->landed_res);
   free(r);
 }
 
@@ -204,6 +256,13 @@ static int reserve(struct lnc_ring *r, size_t n, struct lnc_error *err) {
     size_t *s = realloc(r->retry, cap * sizeof *s);
     if (!s) return lnc_errf(err, LNC_ENOMEM, "ring: out of memory for %zu reads", n);
     r->retry = s;
+    if (r->guest) {
+      size_t *li = realloc(r->landed_idx, cap * sizeof *li);
+      if (li) r->landed_idx = li;
+      int *lr = li ? realloc(r->landed_res, cap * sizeof *lr) : NULL;
+      if (!lr) return lnc_errf(err, LNC_ENOMEM, "ring: out of memory for %zu reads", n);
+      r->landed_res = lr;
+    }
     r->ext_cap = cap;
   }
   return 0;
@@ -238,7 +297,7 @@ static int plan(struct lnc_ring *r, bool direct, uint64_t file_size, struct lnc_
                                                 (uintptr_t)rd->dst % a == 0));
     uint64_t len = up(end, a) - start;
     r->ext[ne++] = (struct ext){.off = start, .len = len, .need = end - start, .first = i,
-                                .last = j,
+                                .last = j, .owner = r,
                                 .kind = straight ? BUF_DST : len > r->pool_bytes ? BUF_TEMP : BUF_POOL};
     i = j;
   }
@@ -329,15 +388,39 @@ static int issue(struct lnc_ring *r, int fd, size_t idx, bool direct, size_t *nr
   unsigned len = left > MAX_SUBMIT ? MAX_SUBMIT : (unsigned)left;
   uint8_t *dst = e->buf + e->done;
   if (r->uring) {
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+    struct io_uring_sqe *sqe = io_uring_get_sqe(r->q);
+    /* A guest shares the SQ with every task of its loop: when they have filled it, hand the
+     * kernel what is there (the only submission a guest makes itself). */
+    if (!sqe && r->guest && io_uring_submit(r->q) >= 0) sqe = io_uring_get_sqe(r->q);
     if (!sqe) return lnc_errf(err, LNC_EINTERNAL, "ring: submission queue unexpectedly full");
     if (r->fixed && e->kind == BUF_POOL) io_uring_prep_read_fixed(sqe, fd, dst, len, off, 0);
     else io_uring_prep_read(sqe, fd, dst, len, off);
-    io_uring_sqe_set_data64(sqe, idx);
+    /* Own rings find the extent by index; a loop routes a guest's completion by address. */
+    if (r->guest) io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)e);
+    else io_uring_sqe_set_data64(sqe, idx);
     return 0;
   }
   ssize_t got = pread(fd, dst, len, (off_t)off);
   return complete(r, idx, got < 0 ? -errno : (int)got, direct, nretry, stats, err);
+}
+
+/* A guest's wait: park the task until the loop has routed `want` completions to it, then
+ * handle every one that arrived. Returns how many. */
+static unsigned wait_guest(struct lnc_ring *r, size_t want, bool direct, size_t *nretry,
+                           struct lnc_take_stats *stats, int *rc, struct lnc_error *err) {
+  LNC_ASSERT(lnc_task_current() != NULL);
+  if (r->nlanded < want) {
+    r->wake_at = want;
+    r->waiter = lnc_task_current();
+    lnc_task_park();
+  }
+  size_t seen = r->nlanded;
+  for (size_t k = 0; k < seen; k++) {
+    int c = complete(r, r->landed_idx[k], r->landed_res[k], direct, nretry, stats, *rc ? NULL : err);
+    if (c && !*rc) *rc = c;
+  }
+  r->nlanded = 0;
+  return (unsigned)seen;
 }
 
 /* The loop: fill the SQ (retries first, then new extents while the pool has room), submit,
@@ -374,6 +457,10 @@ static int execute(struct lnc_ring *r, int fd, bool direct, size_t ne,
     if (inflight == 0) break; /* pread mode always ends here; uring when all is done */
 
     bool more = !rc && (nretry || next < ne);
+    if (r->guest) {
+      inflight -= wait_guest(r, more && !stalled ? 1 : inflight, direct, &nretry, stats, &rc, err);
+      continue;
+    }
     int s = io_uring_submit_and_wait(&r->ring, more && !stalled ? 1 : inflight);
     unsigned head, seen = 0;
     struct io_uring_cqe *cqe;

@@ -25,7 +25,8 @@ cp -r $FIX/deletions_v22.lance "$ROOT/bad/baddel.lance"
 for f in "$ROOT"/bad/baddel.lance/_deletions/*.bin; do printf 'garbage!' > "$f"; done
 cp -r $FIX/multi_v22.lance "$ROOT/live/app.lance"
 
-start_daemon "$WORK/lanced.log" || { echo "0 passed, 1 failed"; exit 1; }
+REVALIDATE_MS=200 # commits below must be served within this (daemon_datasets.mjs waits it out)
+start_daemon "$WORK/lanced.log" --revalidate-ms $REVALIDATE_MS || { echo "0 passed, 1 failed"; exit 1; }
 
 expect() { # name want-status grep-pattern URL [curl args]
   local name=$1 want=$2 pat=$3 u=$4; shift 4
@@ -129,7 +130,7 @@ expect "good dataset after errors" 200 '"num_rows":2' "$URL/files/ds/multi_v21.l
 expect "healthz" 200 'serving' "$URL/healthz"
 
 # ---- Arrow bodies and live versions (node) --------------------------------------------------------
-if node tests/integration/daemon_datasets.mjs "$URL" "$ROOT" > "$WORK/node.out" 2>&1; then
+if LANCED_REVALIDATE_MS=$REVALIDATE_MS node tests/integration/daemon_datasets.mjs "$URL" "$ROOT" > "$WORK/node.out" 2>&1; then
   ok "node: $(tail -1 "$WORK/node.out")"
 else
   bad "node dataset checks" "$(tail -12 "$WORK/node.out")"

@@ -1,0 +1,85 @@
+// Turns bench/uring-path.sh's measurements into OUT/uring-path.json and OUT/uring-path.md:
+// CPU per request (warm, direct) beside fio's CPU per read, throughput beside fio and nginx
+// at equal depth, and issue 13's targets as ratios measured in this run.
+// Usage: node bench/uring-path-report.mjs RESULTS.txt OUT_DIR FILE COLUMN DURATION
+import fs from 'node:fs';
+import path from 'node:path';
+
+const [resultsPath, out, file, col, duration] = process.argv.slice(2);
+const lines = fs.readFileSync(resultsPath, 'utf8').trim().split('\n').map((l) => l.split(' '));
+const R = { file, column: col, duration_s: Number(duration), warm: {}, direct: {}, fio: {}, nginx: {} };
+let warmCpu = null, directCpu = null, reads = null;
+for (const [kind, ...v] of lines) {
+  if (kind === 'warm' || kind === 'direct') {
+    const [conns, batch, rps, n, cpu] = v.map(Number);
+    const cell = { conns, batch, requests_per_s: rps, requests: n, cpu_s: cpu, cpu_us_per_request: n ? (cpu / n) * 1e6 : null };
+    // The first line of each mode is the CPU cell (4 connections, batch 1), measured alone.
+    if (kind === 'warm' && warmCpu === null) { warmCpu = cell; continue; }
+    if (kind === 'direct' && directCpu === null) { directCpu = cell; continue; }
+    R[kind][`${batch}x${conns}`] = cell;
+  } else if (kind === 'fio') {
+    const [depth, iops, cpu, lat] = v.map(Number);
+    R.fio[depth] = { depth, iops, cpu_us_per_read: cpu, mean_latency_us: lat };
+  } else if (kind === 'nginx') {
+    const [conns, rps, lat] = v.map(Number);
+    R.nginx[conns] = { conns, requests_per_s: rps, mean_latency_us: lat };
+  } else if (kind === 'reads') {
+    const [r0, r1, t0, t1, handoffs, size] = v;
+    reads = { reads: r1 - r0, engine_takes: t1 - t0, handoffs: Number(handoffs), read_size: size };
+  }
+}
+R.cpu = { warm: warmCpu, direct: directCpu };
+R.reads = reads;
+const f0 = (x) => (x == null || Number.isNaN(x) ? '–' : Math.round(x).toLocaleString('en-US'));
+const f1 = (x) => (x == null || Number.isNaN(x) ? '–' : x.toFixed(1));
+const f2 = (x) => (x == null || Number.isNaN(x) ? '–' : x.toFixed(2));
+const targets = [];
+const target = (name, value, want, ok, detail) => targets.push({ name, value, want, met: ok, detail });
+
+const fio4 = R.fio[4];
+if (warmCpu && directCpu && fio4) {
+  const limit = warmCpu.cpu_us_per_request + 1.5 * fio4.cpu_us_per_read;
+  target('direct CPU per request <= warm + 1.5 x fio CPU per read', directCpu.cpu_us_per_request, limit,
+    directCpu.cpu_us_per_request <= limit,
+    `${f1(directCpu.cpu_us_per_request)} µs vs ${f1(warmCpu.cpu_us_per_request)} + 1.5 × ${f1(fio4.cpu_us_per_read)} = ${f1(limit)} µs`);
+}
+const d16 = R.direct['1x16'], fio16 = R.fio[16];
+if (d16 && fio16) target('direct single-row GETs at 16 connections >= 0.5 x fio IOPS at depth 16',
+  d16.requests_per_s / fio16.iops, 0.5, d16.requests_per_s / fio16.iops >= 0.5,
+  `${f0(d16.requests_per_s)} req/s vs ${f0(fio16.iops)} IOPS`);
+const d1 = R.direct['1x1'], fio1 = R.fio[1], ng1 = R.nginx[1];
+if (d1 && fio1 && ng1 && ng1.requests_per_s) {
+  const rtt = 1e6 / ng1.requests_per_s, allow = 1e6 / (fio1.mean_latency_us + rtt);
+  target('direct single-row GETs at 1 connection >= 0.8 x (fio latency at depth 1 + nginx round trip)',
+    d1.requests_per_s / allow, 0.8, d1.requests_per_s / allow >= 0.8,
+    `${f0(d1.requests_per_s)} req/s vs 1 / (${f1(fio1.mean_latency_us)} + ${f1(rtt)} µs) = ${f0(allow)} req/s`);
+}
+for (const c of [4, 16, 64]) {
+  const w = R.warm[`1x${c}`], n = R.nginx[c];
+  if (w && n && n.requests_per_s) target(`warm single-row GETs at ${c} connections >= 0.7 x nginx`,
+    w.requests_per_s / n.requests_per_s, 0.7, w.requests_per_s / n.requests_per_s >= 0.7,
+    `${f0(w.requests_per_s)} vs ${f0(n.requests_per_s)} req/s`);
+}
+R.targets = targets;
+fs.writeFileSync(path.join(out, 'uring-path.json'), JSON.stringify(R, null, 2));
+
+const md = [];
+md.push(`\n## The io_uring request path (bench/uring-path.sh: ${file}, column ${col}, ${duration} s per cell, back to back)\n`);
+md.push('CPU per request is the daemon\'s utime+stime over a run divided by its requests (4 connections, single-row GETs);');
+md.push('fio reads the same file O_DIRECT with io_uring at the read size lanced issues' + (reads ? ` (${reads.read_size})` : '') + '.\n');
+md.push('| | CPU µs per request / read |\n| --- | --- |');
+md.push(`| lanced, io_mode buffered (warm, page cache) | ${f1(warmCpu?.cpu_us_per_request)} |`);
+md.push(`| lanced, io_mode direct (loop tasks, O_DIRECT) | ${f1(directCpu?.cpu_us_per_request)} |`);
+md.push(`| fio, io_uring, depth 4 | ${f1(fio4?.cpu_us_per_read)} |\n`);
+if (reads) md.push(`Direct cells: ${f0(reads.reads)} device reads for ${f0(reads.engine_takes)} engine takes; ${reads.handoffs} request(s) handed to a take thread in all (the first, loading the search cache).\n`);
+md.push('| connections | direct batch 1 req/s | fio IOPS at that depth | ratio | direct batch 100 rows/s | warm batch 1 req/s | nginx static req/s | ratio |');
+md.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
+for (const c of Object.keys(R.nginx).map(Number).concat(Object.values(R.direct).map((x) => x.conns)).filter((v, i, a) => a.indexOf(v) === i).sort((a, b) => a - b)) {
+  const d = R.direct[`1x${c}`], b = R.direct[`100x${c}`], w = R.warm[`1x${c}`], f = R.fio[c], n = R.nginx[c];
+  if (!d && !w) continue;
+  md.push(`| ${c} | ${f0(d?.requests_per_s)} | ${f0(f?.iops)} | ${f2(d && f ? d.requests_per_s / f.iops : null)} | ${f0(b ? b.requests_per_s * 100 : null)} | ${f0(w?.requests_per_s)} | ${f0(n?.requests_per_s)} | ${f2(w && n ? w.requests_per_s / n.requests_per_s : null)} |`);
+}
+md.push('\nTargets (issue 13), each a ratio within this run:\n');
+for (const t of targets) md.push(`- ${t.met ? 'met' : '**not met**'}: ${t.name}: ${t.detail}`);
+fs.writeFileSync(path.join(out, 'uring-path.md'), md.join('\n') + '\n');
+process.stdout.write(md.join('\n') + '\n');

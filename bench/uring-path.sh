@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The io_uring request path against the machine's ceilings, back to back in one run, on one
+# data file and one id stream (issue 13):
+#   - lanced CPU per request (utime+stime of the daemon / requests) for single-row,
+#     single-column GETs, io_mode buffered (warm: page cache) and io_mode direct (O_DIRECT);
+#   - fio's CPU per read (usr+sys / reads) at the same read size, io_uring, depth 4;
+#   - throughput at 1/4/16/64 connections, direct, batch 1 and batch 100, beside fio random
+#     reads at the same depth; warm single-row GETs beside nginx serving a small static file.
+# Writes OUT/uring-path.json and a report section OUT/uring-path.md (appended to report.md
+# by bench/run.sh). Usage: bench/uring-path.sh OUT_DIR DATA_DIR
+#   BIN (default bin), DURATION (s per cell, default 4), CONNS (default "1 4 16 64")
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: bench/uring-path.sh OUT_DIR DATA_DIR}
+DATA=${2:?usage: bench/uring-path.sh OUT_DIR DATA_DIR}
+BIN=${BIN:-bin}
+DURATION=${DURATION:-4}
+CONNS=${CONNS:-1 4 16 64}
+mkdir -p "$OUT"
+TMP=$(mktemp -d)
+PIDS=()
+trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+TABLE=$(cd "$DATA" && ls -d scalars.lance 2>/dev/null)
+[[ -n $TABLE ]] || { echo "uring-path: $DATA/scalars.lance missing (node bench/gen.mjs)" >&2; exit 1; }
+FILE=$(cd "$DATA" && ls scalars.lance/data/*.lance | head -1)
+COL=${COL:-i64}
+NCPU=$(nproc)
+ticks=$(getconf CLK_TCK)
+
+cpu_s() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+
+start_lanced() { # io_mode -> PORT, LPID
+  "$BIN/lanced" --root "$DATA" --listen 127.0.0.1:0 --io-mode "$1" --log-level warn \
+    > "$TMP/lanced.$1.log" 2>&1 &
+  LPID=$!
+  PIDS+=($LPID)
+  PORT=""
+  for _ in $(seq 100); do
+    PORT=$(ss -ltnp 2>/dev/null | awk -v p="pid=$LPID," '$0 ~ p {split($4, a, ":"); print a[length(a)]}' | head -1)
+    [[ -n $PORT ]] && curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
+    sleep 0.1
+  done
+  echo "uring-path: lanced ($1) did not start" >&2; cat "$TMP/lanced.$1.log" >&2; return 1
+}
+
+metric() { curl -s "http://127.0.0.1:$PORT/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+
+# load CONNS BATCH -> "rps requests cpu_s" (daemon CPU over the run)
+load() {
+  local c0 c1 out
+  "$BIN/lanced-load" --url "http://127.0.0.1:$PORT" --path "$FILE" --columns "$COL" --batch "$2" \
+    --connections "$1" --duration 1 --quiet --json > /dev/null 2>&1 # warm-up: search cache, connections
+  c0=$(cpu_s "$LPID")
+  out=$("$BIN/lanced-load" --url "http://127.0.0.1:$PORT" --path "$FILE" --columns "$COL" \
+    --batch "$2" --connections "$1" --duration "$DURATION" --seed 7 --quiet --json 2>/dev/null)
+  c1=$(cpu_s "$LPID")
+  node -e 'const j = JSON.parse(process.argv[1]); const rps = j.requests_per_s ?? j.rps ?? 0; const n = j.requests ?? j.ok ?? 0; console.log(rps, n, (process.argv[3] - process.argv[2]).toFixed(4));' \
+    "$out" "$c0" "$c1"
+}
+
+# fio DEPTH BS -> "iops cpu_us_per_read lat_us"
+fio_cell() {
+  fio --name=r --filename="$DATA/$FILE" --rw=randread --bs="$2" --direct=1 --ioengine=io_uring \
+    --iodepth="$1" --runtime="$DURATION" --time_based --output-format=json 2>/dev/null |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s).jobs[0];const r=j.read;const cpu=(j.usr_cpu+j.sys_cpu)/100*j.job_runtime/1000;console.log(r.iops.toFixed(0),(cpu/r.total_ios*1e6).toFixed(1),(r.lat_ns.mean/1000).toFixed(1));})'
+}
+
+# nginx serving a small static file: the HTTP ceiling of this machine, at CONNS connections.
+start_nginx() {
+  command -v nginx >/dev/null || return 1
+  mkdir -p "$TMP/www" "$TMP/logs" "$TMP/tmp"
+  head -c 64 /dev/zero | tr '\0' x > "$TMP/www/row.json"
+  NPORT=$((20000 + RANDOM % 20000))
+  cat > "$TMP/nginx.conf" <<EOF
+daemon off;
+worker_processes $NCPU;
+pid $TMP/nginx.pid;
+error_log $TMP/logs/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $TMP/tmp; proxy_temp_path $TMP/tmp; fastcgi_temp_path $TMP/tmp; uwsgi_temp_path $TMP/tmp; scgi_temp_path $TMP/tmp;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:$NPORT; root $TMP/www; location / { } }
+}
+EOF
+  nginx -c "$TMP/nginx.conf" -p "$TMP" > "$TMP/logs/nginx.out" 2>&1 &
+  NGPID=$!
+  PIDS+=($NGPID)
+  for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$NPORT/row.json" && return 0; sleep 0.1; done
+  return 1
+}
+nginx_cell() { # CONNS -> "rps mean_latency_us"
+  "$BIN/lanced-load" --url "http://127.0.0.1:$NPORT" --raw-path /row.json --connections "$1" \
+    --duration "$DURATION" --quiet --json 2>/dev/null |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);console.log((j.requests_per_s??j.rps??0).toFixed(0),(j.latency_us?.mean??j.mean_us??0))})'
+}
+
+R="$TMP/results.txt"
+: > "$R"
+echo "uring-path: buffered (warm) mode" >&2
+start_lanced buffered || exit 1
+read -r rps n cpu < <(load 4 1)
+echo "warm 4 1 $rps $n $cpu" >> "$R"
+for c in $CONNS; do read -r rps n cpu < <(load "$c" 1); echo "warm $c 1 $rps $n $cpu" >> "$R"; done
+kill "$LPID"; wait "$LPID" 2>/dev/null
+
+echo "uring-path: direct mode" >&2
+start_lanced direct || exit 1
+read -r rps n cpu < <(load 4 1)
+echo "direct 4 1 $rps $n $cpu" >> "$R"
+reads0=$(metric lanced_reads_total) bytes0=$(metric lanced_bytes_read_total) req0=$(metric lanced_engine_takes_total)
+for b in 1 100; do
+  for c in $CONNS; do read -r rps n cpu < <(load "$c" "$b"); echo "direct $c $b $rps $n $cpu" >> "$R"; done
+done
+reads1=$(metric lanced_reads_total) bytes1=$(metric lanced_bytes_read_total) req1=$(metric lanced_engine_takes_total)
+handoffs=$(metric lanced_take_handoffs_total)
+kill "$LPID"; wait "$LPID" 2>/dev/null
+# The read size lanced issues, rounded up to the 4 KiB block O_DIRECT reads in.
+rsize=$(awk -v b=$((bytes1 - bytes0)) -v r=$((reads1 - reads0)) 'BEGIN { s = r ? b / r : 4096; k = int((s + 4095) / 4096); if (k < 1) k = 1; print k * 4 }')
+echo "reads $reads0 $reads1 $req0 $req1 $handoffs ${rsize}k" >> "$R"
+
+echo "uring-path: fio ${rsize}k O_DIRECT random reads" >&2
+for d in 1 4 $CONNS; do read -r iops cpu lat < <(fio_cell "$d" "${rsize}k"); echo "fio $d $iops $cpu $lat" >> "$R"; done
+if start_nginx; then
+  echo "uring-path: nginx static ceiling" >&2
+  for c in 1 $CONNS; do read -r rps lat < <(nginx_cell "$c"); echo "nginx $c $rps $lat" >> "$R"; done
+  kill "$NGPID"; wait "$NGPID" 2>/dev/null
+fi
+node bench/uring-path-report.mjs "$R" "$OUT" "$FILE" "$COL" "$DURATION"

@@ -1,0 +1,371 @@
+/* lnc_loop (lance.h): one io_uring per thread that carries both the thread's device reads and
+ * its readiness waits, and tasks — functions on stacks of their own — that park where a
+ * synchronous take would block.
+ *
+ * Why tasks rather than a take rewritten as a state machine: a take reads in rounds whose
+ * shape depends on what the previous round returned (list offsets, then binary ends, then
+ * bytes; 2.0's walks; a file's search cache on first use), written as plain calls in a dozen
+ * places. A task keeps that code as it is: only the ring's wait (ring.c wait_guest) changes,
+ * from io_uring_enter to a park. A switch costs two swapcontext calls, a fraction of one
+ * system call's price, and removes the hand-off to a take thread (a futex wake, a context
+ * switch, an eventfd to resume the connection) that direct reads paid before.
+ *
+ * One iteration (lnc_loop_wait): arm a one-shot POLLIN for each watched descriptor not
+ * already armed, submit everything queued — the reads of every task parked since the last
+ * call — and wait, in one io_uring_enter; route completions (a guest's read to its ring, which
+ * wakes its task once what it waits for is in; a watch to the caller's ready mask; a sleep
+ * to its task); then resume the runnable tasks. Ownership: the loop owns its tasks and their
+ * stacks and rings; a task's argument stays the caller's. */
+#include "../lance.h"
+#include "loop.h"
+#include "ring.h"
+#include "../cache/cache.h"
+#include "../util/error.h"
+#include "../util/assert.h"
+#include <errno.h>
+#include <liburing.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <ucontext.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LOOP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LOOP_ASAN 1
+#endif
+#endif
+#ifdef LOOP_ASAN
+#include <sanitizer/common_interface_defs.h>
+#define STACK_BYTES (1u << 20) /* ASan's redzones and fake frames need room */
+#else
+#define STACK_BYTES (256u << 10)
+#endif
+#define GUARD_BYTES 4096u     /* one page below each stack: an overflow faults, never corrupts */
+#define MAX_WATCH 64          /* watched descriptors: a bit each in the ready mask */
+#define SLEEP_TAG_MIN 4096u   /* odd user_data at or above this: a sleeping task (its address | 1) */
+
+struct lnc_task {
+  ucontext_t ctx;
+  uint8_t *map;                /* guard page + stack (mmap) */
+  struct lnc_loop *loop;
+  void (*fn)(void *);
+  void *arg;
+  struct lnc_ring *ring;       /* guest of the loop's io_uring; kept across uses */
+  struct lnc_task *next;       /* run queue or free list */
+  bool queued;
+  struct __kernel_timespec sleep_ts;
+#ifdef LOOP_ASAN
+  void *fake_stack;
+#endif
+};
+
+struct lnc_loop {
+  struct io_uring ring;
+  bool uring;                  /* false: io_uring unavailable, reads go through pread */
+  lnc_worker *worker;
+  ucontext_t main_ctx;
+  struct lnc_task *cur;        /* running task, NULL on the loop's own stack */
+  struct lnc_task *runq, *runq_tail, *free_tasks;
+  unsigned live, max_tasks;
+  bool armed[MAX_WATCH];       /* a POLLIN is in flight for watch i */
+  uint64_t ready;              /* watches that fired since the caller last looked */
+  struct lnc_loop_stats stats;
+#ifdef LOOP_ASAN
+  void *main_fake;
+  const void *main_bottom;
+  size_t main_size;
+#endif
+};
+
+static __thread struct lnc_loop *this_loop; /* the loop whose task runs on this thread */
+
+struct lnc_task *lnc_task_current(void) { return this_loop ? this_loop->cur : NULL; }
+
+struct lnc_ring *lnc_task_ring(void) {
+  struct lnc_task *t = lnc_task_current();
+  return t ? t->ring : NULL;
+}
+
+/* ---- switching ------------------------------------------------------------------------- */
+static void switch_to_task(struct lnc_loop *l, struct lnc_task *t) {
+  LNC_ASSERT(l->cur == NULL);
+  l->cur = t;
+  this_loop = l;
+#ifdef LOOP_ASAN
+  __sanitizer_start_switch_fiber(&l->main_fake, t->map + GUARD_BYTES, STACK_BYTES);
+#endif
+  swapcontext(&l->main_ctx, &t->ctx);
+#ifdef LOOP_ASAN
+  __sanitizer_finish_switch_fiber(l->main_fake, NULL, NULL);
+#endif
+  l->cur = NULL;
+}
+
+/* From the running task back to the loop; `ending` = the task will never resume on this use. */
+static void switch_to_loop(struct lnc_task *t, bool ending) {
+  struct lnc_loop *l = t->loop;
+#ifdef LOOP_ASAN
+  __sanitizer_start_switch_fiber(ending ? NULL : &t->fake_stack, l->main_bottom, l->main_size);
+#else
+  (void)ending;
+#endif
+  swapcontext(&t->ctx, &l->main_ctx);
+#ifdef LOOP_ASAN
+  __sanitizer_finish_switch_fiber(t->fake_stack, &l->main_bottom, &l->main_size);
+#endif
+}
+
+static void trampoline(void) {
+  struct lnc_task *t = this_loop->cur;
+#ifdef LOOP_ASAN
+  __sanitizer_finish_switch_fiber(NULL, &t->loop->main_bottom, &t->loop->main_size);
+#endif
+  t->fn(t->arg);
+  /* Back to the loop for good on this use; lnc_loop_spawn's caller or the loop recycles
+   * the task (its stack is not in use any more once the switch is made). */
+  t->fn = NULL;
+  switch_to_loop(t, true);
+}
+
+void lnc_task_park(void) {
+  struct lnc_task *t = lnc_task_current();
+  LNC_ASSERT(t != NULL);
+  if (!t) return;
+  t->loop->stats.parks++;
+  switch_to_loop(t, false);
+}
+
+void lnc_task_wake(struct lnc_task *t) {
+  struct lnc_loop *l = t->loop;
+  if (t->queued) return;
+  t->queued = true;
+  t->next = NULL;
+  if (l->runq_tail) l->runq_tail->next = t;
+  else l->runq = t;
+  l->runq_tail = t;
+}
+
+void lnc_task_yield(void) {
+  struct lnc_task *t = lnc_task_current();
+  if (!t) return;
+  lnc_task_wake(t);
+  lnc_task_park();
+}
+
+/* ---- tasks ---------------------------------------------------------------------------- */
+static void task_free(struct lnc_task *t) {
+  lnc_ring_free(t->ring);
+  munmap(t->map, GUARD_BYTES + STACK_BYTES);
+  free(t);
+}
+
+static int task_get(struct lnc_loop *l, struct lnc_task **out, struct lnc_error *err) {
+  struct lnc_task *t = l->free_tasks;
+  if (t) {
+    l->free_tasks = t->next;
+    *out = t;
+    return 0;
+  }
+  if (l->live >= l->max_tasks)
+    return lnc_errf(err, LNC_ELIMIT, "loop: %u tasks already in flight", l->max_tasks);
+  t = calloc(1, sizeof *t);
+  if (!t) return lnc_errf(err, LNC_ENOMEM, "loop: out of memory");
+  t->map = mmap(NULL, GUARD_BYTES + STACK_BYTES, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (t->map == MAP_FAILED) {
+    free(t);
+    return lnc_errf(err, LNC_ENOMEM, "loop: cannot map a task stack");
+  }
+  mprotect(t->map, GUARD_BYTES, PROT_NONE);
+  int rc = lnc_ring_new_guest(l->uring ? &l->ring : NULL, &t->ring);
+  if (rc) {
+    munmap(t->map, GUARD_BYTES + STACK_BYTES);
+    free(t);
+    return lnc_errf(err, rc, "loop: out of memory for a task's ring");
+  }
+  t->loop = l;
+  l->live++;
+  *out = t;
+  return 0;
+}
+
+static void task_put(struct lnc_loop *l, struct lnc_task *t) {
+  t->next = l->free_tasks;
+  l->free_tasks = t;
+}
+
+int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
+                   struct lnc_error *err) {
+  if (!l || !fn || !parked) return lnc_errf(err, LNC_EINVAL, "lnc_loop_spawn: NULL argument");
+  if (l->cur) return lnc_errf(err, LNC_EINVAL, "lnc_loop_spawn: called from inside a task");
+  struct lnc_task *t;
+  int rc = task_get(l, &t, err);
+  if (rc) return rc;
+  t->fn = fn;
+  t->arg = arg;
+  t->queued = false;
+  getcontext(&t->ctx);
+  t->ctx.uc_stack.ss_sp = t->map + GUARD_BYTES;
+  t->ctx.uc_stack.ss_size = STACK_BYTES;
+  t->ctx.uc_link = NULL;
+  makecontext(&t->ctx, trampoline, 0);
+  l->stats.tasks++;
+  switch_to_task(l, t);
+  *parked = t->fn != NULL;
+  if (!*parked) task_put(l, t);
+  else l->stats.parked_tasks++;
+  return 0;
+}
+
+/* ---- one iteration -------------------------------------------------------------------- */
+static void arm_watches(struct lnc_loop *l, const int *fds, int nfds) {
+  for (int i = 0; i < nfds && i < MAX_WATCH; i++) {
+    if (l->armed[i] || fds[i] < 0) continue;
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+    if (!sqe) {
+      io_uring_submit(&l->ring);
+      sqe = io_uring_get_sqe(&l->ring);
+      if (!sqe) return; /* armed on the next call */
+    }
+    io_uring_prep_poll_add(sqe, fds[i], POLLIN);
+    io_uring_sqe_set_data64(sqe, LNC_LOOP_TAG_WATCH(i));
+    l->armed[i] = true;
+  }
+}
+
+static void route(struct lnc_loop *l, uint64_t ud, int res) {
+  if (!LNC_LOOP_TAG_IS_OWN(ud)) {
+    lnc_ring_route(ud, res);
+  } else if (ud >= SLEEP_TAG_MIN) {
+    lnc_task_wake((struct lnc_task *)(uintptr_t)(ud & ~(uint64_t)1));
+  } else {
+    unsigned i = (unsigned)(ud >> 1);
+    l->armed[i] = false;
+    l->ready |= (uint64_t)1 << i;
+  }
+}
+
+/* Without io_uring: poll(2) for the watches; tasks never park (their reads are pread). */
+static int wait_poll(struct lnc_loop *l, const int *fds, int nfds, int timeout_ms) {
+  struct pollfd pf[MAX_WATCH];
+  int n = nfds < MAX_WATCH ? nfds : MAX_WATCH;
+  for (int i = 0; i < n; i++) pf[i] = (struct pollfd){.fd = fds[i], .events = POLLIN};
+  int r = poll(pf, (nfds_t)n, l->runq ? 0 : timeout_ms);
+  for (int i = 0; r > 0 && i < n; i++)
+    if (pf[i].revents) l->ready |= (uint64_t)1 << i;
+  return 0;
+}
+
+static void run_ready(struct lnc_loop *l) {
+  /* Only the tasks runnable now: one that yields goes to the next iteration. */
+  struct lnc_task *t = l->runq;
+  l->runq = l->runq_tail = NULL;
+  while (t) {
+    struct lnc_task *next = t->next;
+    t->queued = false;
+    switch_to_task(l, t);
+    if (!t->fn) task_put(l, t);
+    t = next;
+  }
+}
+
+int lnc_loop_wait(lnc_loop *l, const int *fds, int nfds, int timeout_ms, uint64_t *ready,
+                  struct lnc_error *err) {
+  if (!l || nfds < 0 || nfds > MAX_WATCH || (nfds && !fds))
+    return lnc_errf(err, LNC_EINVAL, "lnc_loop_wait: bad arguments");
+  l->stats.waits++;
+  if (!l->uring) {
+    wait_poll(l, fds, nfds, timeout_ms);
+  } else {
+    arm_watches(l, fds, nfds);
+    struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
+                                   .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
+    if (l->runq) ts.tv_sec = ts.tv_nsec = 0;
+    unsigned queued = io_uring_sq_ready(&l->ring);
+    struct io_uring_cqe *cqe;
+    int s = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, timeout_ms < 0 && !l->runq ? NULL : &ts, NULL);
+    l->stats.enters++;
+    l->stats.submitted += queued;
+    if (s < 0 && s != -ETIME && s != -EINTR && s != -EAGAIN && s != -EBUSY)
+      return lnc_errf(err, LNC_EIO, "io_uring_enter failed: %s", strerror(-s));
+    unsigned head, seen = 0;
+    io_uring_for_each_cqe(&l->ring, head, cqe) {
+      route(l, io_uring_cqe_get_data64(cqe), cqe->res);
+      seen++;
+    }
+    io_uring_cq_advance(&l->ring, seen);
+    l->stats.completions += seen;
+  }
+  run_ready(l);
+  if (ready) *ready = l->ready;
+  l->ready = 0;
+  return 0;
+}
+
+void lnc_loop_sleep(unsigned ms) {
+  struct lnc_task *t = lnc_task_current();
+  if (!t || !t->loop->uring) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    return;
+  }
+  struct lnc_loop *l = t->loop;
+  t->sleep_ts = (struct __kernel_timespec){.tv_sec = ms / 1000, .tv_nsec = (long long)(ms % 1000) * 1000000};
+  struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+  if (!sqe && io_uring_submit(&l->ring) >= 0) sqe = io_uring_get_sqe(&l->ring);
+  if (!sqe) return;
+  io_uring_prep_timeout(sqe, &t->sleep_ts, 0, 0);
+  io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)t | 1u);
+  lnc_task_park();
+}
+
+/* ---- life ------------------------------------------------------------------------------ */
+int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error *err) {
+  if (!e || !out) return lnc_errf(err, LNC_EINVAL, "lnc_loop_new: NULL argument");
+  struct lnc_loop *l = calloc(1, sizeof *l);
+  if (!l) return lnc_errf(err, LNC_ENOMEM, "loop: out of memory");
+  if (!depth) depth = 1024;
+  /* Reads of many parked tasks share the SQ; the CQ (twice the SQ) takes their completions
+   * and the kernel keeps any overflow (IORING_FEAT_NODROP) until the next reap. */
+  l->max_tasks = 4096;
+  const char *pr = getenv("LNC_RING_PREAD");
+  if (!(pr && *pr && strcmp(pr, "0"))) l->uring = io_uring_queue_init(depth, &l->ring, 0) == 0;
+  int rc = lnc_worker_new(e, &l->worker, err);
+  if (rc) {
+    if (l->uring) io_uring_queue_exit(&l->ring);
+    free(l);
+    return rc;
+  }
+  *out = l;
+  return 0;
+}
+
+void lnc_loop_free(lnc_loop *l) {
+  if (!l) return;
+  LNC_ASSERT(l->cur == NULL);
+  /* Parked tasks (a shutdown that did not wait for them) are not resumed: their stacks are
+   * released with the ring, which cancels what they had in flight. */
+  if (l->uring) io_uring_queue_exit(&l->ring);
+  for (struct lnc_task *t = l->free_tasks, *n; t; t = n) {
+    n = t->next;
+    task_free(t);
+  }
+  lnc_worker_free(l->worker);
+  if (this_loop == l) this_loop = NULL;
+  free(l);
+}
+
+lnc_worker *lnc_loop_worker(lnc_loop *l) { return l ? l->worker : NULL; }
+
+bool lnc_loop_uses_uring(const lnc_loop *l) { return l && l->uring; }
+
+void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out) {
+  if (!out) return;
+  if (!l) { memset(out, 0, sizeof *out); return; }
+  *out = l->stats;
+  out->tasks_live = l->live;
+}
