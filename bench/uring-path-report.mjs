@@ -71,7 +71,7 @@ md.push('| | CPU µs per request / read |\n| --- | --- |');
 md.push(`| lanced, io_mode buffered (warm, page cache) | ${f1(warmCpu?.cpu_us_per_request)} |`);
 md.push(`| lanced, io_mode direct (loop tasks, O_DIRECT) | ${f1(directCpu?.cpu_us_per_request)} |`);
 md.push(`| fio, io_uring, depth 4 | ${f1(fio4?.cpu_us_per_read)} |\n`);
-if (reads) md.push(`Direct cells: ${f0(reads.reads)} device reads for ${f0(reads.engine_takes)} engine takes; ${reads.handoffs} request(s) handed to a take thread in all (the first, loading the search cache).\n`);
+if (reads) md.push(`Direct CPU cell: ${f0(reads.reads)} device reads for ${f0(reads.engine_takes)} single-row takes; ${reads.handoffs} request(s) of the whole direct run handed to a take thread (the search cache is loaded before the cells).\n`);
 md.push('| connections | direct batch 1 req/s | fio IOPS at that depth | ratio | direct batch 100 rows/s | warm batch 1 req/s | nginx static req/s | ratio |');
 md.push('| --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const c of Object.keys(R.nginx).map(Number).concat(Object.values(R.direct).map((x) => x.conns)).filter((v, i, a) => a.indexOf(v) === i).sort((a, b) => a - b)) {

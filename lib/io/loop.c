@@ -48,8 +48,38 @@
 #define MAX_WATCH 64          /* watched descriptors: a bit each in the ready mask */
 #define SLEEP_TAG_MIN 4096u   /* odd user_data at or above this: a sleeping task (its address | 1) */
 
+/* The switch itself. glibc's swapcontext saves and restores the signal mask with a system
+ * call each time (five per request: make, enter, park, resume, end); nothing here changes
+ * the mask, so on x86-64 a switch is a few register moves (the System V ABI's callee-saved
+ * registers, the x87 control word and MXCSR, as Boost.Context saves). Elsewhere, ucontext. */
+#if defined(__x86_64__)
+#define LOOP_ASM_SWITCH 1
+/* Saves the callee-saved state on the current stack, stores its top in *from, continues on
+ * `to` (a stack top saved by this function, or made by ctx_make). */
+void lnc_loop_ctx_switch(void **from, void *to);
+__asm__(".text\n"
+        ".globl lnc_loop_ctx_switch\n"
+        ".hidden lnc_loop_ctx_switch\n"
+        ".type lnc_loop_ctx_switch,@function\n"
+        "lnc_loop_ctx_switch:\n"
+        "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+        "  subq $16, %rsp\n  stmxcsr 8(%rsp)\n  fnstcw (%rsp)\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  fldcw (%rsp)\n  ldmxcsr 8(%rsp)\n  addq $16, %rsp\n"
+        "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+        "  ret\n"
+        ".size lnc_loop_ctx_switch, .-lnc_loop_ctx_switch\n");
+#define X87_CW_DEFAULT 0x037Fu  /* the x87 control word at process start (ABI default) */
+#define MXCSR_DEFAULT 0x1F80u   /* MXCSR at process start: all exceptions masked, round nearest */
+#endif
+
 struct lnc_task {
+#ifdef LOOP_ASM_SWITCH
+  void *sp;                    /* saved stack top while not running */
+#else
   ucontext_t ctx;
+#endif
   uint8_t *map;                /* guard page + stack (mmap) */
   struct lnc_loop *loop;
   void (*fn)(void *);
@@ -67,7 +97,11 @@ struct lnc_loop {
   struct io_uring ring;
   bool uring;                  /* false: io_uring unavailable, reads go through pread */
   lnc_worker *worker;
+#ifdef LOOP_ASM_SWITCH
+  void *main_sp;
+#else
   ucontext_t main_ctx;
+#endif
   struct lnc_task *cur;        /* running task, NULL on the loop's own stack */
   struct lnc_task *runq, *runq_tail, *free_tasks;
   unsigned live, max_tasks;
@@ -98,7 +132,11 @@ static void switch_to_task(struct lnc_loop *l, struct lnc_task *t) {
 #ifdef LOOP_ASAN
   __sanitizer_start_switch_fiber(&l->main_fake, t->map + GUARD_BYTES, STACK_BYTES);
 #endif
+#ifdef LOOP_ASM_SWITCH
+  lnc_loop_ctx_switch(&l->main_sp, t->sp);
+#else
   swapcontext(&l->main_ctx, &t->ctx);
+#endif
 #ifdef LOOP_ASAN
   __sanitizer_finish_switch_fiber(l->main_fake, NULL, NULL);
 #endif
@@ -113,7 +151,11 @@ static void switch_to_loop(struct lnc_task *t, bool ending) {
 #else
   (void)ending;
 #endif
+#ifdef LOOP_ASM_SWITCH
+  lnc_loop_ctx_switch(&t->sp, l->main_sp);
+#else
   swapcontext(&t->ctx, &l->main_ctx);
+#endif
 #ifdef LOOP_ASAN
   __sanitizer_finish_switch_fiber(t->fake_stack, &l->main_bottom, &l->main_size);
 #endif
@@ -198,21 +240,40 @@ static void task_put(struct lnc_loop *l, struct lnc_task *t) {
   l->free_tasks = t;
 }
 
-int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
-                   struct lnc_error *err) {
-  if (!l || !fn || !parked) return lnc_errf(err, LNC_EINVAL, "lnc_loop_spawn: NULL argument");
-  if (l->cur) return lnc_errf(err, LNC_EINVAL, "lnc_loop_spawn: called from inside a task");
-  struct lnc_task *t;
-  int rc = task_get(l, &t, err);
-  if (rc) return rc;
-  t->fn = fn;
-  t->arg = arg;
-  t->queued = false;
+/* Prepares t's stack so that switching to it enters trampoline() at its top. */
+static void ctx_make(struct lnc_task *t) {
+#ifdef LOOP_ASM_SWITCH
+  /* From the 16-aligned top down: a zero (trampoline's return address: it never returns),
+   * trampoline's address (lnc_loop_ctx_switch's `ret` goes there, leaving rsp 8 mod 16 as a
+   * function entry expects), six callee-saved registers, then the x87 control word and
+   * MXCSR, as lnc_loop_ctx_switch restores them. */
+  uint64_t *top = (uint64_t *)(t->map + GUARD_BYTES + STACK_BYTES);
+  uint64_t *sp = top - 10;
+  memset(sp, 0, 10 * sizeof *sp);
+  sp[0] = X87_CW_DEFAULT;
+  sp[1] = MXCSR_DEFAULT;
+  sp[8] = (uint64_t)(uintptr_t)trampoline;
+  t->sp = sp;
+#else
   getcontext(&t->ctx);
   t->ctx.uc_stack.ss_sp = t->map + GUARD_BYTES;
   t->ctx.uc_stack.ss_size = STACK_BYTES;
   t->ctx.uc_link = NULL;
   makecontext(&t->ctx, trampoline, 0);
+#endif
+}
+
+int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
+                   struct lnc_error *err) {
+  if (!l || !fn || !parked) return lnc_errf(err, LNC_EINVAL, "lnc_loop_spawn: NULL argument");
+  if (l->cur) return lnc_errf(err, LNC_EINVAL, "lnc_loop_spawn: called from inside a task");
+  struct lnc_task *t = NULL;
+  int rc = task_get(l, &t, err);
+  if (rc) return rc;
+  t->fn = fn;
+  t->arg = arg;
+  t->queued = false;
+  ctx_make(t);
   l->stats.tasks++;
   switch_to_task(l, t);
   *parked = t->fn != NULL;
