@@ -23,6 +23,9 @@ for (const [kind, ...v] of lines) {
   } else if (kind === 'nginx') {
     const [conns, rps, lat] = v.map(Number);
     R.nginx[conns] = { conns, requests_per_s: rps, mean_latency_us: lat };
+  } else if (kind === 'mix') {
+    const [lim, heavy, rps, p50, p99] = v.map(Number);
+    (R.mix ??= {})[lim] = { loop_max_ids: lim, heavy_rows_per_s: heavy, light_requests_per_s: rps, light_p50_us: p50, light_p99_us: p99 };
   } else if (kind === 'reads') {
     const [r0, r1, t0, t1, handoffs, size] = v;
     reads = { reads: r1 - r0, engine_takes: t1 - t0, handoffs: Number(handoffs), read_size: size };
@@ -78,6 +81,11 @@ for (const c of Object.keys(R.nginx).map(Number).concat(Object.values(R.direct).
   const d = R.direct[`1x${c}`], b = R.direct[`100x${c}`], w = R.warm[`1x${c}`], f = R.fio[c], n = R.nginx[c];
   if (!d && !w) continue;
   md.push(`| ${c} | ${f0(d?.requests_per_s)} | ${f0(f?.iops)} | ${f2(d && f ? d.requests_per_s / f.iops : null)} | ${f0(b ? b.requests_per_s * 100 : null)} | ${f0(w?.requests_per_s)} | ${f0(n?.requests_per_s)} | ${f2(w && n ? w.requests_per_s / n.requests_per_s : null)} |`);
+}
+if (R.mix) {
+  md.push('\nHeavy decoding beside light requests (direct; batch-1000 GETs on 2 connections and single-row GETs on 4, at once):\n');
+  md.push('| where takes of > 100 ids run | batch-1000 rows/s | single-row req/s | single-row p50 µs | p99 µs |\n| --- | --- | --- | --- | --- |');
+  for (const m of Object.values(R.mix)) md.push(`| ${m.loop_max_ids ? 'take threads (loop_max_ids 100)' : 'the loop (loop_max_ids 0)'} | ${f0(m.heavy_rows_per_s)} | ${f0(m.light_requests_per_s)} | ${f0(m.light_p50_us)} | ${f0(m.light_p99_us)} |`);
 }
 md.push('\nTargets (issue 13), each a ratio within this run:\n');
 for (const t of targets) md.push(`- ${t.met ? 'met' : '**not met**'}: ${t.name}: ${t.detail}`);

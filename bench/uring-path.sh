@@ -29,9 +29,10 @@ ticks=$(getconf CLK_TCK)
 
 cpu_s() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 
-start_lanced() { # io_mode -> PORT, LPID
-  "$BIN/lanced" --root "$DATA" --listen 127.0.0.1:0 --io-mode "$1" --log-level warn \
-    > "$TMP/lanced.$1.log" 2>&1 &
+start_lanced() { # io_mode [flags] -> PORT, LPID
+  local mode=$1; shift
+  "$BIN/lanced" --root "$DATA" --listen 127.0.0.1:0 --io-mode "$mode" --log-level warn "$@" \
+    > "$TMP/lanced.$mode.log" 2>&1 &
   LPID=$!
   PIDS+=($LPID)
   PORT=""
@@ -40,7 +41,7 @@ start_lanced() { # io_mode -> PORT, LPID
     [[ -n $PORT ]] && curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
     sleep 0.1
   done
-  echo "uring-path: lanced ($1) did not start" >&2; cat "$TMP/lanced.$1.log" >&2; return 1
+  echo "uring-path: lanced ($mode) did not start" >&2; cat "$TMP/lanced.$mode.log" >&2; return 1
 }
 
 metric() { curl -s "http://127.0.0.1:$PORT/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
@@ -121,6 +122,24 @@ kill "$LPID"; wait "$LPID" 2>/dev/null
 # The read size of single-row takes (the CPU cell), rounded up to the 4 KiB block O_DIRECT reads in.
 rsize=$(awk -v b=$((bytes1 - bytes0)) -v r=$((reads1 - reads0)) 'BEGIN { s = r ? b / r : 4096; k = int((s + 4095) / 4096); if (k < 1) k = 1; print k * 4 }')
 echo "reads $reads0 $reads1 $req0 $req1 $handoffs ${rsize}k" >> "$R"
+
+# Heavy decoding beside light requests: batch-1000 GETs (2 connections) and single-row GETs
+# (4 connections) at once, direct, with every take on the loop (loop_max_ids 0) and with takes
+# of more than 100 ids handed to take threads (loop_max_ids 100).
+echo "uring-path: heavy beside light (loop_max_ids 0 / 100)" >&2
+for lim in 0 100; do
+  start_lanced direct --loop-max-ids "$lim" || exit 1
+  curl -s -o /dev/null "http://127.0.0.1:$PORT/files/$FILE/rows?ids=0&columns=$COL"
+  "$BIN/lanced-load" --url "http://127.0.0.1:$PORT" --path "$FILE" --columns "$COL" --batch 1000 \
+    --connections 2 --threads 1 --duration "$DURATION" --quiet --json > "$TMP/heavy.json" 2>/dev/null &
+  hp=$!
+  "$BIN/lanced-load" --url "http://127.0.0.1:$PORT" --path "$FILE" --columns "$COL" --batch 1 \
+    --connections 4 --threads 1 --duration "$DURATION" --quiet --json > "$TMP/light.json" 2>/dev/null
+  wait "$hp"
+  node -e 'const h=JSON.parse(require("fs").readFileSync(process.argv[1])),l=JSON.parse(require("fs").readFileSync(process.argv[2]));console.log("mix",process.argv[3],h.rows_per_s,l.requests_per_s,l.latency_us.p50,l.latency_us.p99)' \
+    "$TMP/heavy.json" "$TMP/light.json" "$lim" >> "$R"
+  kill "$LPID"; wait "$LPID" 2>/dev/null
+done
 
 echo "uring-path: fio ${rsize}k O_DIRECT random reads" >&2
 for d in 1 4 $CONNS; do read -r iops cpu lat < <(fio_cell "$d" "${rsize}k"); echo "fio $d $iops $cpu $lat" >> "$R"; done

@@ -33,6 +33,7 @@ void ld_config_defaults(struct ld_config *c) {
    * any trainer's commit-to-read gap, and at 50k requests/s it is one check in 5,000
    * requests (nginx's open_file_cache_valid reasons the same way, at 60 s for static files). */
   c->revalidate_ms = 100;
+  c->loop_max_ids = 0; /* see docs/performance.md: decoding on the loop measured better */
   c->connection_limit = 1024;
   c->max_inflight = 256;
   c->log_level = LD_LOG_INFO;
@@ -122,6 +123,8 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
     if (parse_size(v, &c->max_response_bytes) || !c->max_response_bytes) goto bad;
   } else if (!strcmp(k, "request_timeout_ms")) {
     if (parse_uint(v, &c->request_timeout_ms) || !c->request_timeout_ms) goto bad;
+  } else if (!strcmp(k, "loop_max_ids")) {
+    if (parse_uint(v, &c->loop_max_ids)) goto bad;
   } else if (!strcmp(k, "revalidate_ms")) {
     if (parse_uint(v, &c->revalidate_ms) || c->revalidate_ms > 3600000) goto bad;
   } else if (!strcmp(k, "connection_limit")) {
@@ -208,6 +211,7 @@ int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, s
       {"max-response-bytes", required_argument, 0, 1},
       {"request-timeout-ms", required_argument, 0, 1},
       {"revalidate-ms", required_argument, 0, 1},
+      {"loop-max-ids", required_argument, 0, 1},
       {"connection-limit", required_argument, 0, 1},
       {"max-inflight", required_argument, 0, 1},
       {"log-level", required_argument, 0, 1},  {"request-log", required_argument, 0, 1},

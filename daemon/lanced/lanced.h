@@ -45,6 +45,7 @@ struct ld_config {
   uint64_t max_response_bytes;
   uint64_t request_timeout_ms;
   uint64_t revalidate_ms;     /* recheck cached files / a dataset's latest at most this often */
+  uint64_t loop_max_ids;      /* takes of more ids go to a take thread (0 = none do) */
   uint64_t connection_limit;
   uint64_t max_inflight;
   int log_level;

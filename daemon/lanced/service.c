@@ -23,6 +23,9 @@ static __thread int nowait_mode;
 static __thread bool would_block;
 /* io_mode direct: every take reads the device, so a non-blocking attempt can never answer. */
 static bool direct_reads;
+/* Takes of more ids than this leave the loop for a take thread (0 = none): CPU-heavy
+ * decoding then never delays the other connections of a network thread. */
+static uint64_t loop_max_ids;
 
 void ld_service_nowait(int mode) { nowait_mode = mode; }
 
@@ -73,6 +76,7 @@ int ld_service_init(const struct ld_config *c) {
   struct lnc_engine_config ec;
   engine_config(c, &ec);
   direct_reads = ec.io_mode == LNC_IO_DIRECT;
+  loop_max_ids = c->loop_max_ids;
   struct lnc_error le = {0};
   if (lnc_engine_new(&ec, &engine, &le)) {
     ld_log(LD_LOG_ERROR, "cannot start the take engine: %s", le.message);
@@ -134,6 +138,10 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
   int mode = nowait_mode; /* before the take can park and another task change it */
+  if (mode == LNC_NOWAIT_RING && loop_max_ids && n > loop_max_ids) {
+    struct lnc_error le = {.code = LNC_EAGAIN};
+    return fail(e, &le);
+  }
   if (mode == LNC_NOWAIT_NEVER && direct_reads) {
     /* The engine would refuse it too, after a stat of the path: hand the request off
      * before any system call. */
