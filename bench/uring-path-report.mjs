@@ -23,6 +23,9 @@ for (const [kind, ...v] of lines) {
   } else if (kind === 'nginx') {
     const [conns, rps, lat] = v.map(Number);
     R.nginx[conns] = { conns, requests_per_s: rps, mean_latency_us: lat };
+  } else if (kind === 'cpu1') {
+    const [mode, rps, n, cpu] = [v[0], ...v.slice(1).map(Number)];
+    (R.cpu_one_thread ??= {})[mode] = { requests_per_s: rps, requests: n, cpu_s: cpu, cpu_us_per_request: n ? (cpu / n) * 1e6 : null };
   } else if (kind === 'mix') {
     const [lim, heavy, rps, p50, p99] = v.map(Number);
     (R.mix ??= {})[lim] = { loop_max_ids: lim, heavy_rows_per_s: heavy, light_requests_per_s: rps, light_p50_us: p50, light_p99_us: p99 };
@@ -45,6 +48,13 @@ if (warmCpu && directCpu && fio4) {
   target('direct CPU per request <= warm + 1.5 x fio CPU per read', directCpu.cpu_us_per_request, limit,
     directCpu.cpu_us_per_request <= limit,
     `${f1(directCpu.cpu_us_per_request)} µs vs ${f1(warmCpu.cpu_us_per_request)} + 1.5 × ${f1(fio4.cpu_us_per_read)} = ${f1(limit)} µs`);
+}
+const one = R.cpu_one_thread;
+if (one?.buffered && one?.direct && fio4) {
+  const limit = one.buffered.cpu_us_per_request + 1.5 * fio4.cpu_us_per_read;
+  target('with one network thread (--workers 1): direct CPU per request <= warm + 1.5 x fio CPU per read',
+    one.direct.cpu_us_per_request, limit, one.direct.cpu_us_per_request <= limit,
+    `${f1(one.direct.cpu_us_per_request)} µs vs ${f1(one.buffered.cpu_us_per_request)} + 1.5 × ${f1(fio4.cpu_us_per_read)} = ${f1(limit)} µs`);
 }
 const d16 = R.direct['1x16'], fio16 = R.fio[16];
 if (d16 && fio16) target('direct single-row GETs at 16 connections >= 0.5 x fio IOPS at depth 16',
@@ -73,6 +83,10 @@ md.push('fio reads the same file O_DIRECT with io_uring at the read size lanced 
 md.push('| | CPU µs per request / read |\n| --- | --- |');
 md.push(`| lanced, io_mode buffered (warm, page cache) | ${f1(warmCpu?.cpu_us_per_request)} |`);
 md.push(`| lanced, io_mode direct (loop tasks, O_DIRECT) | ${f1(directCpu?.cpu_us_per_request)} |`);
+if (R.cpu_one_thread) {
+  md.push(`| lanced --workers 1, buffered (warm) | ${f1(R.cpu_one_thread.buffered?.cpu_us_per_request)} |`);
+  md.push(`| lanced --workers 1, direct | ${f1(R.cpu_one_thread.direct?.cpu_us_per_request)} |`);
+}
 md.push(`| fio, io_uring, depth 4 | ${f1(fio4?.cpu_us_per_read)} |\n`);
 if (reads) md.push(`Direct CPU cell: ${f0(reads.reads)} device reads for ${f0(reads.engine_takes)} single-row takes; ${reads.handoffs} request(s) of the whole direct run handed to a take thread (the search cache is loaded before the cells).\n`);
 md.push('| connections | direct batch 1 req/s | fio IOPS at that depth | ratio | direct batch 100 rows/s | warm batch 1 req/s | nginx static req/s | ratio |');

@@ -119,6 +119,16 @@ for b in 1 100; do
 done
 handoffs=$(metric lanced_take_handoffs_total)
 kill "$LPID"; wait "$LPID" 2>/dev/null
+# The same two CPU cells with one network thread: 4 connections on one loop share its
+# io_uring_enter calls (and its doorbells and wake-ups), which the default split over
+# `workers` = CPUs threads does not.
+for mode in buffered direct; do
+  start_lanced $mode --workers 1 || exit 1
+  curl -s -o /dev/null "http://127.0.0.1:$PORT/files/$FILE/rows?ids=0&columns=$COL"
+  read -r rps n cpu < <(load 4 1)
+  echo "cpu1 $mode $rps $n $cpu" >> "$R"
+  kill "$LPID"; wait "$LPID" 2>/dev/null
+done
 # The read size of single-row takes (the CPU cell), rounded up to the 4 KiB block O_DIRECT reads in.
 rsize=$(awk -v b=$((bytes1 - bytes0)) -v r=$((reads1 - reads0)) 'BEGIN { s = r ? b / r : 4096; k = int((s + 4095) / 4096); if (k < 1) k = 1; print k * 4 }')
 echo "reads $reads0 $reads1 $req0 $req1 $handoffs ${rsize}k" >> "$R"
