@@ -23,6 +23,9 @@ static int nlfds;
 static struct ld_net *nets;
 static int nnets;
 static uint64_t hard_limit;
+static uint64_t refused_per_client;
+
+uint64_t ld_acceptor_refused_per_client(void) { return __atomic_load_n(&refused_per_client, __ATOMIC_RELAXED); }
 
 /* The network thread with the fewest connections; ties go to the lowest index. */
 static struct ld_net *least_loaded(void) {
@@ -50,9 +53,13 @@ static bool drain_listener(int fd) {
       }
       return true; /* EAGAIN, or an error of this one connection */
     }
-    /* Beyond the hard cap (above connection_limit, whose excess gets a 503) a connection is
-     * refused outright, as MHD's own limit did. */
-    if (ld_server_connections() >= hard_limit) {
+    /* Beyond the hard cap (above connection_limit, whose excess makes room or gets a 503)
+     * a connection is refused outright, as MHD's own limit did; so is one over its client
+     * address's cap. */
+    uint32_t bucket = ld_conn_addr_bucket((struct sockaddr *)&ss);
+    if (ld_server_connections() >= hard_limit ||
+        !ld_conn_addr_admit(bucket, ld_limits_get().max_conns_per_client)) {
+      if (ld_server_connections() < hard_limit) __atomic_add_fetch(&refused_per_client, 1, __ATOMIC_RELAXED);
       close(c);
       continue;
     }

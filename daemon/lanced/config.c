@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,7 +35,13 @@ void ld_config_defaults(struct ld_config *c) {
    * requests (nginx's open_file_cache_valid reasons the same way, at 60 s for static files). */
   c->revalidate_ms = 100;
   c->loop_max_ids = 0; /* see docs/performance.md: decoding on the loop measured better */
-  c->connection_limit = 1024;
+  c->connection_limit = 0; /* sized from RLIMIT_NOFILE (ld_config_fit_fds) */
+  c->header_timeout_ms = 10000;
+  /* Off by default: a sidecar's clients, its health probe included, usually share one
+   * address (127.0.0.1), which a cap would make compete; idle eviction and the header
+   * deadline already bound what one client can hold. Set it when clients come from the
+   * network. */
+  c->max_conns_per_client = 0;
   c->max_inflight = 256;
   c->log_level = LD_LOG_INFO;
   c->request_log = false; /* a line per request costs more than the request at high rates */
@@ -128,8 +135,11 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
   } else if (!strcmp(k, "revalidate_ms")) {
     if (parse_uint(v, &c->revalidate_ms) || c->revalidate_ms > 3600000) goto bad;
   } else if (!strcmp(k, "connection_limit")) {
-    if (parse_uint(v, &c->connection_limit) || !c->connection_limit || c->connection_limit > 1000000)
-      goto bad;
+    if (parse_uint(v, &c->connection_limit) || c->connection_limit > 1000000) goto bad;
+  } else if (!strcmp(k, "client_header_timeout_ms")) {
+    if (parse_uint(v, &c->header_timeout_ms) || !c->header_timeout_ms) goto bad;
+  } else if (!strcmp(k, "max_connections_per_client")) {
+    if (parse_uint(v, &c->max_conns_per_client)) goto bad;
   } else if (!strcmp(k, "max_inflight")) {
     if (parse_uint(v, &c->max_inflight) || !c->max_inflight) goto bad;
   } else if (!strcmp(k, "log_level")) {
@@ -213,6 +223,8 @@ int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, s
       {"revalidate-ms", required_argument, 0, 1},
       {"loop-max-ids", required_argument, 0, 1},
       {"connection-limit", required_argument, 0, 1},
+      {"client-header-timeout-ms", required_argument, 0, 1},
+      {"max-connections-per-client", required_argument, 0, 1},
       {"max-inflight", required_argument, 0, 1},
       {"log-level", required_argument, 0, 1},  {"request-log", required_argument, 0, 1},
       {0, 0, 0, 0}};
@@ -298,6 +310,34 @@ int ld_config_validate(const struct ld_config *c, char *msg, size_t msglen) {
   return 0;
 }
 
+/* Raises the soft RLIMIT_NOFILE to the hard one (the unit sets LimitNOFILE=65536), then
+ * sizes connection_limit from it: a quarter of the descriptors for connections (each is one,
+ * and up to half again above the limit are accepted to be told 503 or to make room), the
+ * rest for the search cache's files (a sixth of the limit, up to three each) and datasets.
+ * An explicit connection_limit above half the descriptors is lowered, with a warning, since
+ * beyond it accept() would fail with EMFILE and nobody could be answered. */
+void ld_config_fit_fds(struct ld_config *c) {
+  struct rlimit rl;
+  uint64_t nofile = 1024;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+    if (rl.rlim_cur < rl.rlim_max) {
+      rl.rlim_cur = rl.rlim_max;
+      setrlimit(RLIMIT_NOFILE, &rl);
+      getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    nofile = rl.rlim_cur == RLIM_INFINITY ? 1u << 20 : (uint64_t)rl.rlim_cur;
+  }
+  uint64_t fit = nofile / 4 < 64 ? 64 : nofile / 4;
+  if (!c->connection_limit) {
+    c->connection_limit = fit;
+  } else if (c->connection_limit > nofile / 2) {
+    ld_log(LD_LOG_WARN, "connection_limit %llu is over half of RLIMIT_NOFILE (%llu); using %llu",
+           (unsigned long long)c->connection_limit, (unsigned long long)nofile,
+           (unsigned long long)fit);
+    c->connection_limit = fit;
+  }
+}
+
 /* ---- live limits -------------------------------------------------------------------------- */
 static pthread_rwlock_t limits_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct ld_limits limits;
@@ -307,6 +347,7 @@ void ld_limits_set(const struct ld_config *c) {
       .max_ids = c->max_ids_per_request, .max_body = c->max_body_bytes,
       .max_response = c->max_response_bytes, .timeout_ms = c->request_timeout_ms,
       .connection_limit = c->connection_limit, .max_inflight = c->max_inflight,
+      .header_timeout_ms = c->header_timeout_ms, .max_conns_per_client = c->max_conns_per_client,
       .request_log = c->request_log};
   pthread_rwlock_wrlock(&limits_lock);
   limits = l;

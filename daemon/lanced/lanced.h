@@ -46,7 +46,9 @@ struct ld_config {
   uint64_t request_timeout_ms;
   uint64_t revalidate_ms;     /* recheck cached files / a dataset's latest at most this often */
   uint64_t loop_max_ids;      /* takes of more ids go to a take thread (0 = none do) */
-  uint64_t connection_limit;
+  uint64_t connection_limit;  /* 0 = sized from RLIMIT_NOFILE at start-up */
+  uint64_t header_timeout_ms; /* client_header_timeout_ms: headers due within this */
+  uint64_t max_conns_per_client; /* max_connections_per_client (0 = no cap) */
   uint64_t max_inflight;
   int log_level;
   bool request_log;
@@ -60,6 +62,9 @@ int ld_config_load(struct ld_config *c, const char *path, char *msg, size_t msgl
 /* Parses argv: --config is loaded first, the other flags override it. Returns 0, 1 when
  * --help/--version was printed (exit 0), or -1 with a message. */
 int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, size_t msglen);
+/* Sizes what depends on the descriptor limit (connection_limit 0 = auto), after raising the
+ * soft RLIMIT_NOFILE to the hard one. */
+void ld_config_fit_fds(struct ld_config *c);
 /* Checks values that only make sense together (root is a directory, listen parses, ...). */
 int ld_config_validate(const struct ld_config *c, char *msg, size_t msglen);
 /* Splits "HOST:PORT", "[v6]:PORT" or ":PORT"; returns 0 or -1. host gets "" for any. */
@@ -68,6 +73,7 @@ int ld_split_hostport(const char *s, char *host, size_t hostlen, unsigned *port)
 /* The limits requests read; replaced as a whole on SIGHUP (readers take the lock briefly). */
 struct ld_limits {
   uint64_t max_ids, max_body, max_response, timeout_ms, connection_limit, max_inflight;
+  uint64_t header_timeout_ms, max_conns_per_client;
   bool request_log;
 };
 void ld_limits_set(const struct ld_config *c);
@@ -149,6 +155,7 @@ int ld_server_start(const struct ld_config *c, int rootfd);
  * alike), and its open connections (counted by accept.c when it hands one over, uncounted
  * by server.c when MHD closes it). */
 struct ld_pending_conn;
+struct MHD_Connection;
 struct ld_net {
   struct MHD_Daemon *d;
   int conns;
@@ -160,7 +167,28 @@ struct ld_net {
   pthread_mutex_t lock;            /* guards queue */
   struct ld_pending_conn *queue;   /* sockets accepted for this thread, not yet added to MHD */
   struct lnc_loop_stats published; /* the loop's counters as of its last iteration (atomics) */
+  /* conns.c: connections with no request in progress, oldest first (this thread's only) */
+  struct ld_conn *waiting_head, *waiting_tail;
+  int nwaiting;
+  uint64_t closed_by_sweep;
+  uint64_t header_timeouts, evicted; /* read by metrics (atomics) */
 };
+
+/* ---- conns.c: header deadline, idle-first eviction, per-address caps ---------------------
+ * Called on the connection's network thread, except the per-address counters (any thread). */
+struct ld_conn;
+struct sockaddr;
+void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx);
+void ld_conn_closed(struct ld_net *n, void **socket_ctx);
+void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c);
+void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c);
+int ld_conn_evict(struct ld_net *n, int count);
+int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets);
+uint32_t ld_conn_addr_bucket(const struct sockaddr *sa);
+bool ld_conn_addr_admit(uint32_t bucket, uint64_t cap); /* counts it, or false over cap */
+void ld_conn_addr_release(uint32_t bucket);
+/* Closed by the header deadline / to make room, summed over threads (metrics). */
+void ld_server_conn_stats(uint64_t *header_timeouts, uint64_t *evicted);
 /* accept.c -> a network thread: queues socket fd (ownership passes) and wakes the thread,
  * which adds it to its MHD daemon itself (MHD calls belong to the daemon's thread). */
 void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen);
@@ -181,6 +209,7 @@ void ld_server_stop(void);
  * connections new ones are closed at once. fds and nets must outlive ld_acceptor_stop(). */
 int ld_acceptor_start(const int *fds, int nfds, struct ld_net *nets, int nnets, uint64_t hard);
 void ld_acceptor_stop(void); /* stops accepting (idempotent); queued connections stay queued */
+uint64_t ld_acceptor_refused_per_client(void); /* refused over max_connections_per_client */
 
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
 struct ld_req;

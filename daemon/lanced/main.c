@@ -37,6 +37,7 @@ static void reload(const struct ld_config *running, int argc, char **argv) {
     for (int i = 0; i < next.nlisten && i < running->nlisten; i++)
       if (strcmp(next.listen[i], running->listen[i]))
         ld_log(LD_LOG_WARN, "reload: root, listen and workers only change on restart");
+    ld_config_fit_fds(&next);
     ld_limits_set(&next);
     ld_service_reload(&next);
     ld_log(LD_LOG_INFO, "reloaded: cache_budget=%llu ", (unsigned long long)next.cache_budget);
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "lanced: %s\n", msg);
     return 1;
   }
+  ld_config_fit_fds(&cfg);
   ld_limits_set(&cfg);
   tune_malloc();
 

@@ -148,6 +148,17 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
   counter(o, "lanced_take_handoffs_total", "Requests handed to a take thread because a first "
           "attempt on the network thread would have waited for the disk.", ld_dispatch_handoffs());
+  uint64_t hto, ev;
+  ld_server_conn_stats(&hto, &ev);
+  ld_buf_printf(o, "# HELP lanced_connections_closed_total Connections the daemon closed itself: "
+                   "no complete request headers within client_header_timeout_ms, idle ones closed to "
+                   "make room over connection_limit, or refused over max_connections_per_client.\n"
+                   "# TYPE lanced_connections_closed_total counter\n"
+                   "lanced_connections_closed_total{reason=\"header_timeout\"} %llu\n"
+                   "lanced_connections_closed_total{reason=\"evicted\"} %llu\n"
+                   "lanced_connections_closed_total{reason=\"per_client_cap\"} %llu\n",
+                (unsigned long long)hto, (unsigned long long)ev,
+                (unsigned long long)ld_acceptor_refused_per_client());
   struct lnc_loop_stats ls;
   ld_server_loop_stats(&ls);
   counter(o, "lanced_loop_tasks_total", "Requests run as tasks on a network thread's loop "

@@ -38,6 +38,14 @@ static uint64_t inflight, connections;
 static bool direct_tasks; /* io_mode direct: requests run as loop tasks */
 static __thread struct ld_net *this_net; /* the network thread running this code */
 
+void ld_server_conn_stats(uint64_t *header_timeouts, uint64_t *evicted) {
+  *header_timeouts = *evicted = 0;
+  for (int i = 0; i < nnets; i++) {
+    *header_timeouts += __atomic_load_n(&nets[i].header_timeouts, __ATOMIC_RELAXED);
+    *evicted += __atomic_load_n(&nets[i].evicted, __ATOMIC_RELAXED);
+  }
+}
+
 uint64_t ld_server_inflight(void) { return __atomic_load_n(&inflight, __ATOMIC_RELAXED); }
 uint64_t ld_server_connections(void) { return __atomic_load_n(&connections, __ATOMIC_RELAXED); }
 
@@ -89,13 +97,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code) {
-  (void)c, (void)socket_ctx;
   struct ld_net *net = cls;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
     __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
+    ld_conn_opened(net, c, socket_ctx);
   } else {
     __atomic_sub_fetch(&connections, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch(&net->conns, 1, __ATOMIC_RELAXED);
+    ld_conn_closed(net, socket_ctx);
   }
 }
 
@@ -125,6 +134,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
+  if (this_net) ld_conn_request_done(this_net, c); /* waiting again: the header deadline restarts */
   lnc_buf_free(&r->body);
   if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
   free(r->url);
@@ -214,10 +224,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r->url) return MHD_NO;
     bool cheap = !strcmp(url, "/healthz") || !strcmp(url, "/metrics");
     struct ld_err e;
-    if (!cheap && (ld_server_connections() > r->lim.connection_limit ||
-                   ld_server_inflight() > r->lim.max_inflight)) {
+    if (this_net) ld_conn_request_started(this_net, c);
+    /* Over the connection limit, connections with no request in progress make room first
+     * (oldest first): this request is admitted when one was closed for it. */
+    uint64_t open = ld_server_connections();
+    bool over_conns = open > r->lim.connection_limit &&
+                      !(this_net && ld_conn_evict(this_net, (int)(open - r->lim.connection_limit)) > 0);
+    if (!cheap && (over_conns || ld_server_inflight() > r->lim.max_inflight)) {
       ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
-              ld_server_inflight() > r->lim.max_inflight ? "in-flight request" : "connection");
+              over_conns ? "connection" : "in-flight request");
       ld_json_error(&out, &e);
       out.retry_after = 1;
       return send_response(c, r, &out);
@@ -348,6 +363,7 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen) {
     free(p);
     close(fd);
     __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED);
+    ld_conn_addr_release(ld_conn_addr_bucket(addr));
     return;
   }
   p->fd = fd;
@@ -375,8 +391,10 @@ static void add_pending(struct ld_net *n) {
   pthread_mutex_unlock(&n->lock);
   while (p) {
     struct ld_pending_conn *next = p->next;
-    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES)
+    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES) {
       __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
+      ld_conn_addr_release(ld_conn_addr_bucket((struct sockaddr *)&p->addr));
+    }
     free(p);
     p = next;
   }
@@ -417,6 +435,9 @@ static void *net_main(void *arg) {
     MHD_run(n->d);
     MHD_UNSIGNED_LONG_LONG to = 0;
     int ms = MHD_get_timeout(n->d, &to) == MHD_YES ? (to < 1000 ? (int)to : 1000) : 1000;
+    struct ld_limits lim = ld_limits_get();
+    int due = ld_conn_sweep(n, &lim, nnets);
+    if (due >= 0 && due < ms) ms = due;
     uint64_t ready = 0;
     struct lnc_error le = {0};
     if (lnc_loop_wait(loop, fds, 2, ms, &ready, &le)) {
@@ -473,8 +494,9 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
   (void)rootfd;
   char msg[512];
   unsigned timeout_s = (unsigned)((cfg->request_timeout_ms + 999) / 1000);
-  /* The hard cap sits above connection_limit so the excess gets a 503, not a reset. */
-  uint64_t hard = cfg->connection_limit + (cfg->connection_limit < 64 ? 64 : cfg->connection_limit);
+  /* The hard cap sits above connection_limit so the excess can make room (idle connections
+   * are closed first, conns.c) or get a 503, not a reset. */
+  uint64_t hard = cfg->connection_limit + (cfg->connection_limit < 128 ? 64 : cfg->connection_limit / 2);
   for (int i = 0; i < cfg->nlisten; i++) {
     int fd = open_listener(cfg->listen[i], msg, sizeof msg);
     if (fd < 0) {

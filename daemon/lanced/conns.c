@@ -1,0 +1,165 @@
+/* Connection discipline (issue 14, point 1): what libmicrohttpd does not bound.
+ *
+ * MHD's connection timeout is an *idle* timeout, so a client sending one header byte a
+ * second keeps its connection for ever, and idle keep-alive connections count against the
+ * limit like busy ones. Here each network thread keeps the connections that have no request
+ * in progress ("waiting": accepted, or answered and kept alive) in one list, oldest first,
+ * and its loop (server.c net_main) sweeps it:
+ *   - header deadline: a waiting connection gets client_header_timeout_ms, counted from its
+ *     accept or its last answer, to complete a request's headers (nginx's
+ *     client_header_timeout; it is also the keep-alive idle limit);
+ *   - the limit nears: above connection_limit the oldest waiting connections are closed
+ *     first, so idle and trickling clients make room for new ones instead of new ones being
+ *     refused (health probes and metrics included);
+ * and accept.c caps the connections of one client address.
+ * Closing = shutdown(2) on the socket: MHD sees the end on its next read and closes the
+ * connection through its usual path (on_connection's CLOSED). A connection in a request
+ * (headers complete, possibly suspended on a loop task or a take thread) is never touched.
+ * Ownership: an ld_conn is MHD's socket context, made and freed on the connection's network
+ * thread; lists are that thread's alone. The per-address counters are shared (atomics). */
+#include "lanced.h"
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+struct ld_conn {
+  struct ld_conn *prev, *next; /* the thread's waiting list, oldest at the head */
+  struct MHD_Connection *c;
+  int fd;
+  uint32_t bucket;             /* per-address counter index (accept.c) */
+  double since;                /* accept or last answer */
+  bool waiting, closing;
+};
+
+/* ---- per-client-address counts ------------------------------------------------------
+ * Buckets by a hash of the address: two clients sharing a bucket share one cap, which can
+ * only make the cap stricter for them, never looser. */
+#define ADDR_BUCKETS 4096
+static atomic_int per_addr[ADDR_BUCKETS];
+
+/* The address folded into a bucket: a multiply-xorshift of its 32-bit words (a client picks
+ * its port, never its address, so the address alone is hashed). */
+uint32_t ld_conn_addr_bucket(const struct sockaddr *sa) {
+  uint32_t w[4] = {0};
+  size_t nw = 0;
+  if (sa->sa_family == AF_INET) memcpy(w, &((const struct sockaddr_in *)sa)->sin_addr, 4), nw = 1;
+  else if (sa->sa_family == AF_INET6) memcpy(w, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16), nw = 4;
+  uint64_t h = 0;
+  for (size_t i = 0; i < nw; i++) {
+    h = (h ^ w[i]) * 0x9E3779B97F4A7C15ull; /* 2^64 / golden ratio (Fibonacci hashing) */
+    h ^= h >> 29;
+  }
+  return (uint32_t)(h % ADDR_BUCKETS);
+}
+
+bool ld_conn_addr_admit(uint32_t bucket, uint64_t cap) {
+  int now = atomic_fetch_add(&per_addr[bucket], 1) + 1;
+  if (cap && (uint64_t)now > cap) {
+    atomic_fetch_sub(&per_addr[bucket], 1);
+    return false;
+  }
+  return true;
+}
+
+void ld_conn_addr_release(uint32_t bucket) { atomic_fetch_sub(&per_addr[bucket], 1); }
+
+/* ---- the waiting list ----------------------------------------------------------------- */
+static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
+  if (!k->waiting) return;
+  if (k->prev) k->prev->next = k->next;
+  else n->waiting_head = k->next;
+  if (k->next) k->next->prev = k->prev;
+  else n->waiting_tail = k->prev;
+  k->prev = k->next = NULL;
+  k->waiting = false;
+  n->nwaiting--;
+}
+
+static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
+  unlink_waiting(n, k);
+  k->since = now;
+  k->prev = n->waiting_tail;
+  k->next = NULL;
+  if (n->waiting_tail) n->waiting_tail->next = k;
+  else n->waiting_head = k;
+  n->waiting_tail = k;
+  k->waiting = true;
+  n->nwaiting++;
+}
+
+void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx) {
+  struct ld_conn *k = calloc(1, sizeof *k);
+  if (!k) return; /* untracked: MHD's own timeout still applies */
+  k->c = c;
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  k->fd = ci ? ci->connect_fd : -1;
+  ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  k->bucket = ci && ci->client_addr ? ld_conn_addr_bucket(ci->client_addr) : 0;
+  *socket_ctx = k;
+  append_waiting(n, k, ld_now());
+}
+
+void ld_conn_closed(struct ld_net *n, void **socket_ctx) {
+  struct ld_conn *k = *socket_ctx;
+  if (!k) return;
+  unlink_waiting(n, k);
+  ld_conn_addr_release(k->bucket);
+  free(k);
+  *socket_ctx = NULL;
+}
+
+static struct ld_conn *conn_of(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return ci ? ci->socket_context : NULL;
+}
+
+void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c) {
+  struct ld_conn *k = conn_of(c);
+  if (k) unlink_waiting(n, k);
+}
+
+void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c) {
+  struct ld_conn *k = conn_of(c);
+  if (k && !k->closing) append_waiting(n, k, ld_now());
+}
+
+static void close_conn(struct ld_net *n, struct ld_conn *k) {
+  unlink_waiting(n, k);
+  k->closing = true;
+  if (k->fd >= 0) shutdown(k->fd, SHUT_RDWR);
+  n->closed_by_sweep++;
+}
+
+/* Closes up to `count` of this thread's oldest waiting connections; returns how many. */
+int ld_conn_evict(struct ld_net *n, int count) {
+  int done = 0;
+  while (done < count && n->waiting_head) {
+    close_conn(n, n->waiting_head);
+    done++;
+  }
+  __atomic_add_fetch(&n->evicted, (uint64_t)done, __ATOMIC_RELAXED);
+  return done;
+}
+
+/* The header deadline, and room under connection_limit. Returns the milliseconds until the
+ * next deadline (-1: none), for the loop's wait. */
+int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets) {
+  double now = ld_now(), limit_s = (double)lim->header_timeout_ms / 1000.0;
+  uint64_t timed_out = 0;
+  while (n->waiting_head && now - n->waiting_head->since >= limit_s) {
+    close_conn(n, n->waiting_head);
+    timed_out++;
+  }
+  __atomic_add_fetch(&n->header_timeouts, timed_out, __ATOMIC_RELAXED);
+  uint64_t open = ld_server_connections();
+  if (open > lim->connection_limit) {
+    /* Each thread gives up its share of the excess, oldest first. */
+    uint64_t over = open - lim->connection_limit;
+    ld_conn_evict(n, (int)(over / (uint64_t)nnets + 1));
+  }
+  if (!n->waiting_head) return -1;
+  double left = n->waiting_head->since + limit_s - now;
+  return left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+}
