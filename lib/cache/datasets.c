@@ -255,6 +255,11 @@ static int list_latest(struct lnc_dscache *c, int vfd, const char *dir, uint64_t
 
 static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
   v->ds = ds;
+  /* A cached version holds no descriptor: its data files are opened through the engine,
+   * within its bound and LRU, and its deletions are loaded. Without this every dataset ever
+   * served kept its directory open, outside any bound (a root of 400 datasets exhausted a
+   * 256-descriptor limit). */
+  lnc_ds_detach_dir(ds);
   size_t nfiles = lnc_ds_num_files(ds);
   v->file_base = calloc(ds->nfrag + 1, sizeof *v->file_base);
   v->checked = calloc(nfiles + 1, sizeof *v->checked);
@@ -539,7 +544,14 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
   if (num_rows) *num_rows = lnc_dataset_num_rows(v->ds);
   if (version_out) *version_out = lnc_dataset_version(v->ds);
   lnc_dataset_data_format(v->ds, major, minor);
-  if (json) rc = lnc_dataset_describe_json(v->ds, json, err);
+  if (json) {
+    int dfd = open_dir(c, dir, err); /* for the list of versions: the cached one holds none */
+    if (dfd < 0) rc = -dfd;
+    else {
+      rc = lnc_ds_describe_json_at(v->ds, dfd, json, err);
+      close(dfd);
+    }
+  }
   if (!rc && schema) {
     /* The types as a take produces them: a zero-row take reads one fragment's schema. */
     struct reader_ctx ctx = {w, v};

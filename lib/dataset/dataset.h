@@ -109,6 +109,14 @@ int lnc_ds_open_at(int dsfd, const char *name, uint64_t version, lnc_dataset **o
 /* Approximate heap bytes the handle holds (manifest, deletion vectors, fragment tables), for
  * memory budgets. */
 size_t lnc_ds_memory(const lnc_dataset *ds);
+/* For a version cached by the engine, whose data files are opened through the engine by path
+ * and whose deletions are loaded: closes the directory descriptor, so a cached version holds
+ * none (the engine's descriptor bound counts only its files). Afterwards only takes through a
+ * reader and lnc_ds_describe_json_at work. */
+void lnc_ds_detach_dir(lnc_dataset *ds);
+/* lnc_dataset_describe_json with the versions listed from dirfd (the dataset directory). */
+int lnc_ds_describe_json_at(const lnc_dataset *ds, int dirfd, struct lnc_buf *out,
+                            struct lnc_error *err);
 /* Total data files over all fragments (for per-file side tables of callers). */
 size_t lnc_ds_num_files(const lnc_dataset *ds);
 

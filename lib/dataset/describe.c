@@ -18,12 +18,17 @@ static int json_str(struct lnc_buf *out, const char *s) {
 }
 
 int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct lnc_error *err) {
+  return lnc_ds_describe_json_at(ds, ds->dsfd, out, err);
+}
+
+int lnc_ds_describe_json_at(const lnc_dataset *ds, int dirfd, struct lnc_buf *out,
+                            struct lnc_error *err) {
   const Lance__Table__Manifest *m = ds->m;
   int rc;
   struct lnc_ds_version *vs = NULL;
   size_t nv = 0;
   struct lnc_error ignored;
-  int vfd = lnc_ds_openat(ds->dsfd, "_versions", O_RDONLY | O_DIRECTORY, ds->name, &ignored);
+  int vfd = dirfd < 0 ? -1 : lnc_ds_openat(dirfd, "_versions", O_RDONLY | O_DIRECTORY, ds->name, &ignored);
   if (vfd >= 0) {
     rc = lnc_ds_list_versions(vfd, ds->name, &vs, &nv, err);
     close(vfd);

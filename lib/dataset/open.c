@@ -33,6 +33,11 @@ void lnc_dataset_close(lnc_dataset *ds) {
   free(ds);
 }
 
+void lnc_ds_detach_dir(lnc_dataset *ds) {
+  if (ds->dsfd >= 0) close(ds->dsfd);
+  ds->dsfd = -1;
+}
+
 static int check_data_file(lnc_dataset *ds, const Lance__Table__DataFragment *fr,
                            const Lance__Table__DataFile *df, struct lnc_error *err) {
   char rel[4096];
