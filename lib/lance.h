@@ -29,7 +29,8 @@ enum lnc_code {
   LNC_ENOMEM,       /* allocation failed or a configured memory limit was hit */
   LNC_ELIMIT,       /* a configured request limit was exceeded */
   LNC_EINTERNAL,    /* a bug in liblance */
-  LNC_EAGAIN        /* asked not to wait (nowait) and the answer needs the disk */
+  LNC_EAGAIN,       /* asked not to wait (nowait) and the answer needs the disk */
+  LNC_EACCES        /* the operating system denied access, or the path leaves the root */
 };
 
 struct lnc_error {

@@ -22,8 +22,8 @@ static const struct ld_code codes[] = {
     {"resource_exhausted", 503, "resource_exhausted"},
     {"io_error", 503, "unavailable"}, /* the disk, not the request: retry */
     {"internal", 500, "internal"},
-    /* the daemon's own */
     {"permission_denied", 403, "permission_denied"},
+    /* the daemon's own */
     {"unavailable", 503, "unavailable"},
     {"deadline_exceeded", 504, "deadline_exceeded"},
     {"unimplemented", 501, "unimplemented"},

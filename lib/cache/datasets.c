@@ -233,10 +233,10 @@ static int open_dir(struct lnc_dscache *c, const char *dir, struct lnc_error *er
   if (fd >= 0) return fd;
   int en = errno;
   if (en == EXDEV || en == ELOOP)
-    return -lnc_errf(err, LNC_ENOTFOUND, "%s: path leaves the data root", dir);
+    return -lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", dir);
   if (en == ENOENT || en == ENOTDIR)
     return -lnc_errf(err, LNC_ENOTFOUND, "%s: no such dataset directory", dir);
-  return -lnc_errf(err, LNC_EIO, "%s: %s", dir, strerror(en));
+  return -lnc_errf(err, lnc_code_from_errno(en), "%s: %s", dir, strerror(en));
 }
 
 /* Lists _versions (vfd) and returns the newest version present. */

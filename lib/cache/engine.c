@@ -39,6 +39,7 @@ struct entry {
   ino_t ino;
   off_t size;
   struct timespec mtime;
+  struct timespec ctime;            /* chmod/chown change it: a revoked permission is seen */
   int64_t checked_ns;               /* when dev..mtime were last compared with the disk */
   int state;
   bool linked;                      /* in the shard's table (else: dropped, freed at refs 0) */
@@ -330,7 +331,7 @@ static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, bo
     return 0;
   }
   int en = errno;
-  return lnc_errf(err, en == ENOENT || en == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO, "%s: %s", path, strerror(en));
+  return lnc_errf(err, lnc_code_from_errno(en), "%s: %s", path, strerror(en));
 }
 
 /* Opens, validates and prepares the file: the initialization phase. */
@@ -340,8 +341,8 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
   int fd = open_beneath(e, path, 0);
   if (fd < 0) {
     int en = errno;
-    if (en == EXDEV || en == ELOOP) return lnc_errf(err, LNC_ENOTFOUND, "%s: path leaves the data root", path);
-    return lnc_errf(err, en == ENOENT || en == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO, "%s: %s", path, strerror(en));
+    if (en == EXDEV || en == ELOOP) return lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", path);
+    return lnc_errf(err, lnc_code_from_errno(en), "%s: %s", path, strerror(en));
   }
   if (fstat(fd, st) != 0) { close(fd); return lnc_errf(err, LNC_EIO, "%s: %s", path, strerror(errno)); }
   struct lnc_file *f;
@@ -454,7 +455,10 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
     }
     if (en && en->state == E_READY &&
         (en->dev != st.st_dev || en->ino != st.st_ino || en->size != st.st_size ||
-         en->mtime.tv_sec != st.st_mtim.tv_sec || en->mtime.tv_nsec != st.st_mtim.tv_nsec)) {
+         en->mtime.tv_sec != st.st_mtim.tv_sec || en->mtime.tv_nsec != st.st_mtim.tv_nsec ||
+         en->ctime.tv_sec != st.st_ctim.tv_sec || en->ctime.tv_nsec != st.st_ctim.tv_nsec)) {
+      /* Replaced, rewritten, or its permissions changed (ctime): reopen, so a permission
+       * revoked on a cached file takes effect within revalidate_ms. */
       /* Replaced or rewritten on disk: drop the old entry (readers keep their reference). */
       unlink_locked(e, s, en);
       pthread_mutex_unlock(&s->lock);
@@ -516,6 +520,7 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   en->ino = fst.st_ino;
   en->size = fst.st_size;
   en->mtime = fst.st_mtim;
+  en->ctime = fst.st_ctim;
   en->checked_ns = stat_ns;
   en->state = E_READY;
   en->last_used = atomic_fetch_add(&e->tick, 1);

@@ -64,8 +64,7 @@ int lnc_ds_openat(int dirfd, const char *rel, int flags, const char *what,
     return -lnc_errf(err, LNC_ECORRUPT, "%s: %s leads outside the dataset directory", what, rel);
   if (fd < 0) {
     int e = errno;
-    return -lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO, "%s: %s: %s",
-                     what, rel, strerror(e));
+    return -lnc_errf(err, lnc_code_from_errno(e), "%s: %s: %s", what, rel, strerror(e));
   }
   return fd;
 }

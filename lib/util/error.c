@@ -1,5 +1,6 @@
 /* Error message formatting and code names. */
 #include "error.h"
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,6 +28,16 @@ int lnc_err_prefix(struct lnc_error *err, const char *fmt, ...) {
   return err->code;
 }
 
+int lnc_code_from_errno(int e) {
+  switch (e) {
+  case ENOENT: case ENOTDIR: return LNC_ENOTFOUND;
+  case EACCES: case EPERM: return LNC_EACCES;
+  case EXDEV: case ELOOP: return LNC_EACCES; /* openat2 RESOLVE_BENEATH: leaves the root */
+  case ENOMEM: return LNC_ENOMEM;
+  default: return LNC_EIO;
+  }
+}
+
 const char *lnc_code_name(int code) {
   switch (code) {
   case LNC_OK: return "ok";
@@ -39,6 +50,7 @@ const char *lnc_code_name(int code) {
   case LNC_ENOMEM: return "resource_exhausted";
   case LNC_ELIMIT: return "limit_exceeded";
   case LNC_EAGAIN: return "would_block";
+  case LNC_EACCES: return "permission_denied";
   default: return "internal";
   }
 }
