@@ -20,9 +20,11 @@
 #include "lanced.h"
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 struct ld_conn {
   struct ld_conn *prev, *next; /* the thread's waiting list, oldest at the head */
@@ -120,6 +122,11 @@ void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c) {
   if (k) unlink_waiting(n, k);
 }
 
+void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c) {
+  struct ld_conn *k = conn_of(c);
+  if (k && !k->closing) append_waiting(n, k, ld_now());
+}
+
 void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c) {
   struct ld_conn *k = conn_of(c);
   if (k && !k->closing) append_waiting(n, k, ld_now());
@@ -162,4 +169,44 @@ int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets) {
   if (!n->waiting_head) return -1;
   double left = n->waiting_head->since + limit_s - now;
   return left <= 0 ? 0 : (int)(left * 1000.0) + 1;
+}
+
+/* ---- lingering close (nginx's lingering_close) ------------------------------------------
+ * A request refused before its body was read (413: over max_body_bytes) is answered at once
+ * and its connection closed; a client still writing the body would then get a reset, which
+ * can destroy the 413 before it reads it ("broken pipe", no answer). So the socket is kept
+ * (a dup of MHD's descriptor) and whatever the client still sends is read and dropped until
+ * it stops (end of stream), LD_LINGER_MS pass, or LD_LINGER_BYTES were dropped; then it is
+ * closed. At most LD_LINGER_MAX sockets linger per thread; beyond, they close at once. */
+#define LD_LINGER_MS 5000                 /* nginx's lingering_timeout default */
+#define LD_LINGER_BYTES (256ull << 20)
+
+void ld_linger_add(struct ld_net *n, struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (!ci || ci->connect_fd < 0 || n->nlinger >= LD_LINGER_MAX) return;
+  int fd = dup(ci->connect_fd);
+  if (fd < 0) return;
+  shutdown(fd, SHUT_WR); /* the answer is all we send: the client sees its end */
+  n->linger[n->nlinger++] = (struct ld_linger){.fd = fd, .until = ld_now() + LD_LINGER_MS / 1000.0};
+}
+
+void ld_linger_service(struct ld_net *n) {
+  static char sink[65536];
+  double now = ld_now();
+  for (int i = 0; i < n->nlinger;) {
+    struct ld_linger *l = &n->linger[i];
+    bool done = now >= l->until || l->dropped >= LD_LINGER_BYTES;
+    for (int k = 0; !done && k < 128; k++) { /* bounded work per iteration: 8 MiB */
+      ssize_t r = recv(l->fd, sink, sizeof sink, MSG_DONTWAIT);
+      if (r > 0) l->dropped += (uint64_t)r;
+      else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+      else done = true; /* end of stream or error */
+    }
+    if (done) {
+      close(l->fd);
+      n->linger[i] = n->linger[--n->nlinger];
+    } else {
+      i++;
+    }
+  }
 }

@@ -92,6 +92,11 @@ int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le);
 /* The Connect code for one of our codes ("corrupt_file" -> "data_loss"; unknown -> internal). */
 const char *ld_connect_code(const char *name);
 
+/* ---- framing.c: RFC 9112 §6.3 framing checks before a body is read ------------------------- */
+struct MHD_Connection;
+/* 0, or -1 with e filled (400 or 411): the request's framing is ambiguous or unsupported. */
+int ld_framing_check(struct MHD_Connection *c, struct ld_err *e);
+
 /* ---- paths.c: relative path to descriptor, never outside the root ------------------------ */
 /* Rejects what is not a plain relative path (.., absolute, NUL, control bytes, empty
  * segments), then opens it with openat2(RESOLVE_BENEATH). Returns an fd (caller owns it) or
@@ -156,6 +161,12 @@ int ld_server_start(const struct ld_config *c, int rootfd);
  * by server.c when MHD closes it). */
 struct ld_pending_conn;
 struct MHD_Connection;
+#define LD_LINGER_MAX 32 /* sockets lingering per network thread (conns.c) */
+struct ld_linger {
+  int fd;
+  double until;
+  uint64_t dropped;
+};
 struct ld_net {
   struct MHD_Daemon *d;
   int conns;
@@ -172,6 +183,8 @@ struct ld_net {
   int nwaiting;
   uint64_t closed_by_sweep;
   uint64_t header_timeouts, evicted; /* read by metrics (atomics) */
+  struct ld_linger linger[LD_LINGER_MAX]; /* refused bodies still arriving (conns.c) */
+  int nlinger;
 };
 
 /* ---- conns.c: header deadline, idle-first eviction, per-address caps ---------------------
@@ -182,8 +195,14 @@ void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ct
 void ld_conn_closed(struct ld_net *n, void **socket_ctx);
 void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c);
 void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c);
+/* Headers in, a body to come: under the deadline again until ld_conn_request_started. */
+void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c);
 int ld_conn_evict(struct ld_net *n, int count);
 int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets);
+/* Lingering close for a connection answered before its body was read: keeps reading and
+ * dropping what the client still sends, so it gets the answer rather than a reset. */
+void ld_linger_add(struct ld_net *n, struct MHD_Connection *c);
+void ld_linger_service(struct ld_net *n);
 uint32_t ld_conn_addr_bucket(const struct sockaddr *sa);
 bool ld_conn_addr_admit(uint32_t bucket, uint64_t cap); /* counts it, or false over cap */
 void ld_conn_addr_release(uint32_t bucket);
@@ -232,6 +251,7 @@ struct ld_response {       /* what a handler produces; server.c turns it into MH
   struct lnc_buf body;     /* ownership passes to the response */
   const char *allow;       /* Allow header for 405 */
   int retry_after;         /* seconds; 0 = none */
+  bool close;              /* Connection: close after it */
   const char *extra_name, *extra_value;
 };
 /* Where a request is (server.c / dispatch.c). */

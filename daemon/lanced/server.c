@@ -135,6 +135,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
   if (this_net) ld_conn_request_done(this_net, c); /* waiting again: the header deadline restarts */
+  if (this_net && r->status == 413) ld_linger_add(this_net, c); /* its body may still be coming */
   lnc_buf_free(&r->body);
   if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
   free(r->url);
@@ -163,7 +164,7 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
   }
   if (out->extra_name) MHD_add_response_header(resp, out->extra_name, out->extra_value);
   /* While draining, close keep-alive connections after this answer so the drain ends. */
-  if (ld_draining || out->status == 503 || out->status == 413)
+  if (ld_draining || out->status == 503 || out->status == 413 || out->close)
     MHD_add_response_header(resp, "Connection", "close");
   r->status = out->status;
   enum MHD_Result rc = MHD_queue_response(c, (unsigned)out->status, resp);
@@ -224,7 +225,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r->url) return MHD_NO;
     bool cheap = !strcmp(url, "/healthz") || !strcmp(url, "/metrics");
     struct ld_err e;
-    if (this_net) ld_conn_request_started(this_net, c);
+    if (this_net) ld_conn_request_started(this_net, c); /* never evicts itself below */
     /* Over the connection limit, connections with no request in progress make room first
      * (oldest first): this request is admitted when one was closed for it. */
     uint64_t open = ld_server_connections();
@@ -237,6 +238,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       out.retry_after = 1;
       return send_response(c, r, &out);
     }
+    if (ld_framing_check(c, &e)) {
+      ld_json_error(&out, &e);
+      out.close = true; /* nothing behind an ambiguous message is read as a request */
+      return send_response(c, r, &out);
+    }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     uint64_t len;
     if (cl && ld_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body) {
@@ -245,6 +251,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       ld_json_error(&out, &e);
       return send_response(c, r, &out);
     }
+    /* A body to come: the connection is back under the deadline until it is all in, so a
+     * body trickled (or a chunk size never honoured) is cut off like slow headers. */
+    if (this_net && ((cl && strcmp(cl, "0")) ||
+                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding")))
+      ld_conn_body_started(this_net, c);
     return MHD_YES;
   }
   if (*upload_size) {
@@ -261,6 +272,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   if (r->stage != LD_STAGE_NEW) return MHD_YES;
   if (r->status) return MHD_YES; /* already answered (admission) */
+  if (this_net) ld_conn_request_started(this_net, c); /* the body is in */
   if (r->body_too_big) {
     struct ld_err e;
     ld_errf(&e, 413, "limit_exceeded", "request body is over max_body_bytes (%llu)",
@@ -440,12 +452,16 @@ static void *net_main(void *arg) {
     if (due >= 0 && due < ms) ms = due;
     uint64_t ready = 0;
     struct lnc_error le = {0};
+    /* Lingering sockets are drained every iteration, at least every 10 ms, rather than
+     * polled through the ring: a pending poll would hold the socket open after its close. */
+    if (n->nlinger && ms > 10) ms = 10;
     if (lnc_loop_wait(loop, fds, 2, ms, &ready, &le)) {
       ld_log(LD_LOG_WARN, "network thread %d: %s", n->index, le.message);
       struct timespec ts = {0, 10 * 1000 * 1000};
       nanosleep(&ts, NULL); /* never spin on a failing ring */
     }
     if (ready & 2) add_pending(n);
+    if (n->nlinger) ld_linger_service(n);
     publish_stats(n, loop);
   }
   ld_service_loop_stop();

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""HTTP framing and oversized bodies (issue 14, points 5 and 6), raw sockets against the real
+daemon: conflicting Content-Length, Content-Length with Transfer-Encoding, an unsupported
+Transfer-Encoding each get 400 at once and the connection closed, so a request pipelined behind
+them is never answered; a chunk size never honoured is cut off at the body deadline; a 64 MiB POST
+and a body of 2M ids written by a client that reads only after writing get 413 (the daemon
+keeps reading and dropping the body instead of resetting the connection).
+Usage: tests/integration/daemon_framing.py BIN ROOT"""
+import re
+import socket
+import subprocess
+import sys
+import time
+
+BIN, ROOT = sys.argv[1], sys.argv[2]
+passed = failed = 0
+
+
+def check(cond, msg):
+    global passed, failed
+    if cond:
+        passed += 1
+        print("ok  ", msg)
+    else:
+        failed += 1
+        print("FAIL", msg)
+
+
+p = subprocess.Popen([f"{BIN}/lanced", "--root", ROOT, "--listen", "127.0.0.1:0", "--workers", "1",
+                      "--client-header-timeout-ms", "1000"],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+port = None
+while port is None:
+    m = re.search(r"listening on 127\.0\.0\.1:(\d+)", p.stderr.readline())
+    port = int(m.group(1)) if m else None
+
+
+def exchange(raw, timeout=3.0):
+    """Sends raw, reads until the server closes (or timeout); returns (bytes, seconds, closed)."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(timeout)
+    t0 = time.time()
+    s.sendall(raw)
+    out, closed = b"", False
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                closed = True
+                break
+            out += d
+    except socket.timeout:
+        pass
+    s.close()
+    return out, time.time() - t0, closed
+
+
+NEXT = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"  # pipelined behind each bad message
+cases = [
+    ("two different Content-Length headers", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nContent-Length: 12\r\n\r\n{\"ids\":[1]}"),
+    ("Content-Length with Transfer-Encoding", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
+    ("Transfer-Encoding: gzip, chunked", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+]
+for name, want, raw in cases:
+    out, secs, closed = exchange(raw + NEXT)
+    statuses = re.findall(rb"HTTP/1\.1 (\d{3})", out)
+    check(statuses[:1] == [str(want).encode()] and len(statuses) == 1 and closed and secs < 2.5,
+          f"{name}: {want} at once and closed, the pipelined request not answered "
+          f"(statuses {[x.decode() for x in statuses]}, closed {closed}, {secs:.2f} s)")
+
+# A chunk size never honoured: libmicrohttpd waits for its bytes; the body deadline
+# (client_header_timeout_ms, 1 s here) closes the connection instead of the 30 s idle timeout.
+out, secs, closed = exchange(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"ffffffffffffffff\r\nhello", timeout=5)
+check(closed and secs < 3, f"a chunk size of ffffffffffffffff: closed at the body deadline ({secs:.2f} s)")
+ok_chunked, _, _ = exchange(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                            b"Content-Type: application/json\r\nConnection: close\r\n\r\n"
+                            b"b\r\n{\"ids\":[1]}\r\n0\r\n\r\n")
+check(ok_chunked.startswith(b"HTTP/1.1 200"), f"a well-formed chunked body is served ({ok_chunked[:20]!r})")
+
+out, _, _ = exchange(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+check(out.startswith(b"HTTP/1.1 200"), "a well-framed request is still answered")
+
+
+def write_then_read(head, body_iter):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(15)
+    s.sendall(head)
+    err = None
+    try:
+        for chunk in body_iter:
+            s.sendall(chunk)
+    except OSError as e:
+        err = e
+    out = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            out += d
+    except OSError as e:
+        err = err or e
+    s.close()
+    return out, err
+
+
+size = 64 << 20
+chunk = b"1," * 32768
+head = b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % size
+out, err = write_then_read(head, (chunk for _ in range(size // len(chunk))))
+check(out.startswith(b"HTTP/1.1 413") and err is None,
+      f"a 64 MiB POST written in full, then read: 413 (got {out[:30]!r}, error {err})")
+body = b'{"ids":[' + b",".join(b"%d" % (i % 1000) for i in range(2_000_000)) + b"]}"
+head = b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+out, err = write_then_read(head, [body])
+check(out.startswith(b"HTTP/1.1 413") and err is None, f"a body of 2M ids: 413 (got {out[:30]!r}, error {err})")
+p.kill()
+print(f"framing: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
