@@ -121,6 +121,7 @@ integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/daemon_descriptors.sh
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
 	@BIN=$(BINOUT) tests/integration/daemon_framing.sh
+	@BIN=$(BINOUT) tests/integration/daemon_utf8.sh
 	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/systemd_unit.sh
 	@$(MAKE) --no-print-directory python-test

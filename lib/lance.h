@@ -289,6 +289,10 @@ void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out);
 bool lnc_loop_uses_uring(const lnc_loop *l);
 
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
+/* Appends s[0..n) to out as a JSON string literal: quoted, escaped, and every byte that is
+ * not part of valid UTF-8 replaced by U+FFFD, so a body is valid UTF-8 JSON whatever bytes a
+ * name, path or message carries. LNC_ENOMEM / LNC_EINVAL (out NULL). */
+int lnc_json_str(struct lnc_buf *out, const char *s, size_t n);
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */
 int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
                     struct lnc_buf *out, struct lnc_error *err);

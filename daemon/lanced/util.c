@@ -49,21 +49,9 @@ void ld_buf_printf(struct lnc_buf *b, const char *fmt, ...) {
   b->len += (size_t)n;
 }
 
+/* liblance's one JSON string writer (escapes, and U+FFFD for bytes that are not UTF-8). */
 void ld_buf_json_str(struct lnc_buf *b, const char *s, size_t n) {
-  reserve(b, n + 2);
-  ld_buf_append(b, "\"", 1);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') {
-      char esc[2] = {'\\', (char)c};
-      ld_buf_append(b, esc, 2);
-    } else if (c < 0x20) {
-      ld_buf_printf(b, "\\u%04x", c);
-    } else {
-      ld_buf_append(b, &s[i], 1);
-    }
-  }
-  ld_buf_append(b, "\"", 1);
+  if (lnc_json_str(b, s, n)) abort(); /* out of memory: see ld_buf_append */
 }
 
 double ld_now(void) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../util/utf8.h"
 
 enum { TZ_UTC = 0, TZ_OFFSET = 1 };
 
@@ -524,7 +525,9 @@ static char *put_decimal(char *p, const uint8_t *src, int bits, int32_t scale) {
 }
 
 /* ---- strings and binary ------------------------------------------------------------------ */
-/* 0: copy as is; otherwise the escape class. */
+/* 0: copy as is; 1: \u00XX; 2: the start of a UTF-8 sequence, copied whole when valid and
+ * replaced by U+FFFD when not (a damaged file's "utf8" column is not trusted); otherwise the
+ * character after a backslash. */
 static const uint8_t ESC[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 'b', 't', 'n', 1, 'f', 'r', 1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1,   1,   1,   1, 1,   1,   1, 1,
@@ -532,6 +535,13 @@ static const uint8_t ESC[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '\\', 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0,
+    /* 0x80-0xFF: checked as UTF-8 (2), copied when valid, else U+FFFD */
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
 
 static int put_string(struct lnc_buf *o, const uint8_t *s, size_t n) {
@@ -557,6 +567,16 @@ static int put_string(struct lnc_buf *o, const uint8_t *s, size_t n) {
     uint8_t c = s[i], e = ESC[c];
     if (!e) {
       *p++ = (char)c;
+    } else if (e == 2) {
+      size_t k = lnc_utf8_seq(s + i, n - i);
+      if (k) {
+        memcpy(p, s + i, k);
+        p += k;
+        i += k - 1;
+      } else {
+        memcpy(p, LNC_JSON_REPLACEMENT, 6);
+        p += 6;
+      }
     } else if (e == 1) {
       memcpy(p, "\\u00", 4);
       p[4] = hex[c >> 4];

@@ -1,5 +1,6 @@
 /* struct lnc_buf: a growable byte buffer, doubling capacity. */
 #include "buf.h"
+#include "utf8.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,11 @@ int lnc_buf_printf(struct lnc_buf *b, const char *fmt, ...) {
   return 0;
 }
 
+int lnc_json_str(struct lnc_buf *b, const char *s, size_t n) {
+  if (!b || (n && !s)) return LNC_EINVAL;
+  return lnc_buf_json_str(b, s, n);
+}
+
 int lnc_buf_json_str(struct lnc_buf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
   if (lnc_buf_reserve(b, n + 2)) return LNC_ENOMEM;
@@ -78,6 +84,11 @@ int lnc_buf_json_str(struct lnc_buf *b, const char *s, size_t n) {
     else if (c == '\f') { esc[0] = '\\'; esc[1] = 'f'; elen = 2; }
     else if (c < 0x20) {
       memcpy(esc, "\\u00", 4); esc[4] = hex[c >> 4]; esc[5] = hex[c & 15]; elen = 6;
+    } else if (c >= 0x80) {
+      size_t k = lnc_utf8_seq((const uint8_t *)s + i, n - i);
+      if (k ? lnc_buf_append(b, s + i, k) : lnc_buf_append(b, LNC_JSON_REPLACEMENT, 6)) return LNC_ENOMEM;
+      if (k) i += k - 1;
+      continue;
     }
     if (elen) { if (lnc_buf_append(b, esc, elen)) return LNC_ENOMEM; }
     else if (lnc_buf_putc(b, (char)c)) return LNC_ENOMEM;

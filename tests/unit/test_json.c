@@ -42,6 +42,27 @@ static void check_vals_f(const char *file, int line, struct ArrowSchema *col, st
 
 static void teardown(void) { tb_free_all(); }
 
+/* lnc_json_str: every byte that is not part of valid UTF-8 becomes U+FFFD (RFC 3629). */
+static void json_str_is(const char *in, size_t n, const char *want) {
+  struct lnc_buf b = {0};
+  ck_assert_int_eq(lnc_json_str(&b, in, n), 0);
+  ck_assert_msg(b.len == strlen(want) && memcmp(b.data, want, b.len) == 0, "%.*s != %s", (int)b.len,
+                (const char *)b.data, want);
+  lnc_buf_free(&b);
+}
+
+START_TEST(test_json_str_utf8) {
+  json_str_is("a\"b\\c\n", 6, "\"a\\\"b\\\\c\\n\"");
+  json_str_is("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+  json_str_is("\xff", 1, "\"\\ufffd\"");                       /* never valid */
+  json_str_is("\xc0\xae", 2, "\"\\ufffd\\ufffd\"");             /* overlong '.' */
+  json_str_is("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");    /* a surrogate */
+  json_str_is("\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* past U+10FFFF */
+  json_str_is("x\xe2\x82", 3, "\"x\\ufffd\\ufffd\"");             /* cut short */
+  ck_assert_int_eq(lnc_json_str(NULL, "x", 1), LNC_EINVAL);
+}
+END_TEST
+
 START_TEST(test_envelope) {
   static const int32_t xs[] = {1, 2};
   static const int32_t offs[] = {0, 1, 1};
@@ -327,6 +348,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("encode");
   tcase_add_checked_fixture(tc, NULL, teardown);
   tcase_add_test(tc, test_envelope);
+  tcase_add_test(tc, test_json_str_utf8);
   tcase_add_test(tc, test_ints);
   tcase_add_test(tc, test_bool_null);
   tcase_add_test(tc, test_float64);
