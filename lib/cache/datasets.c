@@ -275,6 +275,56 @@ static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
 static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
                         struct dsver **out, struct lnc_error *err);
 
+/* A manifest that cannot be read is taken for one being written (a writer that does not
+ * rename into place, a copy in progress) while it is younger than this; after it, for damage,
+ * and the latest version answers as corrupt again. */
+#define MANIFEST_SETTLE_NS (10 * 1000000000LL)
+
+/* A manifest file ends with the magic "LANC" once it is completely written (what the parser
+ * checks first); a missing tail is what a write in progress looks like. */
+static bool manifest_complete(int vfd, const char *name, const struct stat *st) {
+  if (st->st_size < 4) return false;
+  int fd = openat(vfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return true; /* unreadable is not "being written" */
+  char tail[4];
+  bool done = pread(fd, tail, 4, st->st_size - 4) == 4 && memcmp(tail, "LANC", 4) == 0;
+  close(fd);
+  return done;
+}
+
+/* Whether dir's newest manifest was modified within MANIFEST_SETTLE_NS and is not complete, and so may still be
+ * being written; *prev gets the version before it. No version before it: false. */
+static bool latest_being_written(struct lnc_dscache *c, const char *dir, uint64_t *prev) {
+  struct lnc_error ignored = {0};
+  int dfd = open_dir(c, dir, &ignored);
+  if (dfd < 0) return false;
+  int vfd = lnc_ds_openat(dfd, "_versions", O_RDONLY | O_DIRECTORY, dir, &ignored);
+  close(dfd);
+  if (vfd < 0) return false;
+  struct lnc_ds_version *vs = NULL;
+  size_t n = 0;
+  bool young = false;
+  if (lnc_ds_list_versions(vfd, dir, &vs, &n, &ignored) == 0 && n >= 2) {
+    size_t newest = 0, before = n;
+    for (size_t i = 1; i < n; i++) if (vs[i].version > vs[newest].version) newest = i;
+    for (size_t i = 0; i < n; i++)
+      if (i != newest && (before == n || vs[i].version > vs[before].version)) before = i;
+    char name[64];
+    lnc_ds_manifest_name(&vs[newest], name, sizeof name);
+    struct stat st;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (fstatat(vfd, name, &st, 0) == 0 && ts_ns(&now) - ts_ns(&st.st_mtim) < MANIFEST_SETTLE_NS &&
+        !manifest_complete(vfd, name, &st)) {
+      young = true;
+      *prev = vs[before].version;
+    }
+  }
+  free(vs);
+  close(vfd);
+  return young;
+}
+
 int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir) {
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
@@ -313,6 +363,11 @@ static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, bool n
     if (d) d->have_latest = false; /* force a fresh listing */
     pthread_mutex_unlock(&c->lock);
     rc = acquire_once(c, dir, want, nowait, out, err);
+  }
+  uint64_t prev;
+  if (rc == LNC_ECORRUPT && want == 0 && latest_being_written(c, dir, &prev)) {
+    /* The newest manifest is still being written: serve the one before it meanwhile. */
+    rc = acquire_once(c, dir, prev, nowait, out, err);
   }
   return rc;
 }

@@ -218,6 +218,13 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
     rc = rd->take(rd->ctx, ds, fi, j, st->rows[k], st->nrows[k], names, nn, opts, &r->schema,
                   &r->array, stats, err);
     if (rc) {
+      /* The columns were checked against the manifest's schema: a data file refusing one
+       * (a field renamed or missing in the file) is the dataset's fault, not the caller's. */
+      if (rc == LNC_EINVAL) {
+        rc = LNC_ECORRUPT;
+        if (err) err->code = rc;
+        lnc_err_prefix(err, "the data file does not match the manifest's schema");
+      }
       lnc_err_prefix(err, "%s: fragment %llu, data file %s", ds->name,
                      (unsigned long long)fr->pb->id, df->path);
       break;

@@ -20,6 +20,14 @@ mkdir -p "$ROOT/ds" "$ROOT/bad" "$ROOT/plain" "$ROOT/live"
 cp -r $FIX/*.lance "$ROOT/ds/"
 cp -r $FIX/multi_v21.lance "$ROOT/bad/nomanifest.lance" && rm "$ROOT"/bad/nomanifest.lance/_versions/*.manifest
 cp -r $FIX/multi_v21.lance "$ROOT/bad/torn.lance" && truncate -s 100 "$ROOT/bad/torn.lance/_versions/3.manifest"
+# Torn long ago: damage, not a write in progress (a manifest younger than 10 s is taken for one
+# being written, and the version before it is served meanwhile: "writing" below).
+touch -d '1 hour ago' "$ROOT/bad/torn.lance/_versions/3.manifest"
+cp -r $FIX/multi_v21.lance "$ROOT/bad/writing.lance" # its manifest 3 is cut just before the check
+# A field renamed in the manifest ("x" -> "y", same length): the data files are at fault.
+cp -r $FIX/multi_v21.lance "$ROOT/bad/renamed.lance"
+python3 -c 'import sys; p = sys.argv[1]; d = open(p, "rb").read(); assert d.count(b"\x12\x01x") == 1
+open(p, "wb").write(d.replace(b"\x12\x01x", b"\x12\x01y"))' "$ROOT/bad/renamed.lance/_versions/3.manifest"
 cp -r $FIX/multi_v22.lance "$ROOT/bad/nodata.lance" && rm "$(ls "$ROOT"/bad/nodata.lance/data/*.lance | head -1)"
 cp -r $FIX/deletions_v22.lance "$ROOT/bad/baddel.lance"
 for f in "$ROOT"/bad/baddel.lance/_deletions/*.bin; do printf 'garbage!' > "$f"; done
@@ -114,6 +122,10 @@ expect "connect Take damaged dataset" 500 '"code":"data_loss"' "$URL/lanced.v1.R
 expect "no manifests" 422 'no manifests' "$URL/files/bad/nomanifest.lance/rows?ids=0"
 expect "torn manifest" 422 'torn write' "$URL/files/bad/torn.lance/rows?ids=0"
 expect "torn manifest: older version" 200 '"num_rows":1' "$URL/files/bad/torn.lance/rows?ids=0&version=2"
+truncate -s 100 "$ROOT/bad/writing.lance/_versions/3.manifest" # a writer mid-way through it
+expect "manifest being written: the version before it is served" 200 '"num_rows":1' "$URL/files/bad/writing.lance/rows?ids=0"
+expect "manifest being written: described as the version before" 200 '"version":2' "$URL/files/bad/writing.lance"
+expect "field renamed in the manifest: 422, the dataset is at fault" 422 'corrupt_file' "$URL/files/bad/renamed.lance/rows?ids=0&columns=y"
 expect "missing data file" 422 'data file' "$URL/files/bad/nodata.lance/rows?ids=0"
 expect "garbage deletion file" 422 'deletion file' "$URL/files/bad/baddel.lance/rows?ids=0"
 expect "describe damaged" 422 'corrupt_file' "$URL/files/bad/baddel.lance"
