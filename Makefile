@@ -132,14 +132,15 @@ PYTHON ?= /usr/bin/python3
 python-test: $(BINS)
 	@LANCED=$(abspath $(BINOUT))/lanced $(PYTHON) -m pytest -q -p no:cacheprovider clients/python/tests
 
-# BENCH_SMOKE=0 skips the benchmark harness run (a smoke test of it, not a gate on figures).
+# The benchmark harness's smoke run (BENCH_QUICK=1: one cell per system, about two minutes;
+# a check that it works, not figures — `make bench` measures). BENCH_SMOKE=0 skips it.
 BENCH_SMOKE ?= 1
 test: deps
 	$(MAKE) all
 	$(MAKE) unit-test conformance fuzz-replay integration
 	$(MAKE) asan
 ifeq ($(BENCH_SMOKE),1)
-	$(MAKE) bench BENCH_SCALE=small
+	BENCH_QUICK=1 $(MAKE) bench BENCH_SCALE=small
 endif
 
 # ASan + UBSan: a separate build tree and output dirs, then the same tests.

@@ -317,4 +317,5 @@ for (const d of DS) {
 fs.writeFileSync(path.join(OUT, 'plots.gp'), gp.join('\n'));
 const g = spawnSync('gnuplot', ['plots.gp'], { cwd: OUT });
 if (g.error || g.status !== 0) console.error(`report: gnuplot failed (${g.error?.code ?? g.stderr?.toString().trim()}); plots.gp and plotdata/ are kept`);
-console.error(`report: ${path.join(OUT, 'report.md')} (${targets.filter((t) => t.met).length}/${targets.length} targets met)`);
+console.error(R.smoke ? `report: ${path.join(OUT, 'report.md')} (smoke run: the harness works; figures are not measurements — \`make bench\` for those)`
+  : `report: ${path.join(OUT, 'report.md')} (${targets.filter((t) => t.met).length}/${targets.length} targets met)`);

@@ -19,9 +19,12 @@ const DATA = path.resolve(args.data ?? `bench/data/${SCALE}`);
 const OUT = path.resolve(args.out);
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const S = SCALE === 'full' ? { cell: 5, fio: 5, raw: 3 } : { cell: 1, fio: 1, raw: 1 };
-const BATCHES = [1, 10, 100, 1000];
-const INFLIGHT = [1, 4];
-const CONNS = [1, 4, 16, 64];
+// BENCH_QUICK=1 (make test's smoke run): one cell per system on one dataset — a check that every part of
+// the harness runs, in about a minute; its figures are not measurements.
+const SMOKE = process.env.BENCH_QUICK === '1';
+const BATCHES = SMOKE ? [1] : [1, 10, 100, 1000];
+const INFLIGHT = SMOKE ? [1] : [1, 4];
+const CONNS = SMOKE ? [4] : [1, 4, 16, 64];
 const DISTURB_CORES = +(process.env.BENCH_DISTURB_CORES ?? 0.25);
 const NCPU = os.cpus().length;
 const HZ = +spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100;
@@ -276,13 +279,17 @@ async function main() {
   // ---- limits first (quiet machine, no servers running): fio on the largest data file
   const big = [...manifest.datasets].sort((a, b) => b.file_bytes - a.file_bytes)[0];
   const train = manifest.datasets.find((d) => d.name === 'training') ?? big;
-  const fioPlan = [['4k', [1, 8, 32, 128], big], ['8k', [1, 8, 32], big], ['16k', [1, 8, 32, 128], train], ['32k', [1, 8, 32, 128], train]];
+  const fioPlan = SMOKE ? [['4k', [8], big]]
+    : [['4k', [1, 8, 32, 128], big], ['8k', [1, 8, 32], big], ['16k', [1, 8, 32, 128], train], ['32k', [1, 8, 32, 128], train]];
+  if (SMOKE) R.notes.push('smoke run (BENCH_QUICK=1): one cell per system on one dataset, to show the harness works; not a measurement — `make bench` runs the full matrix');
+  R.smoke = SMOKE;
   for (const [bs, depths, ds] of fioPlan) for (const d of depths) {
     const rec = await cell({ system: 'fio', dataset: ds.name, bs, depth: d, cold: false }, () => fio(path.join(DATA, ds.file), bs, d));
     if (rec) R.fio.push(rec);
   }
 
   for (const ds of manifest.datasets) {
+    if (SMOKE && ds.name !== 'scalars') continue;
     const file = ds.file, abs = path.join(DATA, file), col = ds.single_column;
     if (ds.same_data_as) { await versionCompare(ds); continue; }
     log(`=== ${ds.name}: ${ds.num_rows} rows, ${(ds.file_bytes / 1e6).toFixed(1)} MB`);
@@ -312,7 +319,7 @@ async function main() {
       const p = startServer(`lanced-${ds.name}-warm`, path.join(BIN, 'lanced'), ['--root', DATA, '--listen', `127.0.0.1:${port}`, '--io-mode', 'buffered', '--request-log', 'off', '--log-level', 'warn']);
       if (await waitHttp(port, p, '/healthz')) {
         const m0 = await metrics(port);
-        for (const fmt of ['arrow', 'json']) for (const b of BATCHES) for (const c of (fmt === 'arrow' ? CONNS : (b === 1 ? [4, 64] : [4]))) {
+        for (const fmt of ['arrow', 'json']) for (const b of BATCHES) for (const c of (fmt === 'arrow' || SMOKE ? CONNS : (b === 1 ? [4, 64] : [4]))) {
           const a = await metrics(port);
           const rec = await cell({ system: 'lanced', dataset: ds.name, batch: b, conc: c, format: fmt, io_mode: 'buffered' },
             () => load(port, ['--path', file, '--batch', String(b), '--connections', String(c), '--duration', dur(b), '--format', fmt]));
@@ -323,7 +330,7 @@ async function main() {
         // max load = the closed-loop single-row rate at the same 64 connections
         const max = R.cells.filter((x) => x.system === 'lanced' && x.dataset === ds.name && x.batch === 1 && x.format === 'arrow' && x.conc === 64 && !x.rate && x.rows_per_s).reduce((m, x) => Math.max(m, x.rows_per_s), 0);
         if (ds.name === 'scalars' && max > 0 && !p.exited)
-          for (const frac of [0.1, 0.25, 0.5, 0.75, 0.9]) {
+          for (const frac of SMOKE ? [0.5] : [0.1, 0.25, 0.5, 0.75, 0.9]) {
             const rate = Math.max(1, Math.round(max * frac));
             const a = await metrics(port);
             const rec = await cell({ system: 'lanced', dataset: ds.name, batch: 1, conc: 64, format: 'arrow', io_mode: 'buffered', rate, load_fraction: frac, max_rows_per_s: max },
@@ -348,7 +355,7 @@ async function main() {
       const p = startServer(`lanced-${ds.name}-cold`, path.join(BIN, 'lanced'), ['--root', DATA, '--listen', `127.0.0.1:${port}`, '--io-mode', 'direct', '--request-log', 'off', '--log-level', 'warn']);
       if (await waitHttp(port, p, '/healthz')) {
         await httpText(`http://127.0.0.1:${port}/files/${file}`); // search cache loaded before the cold cells
-        for (const b of [1, 100]) for (const c of [1, 4]) {
+        for (const b of SMOKE ? [1] : [1, 100]) for (const c of SMOKE ? [1] : [1, 4]) {
           const a = await metrics(port);
           const rec = await cell({ system: 'lanced', dataset: ds.name, batch: b, conc: c, format: 'arrow', io_mode: 'direct', cold: true, columns: col },
             () => load(port, ['--path', file, '--batch', String(b), '--connections', String(c), '--duration', String(S.cell), '--format', 'arrow', '--columns', col]));
@@ -359,9 +366,9 @@ async function main() {
     }
 
     // 4. liblance in-process (lancectl bench): warm buffered, cold direct; all columns and the single column
-    for (const io of ['buffered', 'direct']) for (const b of BATCHES) for (const t of [1, 4])
+    for (const io of ['buffered', 'direct']) for (const b of BATCHES) for (const t of SMOKE ? [1] : [1, 4])
       await cell({ system: 'lancectl', dataset: ds.name, batch: b, conc: t, io, cold: io === 'direct', format: 'arrow' }, () => lancectlBench(ds, b, t, io));
-    for (const b of [1, 100]) for (const t of [1, 4])
+    for (const b of SMOKE ? [1] : [1, 100]) for (const t of SMOKE ? [1] : [1, 4])
       await cell({ system: 'lancectl', dataset: ds.name, batch: b, conc: t, io: 'direct', cold: true, columns: col, format: 'arrow' }, () => lancectlBench(ds, b, t, 'direct', col));
     if (!staticDone) await staticCeiling();
   }

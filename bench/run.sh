@@ -30,14 +30,19 @@ node bench/run.mjs --scale "$SCALE" --bin "$BIN" --data "$DATA" --out "$OUT" &
 pids+=($!)
 wait "${pids[@]}"
 pids=()
-BIN=$BIN bench/torch-loader.sh "$OUT" "$DATA" || echo "bench: DataLoader figures failed" >&2
+# BENCH_QUICK=1 (make test): every part runs once, briefly — a smoke test, not figures.
+QUICK=${BENCH_QUICK:-0}
+TORCH_SECONDS=$([[ $QUICK == 1 ]] && echo 2 || echo "${TORCH_SECONDS:-10}") BIN=$BIN \
+  bench/torch-loader.sh "$OUT" "$DATA" || echo "bench: DataLoader figures failed" >&2
 node bench/report.mjs "$OUT"
 # The io_uring request path against fio and nginx (issue 13); 1 s cells at the small scale.
 if BIN=$BIN DURATION=${URING_DURATION:-$([[ $SCALE == small ]] && echo 1 || echo 4)} \
+    CONNS=$([[ $QUICK == 1 ]] && echo 4 || echo "${CONNS:-1 4 16 64}") \
     bench/uring-path.sh "$OUT" "$DATA" > "$OUT/uring-path.log" 2>&1; then
   cat "$OUT/uring-path.md" >> "$OUT/report.md"
 else
   echo "bench: the io_uring path section failed (see $OUT/uring-path.log)" >&2
 fi
-BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT" || echo "bench: load generator vs wrk comparison failed" >&2
+if [[ $QUICK == 1 ]]; then PAIRS=1 DURATION=1 BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; else BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; fi ||
+  echo "bench: load generator vs wrk comparison failed" >&2
 echo "bench: $(( $(date +%s) - start )) s; report in $OUT/report.md" >&2
