@@ -35,19 +35,25 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: proto/%.proto
 	protoc-c --c_out=$(BUILD)/gen -Iproto $<
 
 # ---- library ----------------------------------------------------------------------------
+# liblance holds the Lance format's messages (proto/lance); the daemon's own API messages
+# (proto/lanced) are linked into the programs, never exported by the library.
 LIB_SRCS := $(sort $(wildcard lib/*/*.c lib/*/*/*.c lib/*.c))
+LIB_PROTO_C := $(filter $(BUILD)/gen/lance/%,$(PROTO_C))
+API_PROTO_OBJS := $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(filter-out $(LIB_PROTO_C),$(PROTO_C)))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) \
-            $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_C))
+            $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(LIB_PROTO_C))
+# Only what lance.h marks LNC_API is visible outside liblance.so.
+$(LIB_OBJS): VISIBILITY := -fvisibility=hidden
 LIB_A := $(LIBOUT)/liblance.a
 LIB_SO := $(LIBOUT)/liblance.so
 
 $(BUILD)/obj/%.o: %.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(VISIBILITY) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) -c $< -o $@
+	$(CC) $(filter-out -Werror,$(ALL_CFLAGS)) $(VISIBILITY) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -65,7 +71,7 @@ BINS += $(BINOUT)/lanced-load
 endif
 
 define program_rule
-$(BINOUT)/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard daemon/$(1)/*.c)) $(LIB_A)
+$(BINOUT)/$(1): $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard daemon/$(1)/*.c)) $(API_PROTO_OBJS) $(LIB_A)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS_ALL) -o $$@ $$^ $$(DAEMON_LIBS) $$(LIB_LIBS)
 endef
@@ -122,6 +128,7 @@ integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
 	@BIN=$(BINOUT) tests/integration/daemon_framing.sh
 	@BIN=$(BINOUT) tests/integration/daemon_utf8.sh
+	@LIB=$(LIBOUT) tests/integration/exports.sh
 	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/systemd_unit.sh
 	@$(MAKE) --no-print-directory python-test

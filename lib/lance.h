@@ -13,6 +13,14 @@
 #include <stdint.h>
 #include "arrow/abi.h"
 
+/* The public API, and only it, is exported from liblance.so (built with -fvisibility=hidden;
+ * zstd's ZSTDLIB_API idea). tests/integration/exports.sh checks the two lists match. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define LNC_API __attribute__((visibility("default")))
+#else
+#define LNC_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,14 +46,14 @@ struct lnc_error {
   char message[512]; /* names the file, column, page and problem */
 };
 
-const char *lnc_code_name(int code); /* "invalid_argument", "corrupt", ...; static storage */
+LNC_API const char *lnc_code_name(int code); /* "invalid_argument", "corrupt", ...; static storage */
 
 /* ---- growable byte buffer (used for encoded output) -------------------------------- */
 struct lnc_buf {
   uint8_t *data;
   size_t len, cap;
 };
-void lnc_buf_free(struct lnc_buf *b); /* frees data; the struct itself is the caller's */
+LNC_API void lnc_buf_free(struct lnc_buf *b); /* frees data; the struct itself is the caller's */
 
 /* ---- files ------------------------------------------------------------------------- */
 typedef struct lnc_file lnc_file;
@@ -53,25 +61,25 @@ typedef struct lnc_file lnc_file;
 /* Opens and validates a Lance data file (footer, offset tables, schema, column metadata).
  * The returned handle is owned by the caller and freed with lnc_file_close. A handle may
  * be used by one thread at a time. */
-int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err);
+LNC_API int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err);
 /* Same, from a descriptor opened read-only by the caller (e.g. with openat2 and
  * RESOLVE_BENEATH). Ownership of fd passes to liblance in every case, even on failure.
  * `name` is used in error messages only. */
-int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err);
-void lnc_file_close(lnc_file *f);
+LNC_API int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err);
+LNC_API void lnc_file_close(lnc_file *f);
 
-uint64_t lnc_file_num_rows(const lnc_file *f);
-void lnc_file_version(const lnc_file *f, int *major, int *minor);
+LNC_API uint64_t lnc_file_num_rows(const lnc_file *f);
+LNC_API void lnc_file_version(const lnc_file *f, int *major, int *minor);
 
 /* The file's schema as an Arrow struct schema (one child per top-level field). The caller
  * owns *out and must call out->release(out). */
-int lnc_file_schema(const lnc_file *f, struct ArrowSchema *out, struct lnc_error *err);
+LNC_API int lnc_file_schema(const lnc_file *f, struct ArrowSchema *out, struct lnc_error *err);
 
 /* A JSON description of the file (version, rows, schema, per column: pages, layout,
  * encoding tree, sizes) as printed by `lancectl inspect --json`; appended to *out.
  * lnc_file_num_rows, _version, _schema and _describe_json may run concurrently with each
  * other, but not with lnc_take on the same handle (a take builds page state lazily). */
-int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *err);
+LNC_API int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *err);
 
 /* ---- take -------------------------------------------------------------------------- */
 struct lnc_take_stats {
@@ -86,7 +94,7 @@ struct lnc_take_stats {
  * produces a struct array with one child per selected top-level field, rows in request
  * order. The caller owns *schema and *array and releases both. `stats` may be NULL; when
  * given, counts are added to it. */
-int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
+LNC_API int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
              size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
              struct lnc_take_stats *stats, struct lnc_error *err);
 
@@ -97,38 +105,38 @@ typedef struct lnc_dataset lnc_dataset;
  * its manifest, loads every deletion file and checks that every data file exists. Data files
  * themselves are opened on first take. The handle is owned by the caller (lnc_dataset_close)
  * and is immutable: any number of threads may use one handle concurrently. */
-int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
+LNC_API int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
                      struct lnc_error *err);
 /* Same, for `name` relative to the directory descriptor dirfd (which stays the caller's;
  * name "." opens dirfd itself). Paths from the manifest never leave the dataset directory. */
-int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_dataset **out,
+LNC_API int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_dataset **out,
                         struct lnc_error *err);
-void lnc_dataset_close(lnc_dataset *ds);
+LNC_API void lnc_dataset_close(lnc_dataset *ds);
 
-uint64_t lnc_dataset_num_rows(const lnc_dataset *ds); /* live (not deleted) rows */
-uint64_t lnc_dataset_version(const lnc_dataset *ds);  /* the version this handle reads */
+LNC_API uint64_t lnc_dataset_num_rows(const lnc_dataset *ds); /* live (not deleted) rows */
+LNC_API uint64_t lnc_dataset_version(const lnc_dataset *ds);  /* the version this handle reads */
 /* The data files' format version the manifest records ("2.1" -> 2, 1; 0, 0 when absent). */
-void lnc_dataset_data_format(const lnc_dataset *ds, int *major, int *minor);
+LNC_API void lnc_dataset_data_format(const lnc_dataset *ds, int *major, int *minor);
 /* Lists _versions/ again and stores the newest version now present in *latest (cheap: one
  * directory listing, no manifest read), so callers can reopen when it exceeds
  * lnc_dataset_version. Thread-safe. */
-int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct lnc_error *err);
+LNC_API int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct lnc_error *err);
 
 /* As lnc_take, with ids = offsets among the dataset's live rows in fragment order (what
  * Lance's dataset.take / LanceDB takeOffsets mean); an id >= lnc_dataset_num_rows is
  * LNC_ERANGE. Output: one child per selected top-level field (schema order when columns is
  * NULL, else in the order the fields are first named), rows in request order. Thread-safe. */
-int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
+LNC_API int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
                      size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
                      struct lnc_take_stats *stats, struct lnc_error *err);
 
 /* JSON description (versions present, this version, schema, fragments with physical/live
  * rows, data files, deletion files) appended to *out. */
-int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct lnc_error *err);
+LNC_API int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct lnc_error *err);
 
 struct lnc_take_options;
 /* lnc_dataset_take with options (blob mode; NULL = defaults), as lnc_take_ex. */
-int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
+LNC_API int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
                         const char *const *columns, size_t ncolumns,
                         const struct lnc_take_options *opts, struct ArrowSchema *schema,
                         struct ArrowArray *array, struct lnc_take_stats *stats,
@@ -153,7 +161,7 @@ struct lnc_take_options {
 };
 enum lnc_nowait { LNC_NOWAIT_OFF = 0, LNC_NOWAIT_NEVER = 1, LNC_NOWAIT_RING = 2 };
 /* lnc_take with options (NULL = defaults: blobs as bytes). */
-int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
+LNC_API int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
                 size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
                 struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err);
 
@@ -186,7 +194,7 @@ struct lnc_engine_config {
                                 dataset's latest version are checked against the disk at most
                                 this often; 0 = on every call */
 };
-void lnc_engine_config_default(struct lnc_engine_config *cfg);
+LNC_API void lnc_engine_config_default(struct lnc_engine_config *cfg);
 
 struct lnc_engine_stats {
   uint64_t takes, rows, reads, bytes_read, bytes_decoded;
@@ -197,27 +205,27 @@ struct lnc_engine_stats {
   uint64_t datasets_cached, dataset_bytes, dataset_listings, dataset_opens;
 };
 
-int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err);
+LNC_API int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err);
 /* Frees the engine and every cached file; all workers must be freed first. */
-void lnc_engine_free(lnc_engine *e);
+LNC_API void lnc_engine_free(lnc_engine *e);
 /* Changes the budget (evicting down to it) — e.g. on a configuration reload. */
-void lnc_engine_set_budget(lnc_engine *e, uint64_t bytes);
-void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *out);
+LNC_API void lnc_engine_set_budget(lnc_engine *e, uint64_t bytes);
+LNC_API void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *out);
 
-int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err);
-void lnc_worker_free(lnc_worker *w);
+LNC_API int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err);
+LNC_API void lnc_worker_free(lnc_worker *w);
 
 /* As lnc_take_ex, for the file at path (relative to the engine's root). A path naming a
  * directory is taken as a dataset, its latest version (lnc_engine_dataset_take, version 0),
  * found by the same stat that checks a cached file for changes. */
-int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
+LNC_API int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
                     const char *const *columns, size_t ncolumns,
                     const struct lnc_take_options *opts, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats,
                     struct lnc_error *err);
 /* lnc_file_describe_json of the cached file (search-cache state included), the Arrow schema
  * (caller releases; may be NULL), rows and version. Any output pointer may be NULL. */
-int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
+LNC_API int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
                         struct ArrowSchema *schema, uint64_t *num_rows, int *major, int *minor,
                         struct lnc_error *err);
 
@@ -235,9 +243,9 @@ int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
  * a directory without _versions/, LNC_ENOTFOUND. Thread-safety as lnc_engine_take. */
 
 /* 1 when path (relative to the root, beneath it) is a directory, i.e. names a dataset. */
-int lnc_engine_is_dataset(lnc_worker *w, const char *path);
+LNC_API int lnc_engine_is_dataset(lnc_worker *w, const char *path);
 /* As lnc_dataset_take_ex on version `version` (0 = latest) of the dataset at dir. */
-int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
+LNC_API int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
                             const uint64_t *ids, size_t n, const char *const *columns,
                             size_t ncolumns, const struct lnc_take_options *opts,
                             struct ArrowSchema *schema, struct ArrowArray *array,
@@ -246,7 +254,7 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
  * per top-level field, read through the engine; caller releases), live rows, the version
  * number resolved and the data files' format version (lnc_dataset_data_format). Any output
  * pointer may be NULL. */
-int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
+LNC_API int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
                                 struct lnc_buf *json, struct ArrowSchema *schema,
                                 uint64_t *num_rows, uint64_t *version_out, int *major,
                                 int *minor, struct lnc_error *err);
@@ -263,18 +271,18 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
  * pread and never park. Nothing here is thread-safe: call it all from the loop's thread. */
 typedef struct lnc_loop lnc_loop;
 /* depth = SQ entries (0 = 1024). The loop has its own engine worker; the caller owns it. */
-int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error *err);
-void lnc_loop_free(lnc_loop *l); /* parked tasks are dropped, not resumed */
-lnc_worker *lnc_loop_worker(lnc_loop *l);
+LNC_API int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error *err);
+LNC_API void lnc_loop_free(lnc_loop *l); /* parked tasks are dropped, not resumed */
+LNC_API lnc_worker *lnc_loop_worker(lnc_loop *l);
 /* Not from inside a task. LNC_ELIMIT when 4096 tasks are parked already. */
-int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
+LNC_API int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
                    struct lnc_error *err);
 /* One iteration. fds[0..nfds) (nfds <= 64) are watched for POLLIN; bit i of *ready is set
  * when fds[i] became readable. timeout_ms < 0 = no timeout. */
-int lnc_loop_wait(lnc_loop *l, const int *fds, int nfds, int timeout_ms, uint64_t *ready,
+LNC_API int lnc_loop_wait(lnc_loop *l, const int *fds, int nfds, int timeout_ms, uint64_t *ready,
                   struct lnc_error *err);
 /* Inside a task: parks it for ms milliseconds (an io_uring timeout). Elsewhere: sleeps. */
-void lnc_loop_sleep(unsigned ms);
+LNC_API void lnc_loop_sleep(unsigned ms);
 struct lnc_loop_stats {
   uint64_t waits;        /* lnc_loop_wait calls */
   uint64_t enters;       /* io_uring_enter calls made by them */
@@ -285,19 +293,19 @@ struct lnc_loop_stats {
   uint64_t parks;        /* parks in all */
   uint64_t tasks_live;   /* stacks allocated (in use or free for reuse) */
 };
-void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out);
-bool lnc_loop_uses_uring(const lnc_loop *l);
+LNC_API void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out);
+LNC_API bool lnc_loop_uses_uring(const lnc_loop *l);
 
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* Appends s[0..n) to out as a JSON string literal: quoted, escaped, and every byte that is
  * not part of valid UTF-8 replaced by U+FFFD, so a body is valid UTF-8 JSON whatever bytes a
  * name, path or message carries. LNC_ENOMEM / LNC_EINVAL (out NULL). */
-int lnc_json_str(struct lnc_buf *out, const char *s, size_t n);
+LNC_API int lnc_json_str(struct lnc_buf *out, const char *s, size_t n);
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */
-int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
+LNC_API int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
                     struct lnc_buf *out, struct lnc_error *err);
 /* Arrow IPC stream: schema message, one record batch, end-of-stream marker. */
-int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
+LNC_API int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
                          struct lnc_buf *out, struct lnc_error *err);
 
 #ifdef __cplusplus
