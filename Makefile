@@ -59,9 +59,13 @@ $(LIB_A): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
+# Versioned: SONAME liblance.so.$(LIB_MAJOR); installed as liblance.so.$(LIB_VERSION) with the
+# liblance.so.$(LIB_MAJOR) and liblance.so links (make install).
+LIB_VERSION := 0.1.0
+LIB_MAJOR := 0
 $(LIB_SO): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -shared $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
+	$(CC) -shared $(LDFLAGS_ALL) -Wl,-soname,liblance.so.$(LIB_MAJOR) -o $@ $^ $(LIB_LIBS)
 
 # ---- programs: every daemon/<name>/*.c and loadtest/*.c becomes bin/<name> ----------------
 PROGRAMS := $(notdir $(patsubst %/,%,$(sort $(dir $(wildcard daemon/*/*.c)))))
@@ -98,7 +102,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean \
+.PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean install-lib \
         install bench python-test
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -118,7 +122,7 @@ conformance: $(BINS) $(BUILD)/tests/test_conformance
 fuzz-replay: $(FUZZ_BINS)
 	@scripts/run-fuzz-replay.sh $(FUZZ_BINS)
 
-integration: $(BINS)
+integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/run.sh
 	@BIN=$(BINOUT) tests/integration/readme_examples.sh
 	@BIN=$(BINOUT) tests/integration/daemon_nonblocking.sh
@@ -128,7 +132,10 @@ integration: $(BINS)
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
 	@BIN=$(BINOUT) tests/integration/daemon_framing.sh
 	@BIN=$(BINOUT) tests/integration/daemon_utf8.sh
+ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh
+	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/install_lib.sh
+endif
 	@BIN=$(BINOUT) tests/integration/loadtest_selftest.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/systemd_unit.sh
 	@$(MAKE) --no-print-directory python-test
@@ -174,7 +181,7 @@ bench: all
 PREFIX ?= /usr/local
 SYSCONFDIR ?= /etc
 UNITDIR ?= /etc/systemd/system
-install: $(BINS)
+install: $(BINS) $(LIB_A) $(LIB_SO) install-lib
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 	  $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(SYSCONFDIR)/lanced $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
@@ -184,6 +191,21 @@ install: $(BINS)
 	  systemd/lanced.service > $(DESTDIR)$(UNITDIR)/lanced.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/lanced/lanced.conf || \
 	  install -m 644 conf/lanced.conf $(DESTDIR)$(SYSCONFDIR)/lanced/lanced.conf
+
+# liblance for other programs: lance.h (and the Arrow C data interface it includes) under
+# include/lance/ (not include/arrow/, which Apache Arrow's own headers own), both libraries,
+# and lance.pc for `pkg-config --cflags --libs lance`.
+LIBDIR ?= $(PREFIX)/lib
+install-lib: $(LIB_A) $(LIB_SO)
+	install -d $(DESTDIR)$(PREFIX)/include/lance/arrow $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 lib/lance.h $(DESTDIR)$(PREFIX)/include/lance/
+	install -m 644 lib/arrow/abi.h $(DESTDIR)$(PREFIX)/include/lance/arrow/
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/liblance.so.$(LIB_VERSION)
+	ln -sf liblance.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/liblance.so.$(LIB_MAJOR)
+	ln -sf liblance.so.$(LIB_MAJOR) $(DESTDIR)$(LIBDIR)/liblance.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	  -e 's|@REQUIRES@|$(PKGS_LIB)|' lib/lance.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/lance.pc
 
 clean:
 	rm -rf build build-asan bin lib/liblance.a lib/liblance.so
