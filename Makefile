@@ -102,7 +102,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean install-lib \
+.PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean install-lib help \
         install bench python-test
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -132,6 +132,8 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
 	@BIN=$(BINOUT) tests/integration/daemon_framing.sh
 	@BIN=$(BINOUT) tests/integration/daemon_utf8.sh
+	@BIN=$(BINOUT) tests/integration/options_documented.sh
+	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/install_lib.sh
@@ -162,6 +164,16 @@ asan:
 	$(MAKE) BUILD=build-asan LIBOUT=build-asan/lib BINOUT=build-asan/bin OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -DLNC_DEBUG" \
 	  all unit-test conformance fuzz-replay integration
+
+help:
+	@echo "make run        build and serve the bundled sample data on 127.0.0.1:8080 (PORT=...)"
+	@echo "make test       every test: unit, conformance, fuzz replay, integration, ASan/UBSan,"
+	@echo "                then a quick smoke run of the benchmark harness (BENCH_SMOKE=0 skips it)"
+	@echo "make bench      the benchmarks (BENCH_SCALE=small|full), report in bench/out/<time>/"
+	@echo "make install    programs, man pages, unit, config and liblance (PREFIX=, DESTDIR=)"
+	@echo "make install-lib  liblance alone: lance.h, liblance.a/.so, lance.pc"
+	@echo "make deps       install what is missing (apt, npm ci, Debian python3 packages)"
+	@echo "make asan | unit-test | conformance | fuzz-replay | integration | python-test | fixtures | clean"
 
 run: deps all
 	@scripts/run-sample.sh $(BINOUT)

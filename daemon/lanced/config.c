@@ -201,10 +201,32 @@ int ld_config_load(struct ld_config *c, const char *path, char *msg, size_t msgl
 
 static void usage(FILE *o) {
   fprintf(o,
-          "usage: lanced --root DIR --listen HOST:PORT [--listen ...] [--config FILE]\n"
-          "              [--workers N] [--log-level LEVEL] [--check-config]\n"
-          "Serves rows of the Lance files under DIR over HTTP (see lanced(8)).\n"
-          "Every config key is also a flag: --max-ids-per-request N, --io-mode direct, ...\n");
+          "usage: lanced --root DIR --listen HOST:PORT [options]\n"
+          "Serves rows of the Lance files and datasets under DIR over HTTP (file versions 2.0,\n"
+          "2.1, 2.2): GET /files/PATH/rows?ids=1,5,9 (see lanced(8) and docs/api.md).\n"
+          "Every option is also a config-file key (dashes as underscores); defaults in ():\n"
+          "  --config FILE                  read FILE first (flags override it)\n"
+          "  --check-config                 validate the configuration and exit\n"
+          "  --root DIR                     the data root (required)\n"
+          "  --listen HOST:PORT             address to serve (repeatable; [v6]:PORT, :PORT)\n"
+          "  --workers N                    network threads (CPUs)\n"
+          "  --take-threads N               threads for what would block (4 x workers, >= 4)\n"
+          "  --cache-budget SIZE            search-cache memory, e.g. 512M, 4G (1G)\n"
+          "  --io-mode direct|buffered      O_DIRECT on the loop, or the page cache (direct)\n"
+          "  --rep-index-policy always|never|max:SIZE  keep full-zip repetition indices (always)\n"
+          "  --max-ids-per-request N        (10000)\n"
+          "  --max-body-bytes SIZE          (1M)\n"
+          "  --max-response-bytes SIZE      (64M)\n"
+          "  --request-timeout-ms MS        idle limit; SIGTERM drain bound (30000)\n"
+          "  --revalidate-ms MS             recheck cached files / latest versions (100; 0 = always)\n"
+          "  --loop-max-ids N               takes of more ids go to take threads (0 = none)\n"
+          "  --connection-limit N           (0 = a quarter of RLIMIT_NOFILE)\n"
+          "  --client-header-timeout-ms MS  headers (and a body) due within (10000)\n"
+          "  --max-connections-per-client N (0 = no cap)\n"
+          "  --max-inflight N               requests at once, then 503 (256)\n"
+          "  --log-level error|warn|info|debug  (info)\n"
+          "  --request-log on|off           a line per request (off)\n"
+          "  --help, --version\n");
 }
 
 int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, size_t msglen) {

@@ -103,6 +103,15 @@ int ld_framing_check(struct MHD_Connection *c, struct ld_err *e);
  * -1 with e filled. */
 int ld_path_check(const char *rel, struct ld_err *e);
 int ld_path_open(int rootfd, const char *rel, struct ld_err *e);
+/* The same for a directory ("" = the root itself, a new descriptor). */
+int ld_path_open_dir(int rootfd, const char *rel, struct ld_err *e);
+
+/* ---- listing.c: GET /files/ and /files/<dir>/ --------------------------------------------- */
+struct ld_req;
+struct ld_response;
+void ld_listing_set_root(int rootfd);
+size_t ld_listing_count_served(int rootfd); /* datasets and *.lance files in the root or one level down (0 or 1+) */
+void ld_listing_handle(struct ld_req *r, const char *rel, struct ld_response *out);
 
 /* ---- service.c: the single place that calls into liblance --------------------------------- */
 int ld_service_init(const struct ld_config *c);

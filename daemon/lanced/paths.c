@@ -56,9 +56,10 @@ static int open_nofollow_walk(int rootfd, const char *rel) {
   }
 }
 
-int ld_path_open(int rootfd, const char *rel, struct ld_err *e) {
+/* rel beneath rootfd with flags (O_RDONLY | O_CLOEXEC added), never leaving the root. */
+static int open_beneath(int rootfd, const char *rel, int flags, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
-  struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+  struct open_how how = {.flags = (uint64_t)(flags | O_RDONLY | O_CLOEXEC | O_NOCTTY),
                          .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
   int fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof how);
   if (fd < 0 && (errno == ENOSYS || errno == EPERM)) /* EPERM: seccomp filters */
@@ -77,6 +78,27 @@ int ld_path_open(int rootfd, const char *rel, struct ld_err *e) {
       ld_errf(e, 500, "internal", "%s: %s", rel, strerror(er));
     return -1;
   }
+  return fd;
+}
+
+int ld_path_open_dir(int rootfd, const char *rel, struct ld_err *e) {
+  if (!rel[0]) {
+    int fd = dup(rootfd);
+    if (fd < 0) ld_errf(e, 503, "unavailable", "out of file descriptors");
+    return fd;
+  }
+  int fd = open_beneath(rootfd, rel, O_DIRECTORY, e);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) || !S_ISDIR(st.st_mode))) { /* the fallback walk's last step */
+    close(fd);
+    return ld_errf(e, 404, "not_found", "%s is not a directory", rel), -1;
+  }
+  return fd;
+}
+
+int ld_path_open(int rootfd, const char *rel, struct ld_err *e) {
+  int fd = open_beneath(rootfd, rel, 0, e);
+  if (fd < 0) return -1;
   struct stat st;
   if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
     close(fd);

@@ -59,6 +59,16 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
     }
     r->route = LD_R_FILE;
     if (!get) return method_not_allowed(r, "GET, HEAD", out);
+    if (n == 0 || rest[n - 1] == '/') { /* a directory: what is served beneath it */
+      char rel[1100];
+      if (n >= sizeof rel) {
+        ld_errf(&e, 400, "invalid_argument", "path longer than 1024 bytes");
+        return ld_json_error(out, &e);
+      }
+      memcpy(rel, rest, n);
+      rel[n ? n - 1 : 0] = 0;
+      return ld_listing_handle(r, rel, out);
+    }
     return ld_file_handle(c, r, rest, out);
   }
   if (!strncmp(url, "/lanced.v1.RowService/", 22)) {
@@ -90,7 +100,7 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
     return;
   }
   ld_errf(&e, 404, "not_found",
-          "no route for %.200s; try /files/<path>/rows?ids=..., /files/<path>, /healthz, /metrics",
+          "no route for %.200s; try /files/, /files/<path>/rows?ids=..., /files/<path>, /healthz, /metrics",
           url);
   ld_json_error(out, &e);
 }

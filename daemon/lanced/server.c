@@ -507,7 +507,11 @@ static void net_stop(struct ld_net *n) {
 }
 
 int ld_server_start(const struct ld_config *cfg, int rootfd) {
-  (void)rootfd;
+  ld_listing_set_root(rootfd);
+  if (!ld_listing_count_served(rootfd))
+    ld_log(LD_LOG_WARN, "%s holds no Lance data in it or one level below (no *.lance file, no "
+                        "directory with _versions/): point --root at the folder holding your "
+                        "x.lance files or datasets", cfg->root);
   char msg[512];
   unsigned timeout_s = (unsigned)((cfg->request_timeout_ms + 999) / 1000);
   /* The hard cap sits above connection_limit so the excess can make room (idle connections
