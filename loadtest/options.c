@@ -11,7 +11,12 @@
 void ld_options_usage(FILE *f) {
   fputs(
       "usage: lanced-load --url http://127.0.0.1:8080 (--path FILE | --raw-path PATH) [options]\n"
+      "       lanced-load [-c CONNS] [-d DURATION] [-t THREADS] http://HOST:PORT/PATH   (as wrk)\n"
       "\n"
+      "  -c, -d, -t           wrk's spellings of --connections, --duration, --threads; a\n"
+      "                       duration may end in s, m or h (10s, 2m); a URL given as the last\n"
+      "                       argument is GET as it is (--raw-path) unless --path names a file\n"
+      "  --version, -v        print the version and exit\n"
       "  --url URL            server base URL (http only; a path becomes a prefix)\n"
       "  --path FILE          Lance file to read, relative to the server's root\n"
       "  --raw-path PATH      GET this fixed path instead of the rows API (HTTP baseline)\n"
@@ -53,6 +58,27 @@ static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out) {
   errno = 0;
   unsigned long long v = strtoull(s, &end, 10);
   if (errno || *end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+/* "10", "10s", "500ms", "2m", "1h" (wrk's habit) -> seconds. */
+static int parse_duration(const char *s, double *out) {
+  char buf[32];
+  size_t n = s ? strlen(s) : 0;
+  if (!n || n >= sizeof buf) return -1;
+  memcpy(buf, s, n + 1);
+  double mult = 1;
+  if (n > 2 && !strcmp(buf + n - 2, "ms")) mult = 0.001, buf[n - 2] = 0;
+  else if (buf[n - 1] == 's') buf[n - 1] = 0;
+  else if (buf[n - 1] == 'm') mult = 60, buf[n - 1] = 0;
+  else if (buf[n - 1] == 'h') mult = 3600, buf[n - 1] = 0;
+  char *end;
+  errno = 0;
+  double v = strtod(buf, &end);
+  if (!buf[0] || errno || *end || !isfinite(v)) return -1;
+  v *= mult;
+  if (v < 0.001 || v > 86400) return -1;
   *out = v;
   return 0;
 }
@@ -124,8 +150,26 @@ static int parse_url(ld_options *o) {
 enum {
   OPT_URL = 256, OPT_PATH, OPT_RAW, OPT_BATCH, OPT_CONNS, OPT_DURATION, OPT_RATE, OPT_FORMAT,
   OPT_COLUMNS, OPT_IDS, OPT_SEED, OPT_THREADS, OPT_POSTT, OPT_TIMEOUT, OPT_MAXERR, OPT_NROWS,
-  OPT_VERIFY, OPT_VFILE, OPT_LANCECTL, OPT_JSON, OPT_QUIET, OPT_HELP, OPT_BUSYPOLL,
+  OPT_VERIFY, OPT_VFILE, OPT_LANCECTL, OPT_JSON, OPT_QUIET, OPT_HELP, OPT_BUSYPOLL, OPT_VERSION,
 };
+
+/* A URL given as wrk takes it (positional, with its path): the base goes to o->url, the path
+ * and query to o->raw_path unless --path names a file. Storage is static: one per process. */
+static int positional_url(ld_options *o, const char *arg) {
+  static char base[512], raw[4096];
+  if (strncmp(arg, "http://", 7) != 0) return -1;
+  const char *slash = strchr(arg + 7, '/');
+  size_t bl = slash ? (size_t)(slash - arg) : strlen(arg);
+  if (bl >= sizeof base || (slash && strlen(slash) >= sizeof raw)) return -1;
+  memcpy(base, arg, bl);
+  base[bl] = 0;
+  o->url = base;
+  if (!o->path && !o->raw_path) {
+    snprintf(raw, sizeof raw, "%s", slash ? slash : "/");
+    o->raw_path = raw;
+  }
+  return 0;
+}
 
 int ld_options_parse(int argc, char **argv, ld_options *o) {
   static const struct option longopts[] = {
@@ -152,6 +196,7 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
       {"json", no_argument, 0, OPT_JSON},
       {"quiet", no_argument, 0, OPT_QUIET},
       {"help", no_argument, 0, OPT_HELP},
+      {"version", no_argument, 0, OPT_VERSION},
       {0, 0, 0, 0},
   };
   memset(o, 0, sizeof *o);
@@ -169,9 +214,15 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
   int c;
   opterr = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "c:d:t:hv", longopts, NULL)) != -1) {
     const char *name = c >= OPT_URL && c <= OPT_HELP ? longopts[c - OPT_URL].name : "?";
+    if (c == 'c') c = OPT_CONNS, name = "connections";
+    else if (c == 'd') c = OPT_DURATION, name = "duration";
+    else if (c == 't') c = OPT_THREADS, name = "threads";
+    else if (c == 'h') c = OPT_HELP;
+    else if (c == 'v') c = OPT_VERSION;
     switch (c) {
+    case OPT_VERSION: printf("lanced-load %s\n", LD_LOAD_VERSION); return 2;
     case OPT_URL: o->url = optarg; break;
     case OPT_PATH: o->path = optarg; break;
     case OPT_RAW: o->raw_path = optarg; break;
@@ -184,7 +235,7 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
       o->connections = (unsigned)u;
       break;
     case OPT_DURATION:
-      if (parse_double(optarg, 0.001, 86400, &o->duration) < 0) return bad(name, optarg);
+      if (parse_duration(optarg, &o->duration) < 0) return bad(name, optarg);
       break;
     case OPT_RATE:
       if (parse_double(optarg, 0.001, 1e8, &o->rate) < 0) return bad(name, optarg);
@@ -240,6 +291,7 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
       return 1;
     }
   }
+  if (optind + 1 == argc && !o->url && positional_url(o, argv[optind]) == 0) optind++;
   if (optind < argc) {
     fprintf(stderr, "lanced-load: unexpected argument '%s'\n", argv[optind]);
     return 1;

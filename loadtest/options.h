@@ -2,6 +2,7 @@
  * --url into host, port and path prefix. Nothing here touches the network. */
 #ifndef LD_OPTIONS_H
 #define LD_OPTIONS_H
+#define LD_LOAD_VERSION "0.1.0" /* lanced-load follows the daemon's version */
 #include "idgen.h"
 #include <stdbool.h>
 #include <stdio.h>

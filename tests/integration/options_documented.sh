@@ -16,4 +16,24 @@ for opt in $(grep -o "{\"[a-z-]*\", \(required\|no\)_argument" daemon/lanced/con
 done
 [[ $n -ge 20 ]] || { echo "FAIL only $n options found in config.c"; fail=1; }
 [[ $fail -eq 0 ]] && echo "ok   all $n lanced options are in --help and lanced(8)"
+# lanced-load: every long option in its --help and lanced-load(1); --version; wrk's habits.
+lhelp=$("$BIN/lanced-load" --help 2>&1)
+lman=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' docs/man/lanced-load.1)
+m=0
+for opt in $(grep -o '{"[a-z-]*", \(required\|no\)_argument' loadtest/options.c | sed 's/{"\([a-z-]*\)".*/\1/'); do
+  m=$((m + 1))
+  grep -q -- "--$opt" <<<"$lhelp" || { echo "FAIL lanced-load --$opt missing from --help"; fail=1; }
+  grep -q -- "--$opt" <<<"$lman" || { echo "FAIL lanced-load --$opt missing from lanced-load(1)"; fail=1; }
+done
+[[ $m -ge 20 ]] || { echo "FAIL only $m lanced-load options found"; fail=1; }
+[[ $("$BIN/lanced-load" --version) == "lanced-load "* ]] || { echo "FAIL lanced-load --version"; fail=1; }
+TMP=$(mktemp -d)
+"$BIN/lanced" --root "$(scripts/sample-root.sh "$TMP/root")" --listen 127.0.0.1:0 --workers 1 > "$TMP/log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/log" | head -1); [[ -n $port ]] && break; sleep 0.1; done
+out=$("$BIN/lanced-load" -c 2 -d 1s -t 1 --json "http://127.0.0.1:$port/healthz" 2>/dev/null)
+kill $pid; wait $pid 2>/dev/null; rm -rf "$TMP"
+grep -q '"raw_path": "/healthz"' <<<"$out" && grep -q '"connections": 2' <<<"$out" && grep -q '"duration_s": 1' <<<"$out" \
+  || { echo "FAIL lanced-load -c 2 -d 1s -t 1 URL: $(head -c 300 <<<"$out")"; fail=1; }
+[[ $fail -eq 0 ]] && echo "ok   all $m lanced-load options in --help and lanced-load(1); --version; wrk's -c -d -t URL"
 exit $fail
