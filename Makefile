@@ -134,6 +134,7 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/daemon_utf8.sh
 	@BIN=$(BINOUT) tests/integration/options_documented.sh
 	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
+	@BIN=$(BINOUT) tests/integration/promtool.sh
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/install_lib.sh

@@ -7,12 +7,12 @@ cd "$(dirname "$0")/.."
 
 # Build: the compiler and the libraries. Tests: protoc (Connect client generation), node/npm
 # (the real Lance writer, apache-arrow, the Connect client), curl, python3 (load generator
-# self-test), systemd (systemd-analyze verify), the Python client's numpy, protobuf, pytest,
+# self-test), systemd (systemd-analyze verify), prometheus (promtool checks /metrics), the Python client's numpy, protobuf, pytest,
 # torch, setuptools and pip (clients/python). Benchmarks: fio, gnuplot, nginx, wrk.
 PKGS=(build-essential pkg-config libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler
       libzstd-dev liblz4-dev liburing-dev libjansson-dev check protobuf-compiler nodejs npm curl
       python3 python3-numpy python3-protobuf python3-pytest python3-torch python3-setuptools python3-pip
-      systemd fio gnuplot-nox nginx-light wrk
+      systemd prometheus fio gnuplot-nox nginx-light wrk
       ${LANCED_EXTRA_PKGS:-})
 missing=()
 for p in "${PKGS[@]}"; do
