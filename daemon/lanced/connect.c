@@ -112,6 +112,36 @@ static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
   out->status = 200;
 }
 
+/* gRPC and gRPC-Web clients get an answer in their own shape: a trailers-only response
+ * (HTTP 200, grpc-status 12 UNIMPLEMENTED in the headers) naming what is served, instead of a
+ * dropped connection or a REST-shaped 415 they cannot read. */
+static void grpc_unimplemented(const char *ct, struct ld_response *out) {
+  lnc_buf_free(&out->body);
+  out->status = 200;
+  out->content_type = !strncasecmp(ct, "application/grpc-web", 20) ? "application/grpc-web+proto"
+                                                                    : "application/grpc";
+  out->grpc_status = "12";
+  out->grpc_message = "lanced serves the Connect protocol (unary, HTTP/1.1, application/proto or "
+                      "application/json); gRPC and gRPC-Web are not served";
+}
+
+/* Content-Encoding of a Connect unary request: identity, or gzip (inflated here, bounded by
+ * max_body_bytes). Anything else is `unimplemented`, naming what is supported. */
+static int request_encoding(struct MHD_Connection *c, struct ld_req *r, struct ld_err *e) {
+  const char *enc = ld_header(c, "Content-Encoding");
+  if (!enc[0] || !strcasecmp(enc, "identity")) return 0;
+  if (strcasecmp(enc, "gzip"))
+    return ld_errf(e, 501, "unimplemented", "Content-Encoding %.60s is not supported (gzip, identity are)", enc);
+  struct lnc_buf plain = {0};
+  if (ld_gunzip(&r->body, r->lim.max_body, &plain, e)) {
+    lnc_buf_free(&plain);
+    return -1;
+  }
+  lnc_buf_free(&r->body);
+  r->body = plain;
+  return 0;
+}
+
 void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
                        struct ld_response *out) {
   struct ld_err e;
@@ -120,6 +150,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   bool json;
   if (ctlen == 16 && !strncasecmp(ct, "application/json", 16)) json = true;
   else if (ctlen == 17 && !strncasecmp(ct, "application/proto", 17)) json = false;
+  else if (!strncasecmp(ct, "application/grpc", 16)) return grpc_unimplemented(ct, out);
   else {
     /* Not a Connect unary request we speak: 415, as the spec asks. */
     ld_errf(&e, 415, "unsupported_media_type",
@@ -143,11 +174,19 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     }
     deadline = r->start + (double)ms / 1000.0;
   }
+  if (request_encoding(c, r, &e)) {
+    out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
+    return connect_error(out, &e);
+  }
   if (!strcmp(method, "Take")) take(r, json, deadline, out);
   else if (!strcmp(method, "GetFile")) get_file(r, json, out);
   else {
     ld_errf(&e, 501, "unimplemented", "lanced.v1.RowService has no method %.100s", method);
     return connect_error(out, &e);
   }
-  if (out->status == 200) out->content_type = json ? "application/json" : "application/proto";
+  if (out->status == 200) {
+    out->content_type = json ? "application/json" : "application/proto";
+    if (ld_gzip_wanted(ld_header(c, "Accept-Encoding"), out->body.len) && ld_gzip(&out->body) == 0)
+      out->content_encoding = "gzip";
+  }
 }

@@ -262,7 +262,16 @@ struct ld_response {       /* what a handler produces; server.c turns it into MH
   int retry_after;         /* seconds; 0 = none */
   bool close;              /* Connection: close after it */
   const char *extra_name, *extra_value;
+  const char *content_encoding; /* "gzip" when body is compressed */
+  const char *grpc_status, *grpc_message; /* a gRPC trailers-only answer (connect.c) */
 };
+
+/* ---- compress.c: gzip for Connect bodies (zlib) ------------------------------------------- */
+/* Inflates a gzip body into out (appended), at most max bytes; 400 / 413 with e filled. */
+int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struct ld_err *e);
+/* Whether an Accept-Encoding value takes gzip and body_len is worth compressing. */
+bool ld_gzip_wanted(const char *accept_encoding, size_t body_len);
+int ld_gzip(struct lnc_buf *body); /* in place; -1 (body untouched) on failure */
 /* Where a request is (server.c / dispatch.c). */
 enum ld_stage {
   LD_STAGE_NEW = 0,        /* on its network thread */

@@ -163,6 +163,11 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
     MHD_add_response_header(resp, "Retry-After", v);
   }
   if (out->extra_name) MHD_add_response_header(resp, out->extra_name, out->extra_value);
+  if (out->content_encoding) MHD_add_response_header(resp, "Content-Encoding", out->content_encoding);
+  if (out->grpc_status) {
+    MHD_add_response_header(resp, "grpc-status", out->grpc_status);
+    MHD_add_response_header(resp, "grpc-message", out->grpc_message);
+  }
   /* While draining, close keep-alive connections after this answer so the drain ends. */
   if (ld_draining || out->status == 503 || out->status == 413 || out->close)
     MHD_add_response_header(resp, "Connection", "close");

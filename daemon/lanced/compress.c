@@ -1,0 +1,79 @@
+/* gzip for Connect bodies (zlib, RFC 1952): request bodies sent with Content-Encoding: gzip
+ * are inflated before decoding, bounded by max_body_bytes so a small compressed body cannot
+ * expand without limit; answers are deflated when the client accepts gzip and the body is
+ * large enough to gain from it. zlib rather than our own inflate: it is the reference
+ * implementation, in every Debian system, and a decompressor is exactly the kind of parser
+ * not to write twice. */
+#include "lanced.h"
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define GZIP_WINDOW (15 + 16) /* zlib: a 32 KiB window, with the gzip wrapper (RFC 1952) */
+#define GZIP_MIN_BODY 1024    /* smaller answers are sent as they are: the header costs more */
+
+int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struct ld_err *e) {
+  z_stream z = {0};
+  if (inflateInit2(&z, GZIP_WINDOW) != Z_OK) return ld_errf(e, 500, "internal", "zlib: cannot start inflate");
+  z.next_in = in->data;
+  z.avail_in = (uInt)in->len;
+  int rc;
+  do {
+    if (out->len == out->cap) {
+      size_t cap = out->cap ? out->cap * 2 : 4096;
+      if (cap > max + 1) cap = (size_t)max + 1;
+      if (cap <= out->len) {
+        inflateEnd(&z);
+        return ld_errf(e, 413, "limit_exceeded", "gzip body inflates past max_body_bytes (%llu)",
+                       (unsigned long long)max);
+      }
+      uint8_t *g = realloc(out->data, cap);
+      if (!g) abort(); /* as ld_buf_append */
+      out->data = g;
+      out->cap = cap;
+    }
+    z.next_out = out->data + out->len;
+    z.avail_out = (uInt)(out->cap - out->len);
+    rc = inflate(&z, Z_NO_FLUSH);
+    out->len = out->cap - z.avail_out;
+  } while (rc == Z_OK && (z.avail_in || !z.avail_out));
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END)
+    return ld_errf(e, 400, "invalid_argument", "body is not valid gzip (%s)", z.msg ? z.msg : "truncated");
+  return 0;
+}
+
+bool ld_gzip_wanted(const char *accept_encoding, size_t body_len) {
+  if (body_len < GZIP_MIN_BODY || !accept_encoding) return false;
+  for (const char *p = accept_encoding; (p = strstr(p, "gzip")); p += 4) {
+    bool start = p == accept_encoding || p[-1] == ' ' || p[-1] == ',';
+    const char *q = p + 4;
+    while (*q == ' ') q++;
+    if (start && (!*q || *q == ',' || (*q == ';' && !strstr(q, "q=0,") && strncmp(q, ";q=0", 4))))
+      return true;
+  }
+  return false;
+}
+
+int ld_gzip(struct lnc_buf *body) {
+  z_stream z = {0};
+  if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, GZIP_WINDOW, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
+  struct lnc_buf out = {0};
+  out.cap = deflateBound(&z, (uLong)body->len) + 32;
+  out.data = malloc(out.cap);
+  if (!out.data) abort();
+  z.next_in = body->data;
+  z.avail_in = (uInt)body->len;
+  z.next_out = out.data;
+  z.avail_out = (uInt)out.cap;
+  int rc = deflate(&z, Z_FINISH);
+  out.len = out.cap - z.avail_out;
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) {
+    free(out.data);
+    return -1;
+  }
+  lnc_buf_free(body);
+  *body = out;
+  return 0;
+}
