@@ -12,7 +12,7 @@ LIBOUT ?= lib
 BINOUT ?= bin
 
 PKGS_LIB := libprotobuf-c libzstd liblz4 liburing
-PKGS_DAEMON := libmicrohttpd jansson zlib
+PKGS_DAEMON := libmicrohttpd jansson zlib libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS_LIB) $(PKGS_DAEMON) check 2>/dev/null)
 LIB_LIBS = $(shell pkg-config --libs $(PKGS_LIB) 2>/dev/null) -lm -lpthread
 DAEMON_LIBS = $(shell pkg-config --libs $(PKGS_DAEMON) 2>/dev/null)
@@ -135,6 +135,7 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/options_documented.sh
 	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
 	@BIN=$(BINOUT) tests/integration/promtool.sh
+	@BIN=$(BINOUT) tests/integration/daemon_systemd.sh
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/install_lib.sh
@@ -202,6 +203,7 @@ install: $(BINS) $(LIB_A) $(LIB_SO) install-lib
 	install -m 644 docs/man/lancectl.1 docs/man/lanced-load.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|/usr/local/bin/|$(PREFIX)/bin/|g' -e 's|/etc/lanced/|$(SYSCONFDIR)/lanced/|g' \
 	  systemd/lanced.service > $(DESTDIR)$(UNITDIR)/lanced.service
+	install -m 644 systemd/lanced.socket $(DESTDIR)$(UNITDIR)/lanced.socket
 	test -e $(DESTDIR)$(SYSCONFDIR)/lanced/lanced.conf || \
 	  install -m 644 conf/lanced.conf $(DESTDIR)$(SYSCONFDIR)/lanced/lanced.conf
 

@@ -321,7 +321,8 @@ int ld_config_validate(const struct ld_config *c, char *msg, size_t msglen) {
     snprintf(msg, msglen, "root %s: %s", c->root, errno ? strerror(errno) : "not a directory");
     return -1;
   }
-  if (!c->nlisten) {
+  const char *lfds = getenv("LISTEN_FDS"); /* socket activation: systemd passes the sockets */
+  if (!c->nlisten && !(lfds && atoi(lfds) > 0)) {
     snprintf(msg, msglen, "no listen address: set `listen` or pass --listen HOST:PORT");
     return -1;
   }

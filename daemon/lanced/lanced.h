@@ -159,8 +159,11 @@ void ld_metrics_rows(uint64_t rows, const struct lnc_take_stats *st);
 void ld_metrics_render(struct lnc_buf *out, uint64_t connections, uint64_t inflight);
 const char *ld_format_name(int format);
 
-/* ---- notify.c: sd_notify without libsystemd ----------------------------------------------- */
+/* ---- notify.c: systemd (libsystemd) ------------------------------------------------------- */
 void ld_notify(const char *state); /* no-op unless $NOTIFY_SOCKET is set */
+uint64_t ld_watchdog_usec(void);   /* WatchdogSec= in µs, 0 when no watchdog is asked for */
+/* Sockets passed by a .socket unit (sd_listen_fds) into fds[0..max); how many (0 = none). */
+int ld_listen_fds(int *fds, int max);
 
 /* ---- server.c: listeners, libmicrohttpd, admission -------------------------------------- */
 int ld_server_start(const struct ld_config *c, int rootfd);
@@ -187,6 +190,7 @@ struct ld_net {
   pthread_mutex_t lock;            /* guards queue */
   struct ld_pending_conn *queue;   /* sockets accepted for this thread, not yet added to MHD */
   struct lnc_loop_stats published; /* the loop's counters as of its last iteration (atomics) */
+  _Atomic double last_turn;        /* ld_now() at the end of its last iteration */
   /* conns.c: connections with no request in progress, oldest first (this thread's only) */
   struct ld_conn *waiting_head, *waiting_tail;
   int nwaiting;
@@ -225,6 +229,10 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen);
 void ld_net_wake(struct ld_net *n);
 void ld_server_quiesce(void); /* stop accepting; in-flight requests go on */
 uint64_t ld_server_inflight(void);
+/* Whether every network thread finished a loop iteration within max_age_s (the watchdog pings
+ * only then), and the longest a loop may wait per iteration (set before ld_server_start). */
+bool ld_server_loops_turning(double max_age_s);
+void ld_server_set_max_wait_ms(int ms);
 uint64_t ld_server_connections(void);
 /* Open connections of each network thread into out[0..max); returns how many threads. */
 int ld_server_net_conns(int *out, int max);

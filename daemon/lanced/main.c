@@ -115,6 +115,12 @@ int main(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
   signal(SIGPIPE, SIG_IGN);
 
+  /* The watchdog (WatchdogSec=): pinged at half its interval, and only while every network
+   * thread's loop has turned within that time — a wedged loop stops the pings and systemd
+   * restarts the service. Loops wait at most a quarter of the interval per iteration so an
+   * idle but healthy loop still turns often enough. */
+  uint64_t wd_usec = ld_watchdog_usec();
+  if (wd_usec) ld_server_set_max_wait_ms(wd_usec / 4000 < 1000 ? (int)(wd_usec / 4000) : 1000);
   if (ld_service_init(&cfg)) return 1;
   if (ld_dispatch_start(cfg.take_threads)) return 1;
   if (ld_server_start(&cfg, rootfd)) return 1;
@@ -125,7 +131,14 @@ int main(int argc, char **argv) {
 
   for (;;) {
     int sig;
-    if (sigwait(&set, &sig)) continue;
+    if (wd_usec) {
+      struct timespec half = {(time_t)(wd_usec / 2000000), (long)(wd_usec / 2 % 1000000) * 1000};
+      sig = sigtimedwait(&set, NULL, &half);
+      if (ld_server_loops_turning((double)wd_usec / 2e6)) ld_notify("WATCHDOG=1");
+      if (sig < 0) continue;
+    } else if (sigwait(&set, &sig)) {
+      continue;
+    }
     if (sig == SIGHUP) {
       reload(&cfg, argc, argv);
       continue;

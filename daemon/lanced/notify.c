@@ -1,29 +1,27 @@
-/* sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET ("READY=1", "STOPPING=1",
- * "RELOADING=1\nMONOTONIC_USEC=..."). A leading '@' names an abstract socket. Silent when
- * not run by systemd; failures are logged, never fatal. */
+/* systemd integration through libsystemd (Debian's libsystemd-dev; why: the service manager's
+ * own client for readiness, the watchdog and socket activation, which get subtle details right
+ * — abstract sockets, $LISTEN_PID checks, credentials — that a hand-written copy had to
+ * re-derive): sd_notify for READY/RELOADING/STOPPING/WATCHDOG, sd_watchdog_enabled for the
+ * watchdog interval, sd_listen_fds for sockets passed by a .socket unit. Silent when not run by
+ * systemd; failures are logged, never fatal. */
 #include "lanced.h"
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 void ld_notify(const char *state) {
-  const char *path = getenv("NOTIFY_SOCKET");
-  if (!path || !*path) return;
-  struct sockaddr_un sa = {.sun_family = AF_UNIX};
-  size_t n = strlen(path);
-  if ((path[0] != '/' && path[0] != '@') || n >= sizeof sa.sun_path) {
-    ld_log(LD_LOG_WARN, "NOTIFY_SOCKET '%s' is not a unix socket path", path);
-    return;
-  }
-  memcpy(sa.sun_path, path, n);
-  if (path[0] == '@') sa.sun_path[0] = 0;
-  int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
-  socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
-  if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&sa, len) < 0)
-    ld_log(LD_LOG_WARN, "sd_notify %s: %s", state, strerror(errno));
-  close(fd);
+  int rc = sd_notify(0, state);
+  if (rc < 0) ld_log(LD_LOG_WARN, "sd_notify %.40s: %s", state, strerror(-rc));
+}
+
+uint64_t ld_watchdog_usec(void) {
+  uint64_t usec = 0;
+  return sd_watchdog_enabled(0, &usec) > 0 ? usec : 0;
+}
+
+int ld_listen_fds(int *fds, int max) {
+  int n = sd_listen_fds(1); /* unsets $LISTEN_FDS: children of ours never see them */
+  if (n <= 0) return 0;
+  if (n > max) n = max;
+  for (int i = 0; i < n; i++) fds[i] = SD_LISTEN_FDS_START + i;
+  return n;
 }

@@ -16,6 +16,7 @@
  * cache only); only a miss goes to a take thread. */
 #include "lanced.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -36,6 +37,16 @@ static int listen_fds[LD_MAX_LISTEN];
 static int nlisten;
 static uint64_t inflight, connections;
 static bool direct_tasks; /* io_mode direct: requests run as loop tasks */
+static int max_wait_ms = 1000; /* a loop iteration waits at most this long (the watchdog's pace) */
+
+void ld_server_set_max_wait_ms(int ms) { max_wait_ms = ms < 10 ? 10 : ms; }
+
+bool ld_server_loops_turning(double max_age_s) {
+  double now = ld_now();
+  for (int i = 0; i < nnets; i++)
+    if (now - atomic_load(&nets[i].last_turn) > max_age_s) return false;
+  return nnets > 0;
+}
 static __thread struct ld_net *this_net; /* the network thread running this code */
 
 void ld_server_conn_stats(uint64_t *header_timeouts, uint64_t *evicted) {
@@ -448,10 +459,11 @@ static void *net_main(void *arg) {
   int fds[2] = {di ? di->epoll_fd : -1, n->wake_fd};
   lnc_loop *loop = ld_service_loop();
   this_net = n;
+  atomic_store(&n->last_turn, ld_now());
   while (!atomic_load(&n->stop)) {
     MHD_run(n->d);
     MHD_UNSIGNED_LONG_LONG to = 0;
-    int ms = MHD_get_timeout(n->d, &to) == MHD_YES ? (to < 1000 ? (int)to : 1000) : 1000;
+    int ms = MHD_get_timeout(n->d, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)max_wait_ms ? (int)to : max_wait_ms;
     struct ld_limits lim = ld_limits_get();
     int due = ld_conn_sweep(n, &lim, nnets);
     if (due >= 0 && due < ms) ms = due;
@@ -468,6 +480,7 @@ static void *net_main(void *arg) {
     if (ready & 2) add_pending(n);
     if (n->nlinger) ld_linger_service(n);
     publish_stats(n, loop);
+    atomic_store(&n->last_turn, ld_now());
   }
   ld_service_loop_stop();
   return NULL;
@@ -522,7 +535,13 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
   /* The hard cap sits above connection_limit so the excess can make room (idle connections
    * are closed first, conns.c) or get a 503, not a reset. */
   uint64_t hard = cfg->connection_limit + (cfg->connection_limit < 128 ? 64 : cfg->connection_limit / 2);
-  for (int i = 0; i < cfg->nlisten; i++) {
+  /* Sockets from a .socket unit (socket activation) replace the `listen` addresses: they stay
+   * open across restarts, so connections queue instead of being refused. */
+  nlisten = ld_listen_fds(listen_fds, LD_MAX_LISTEN);
+  bool activated = nlisten > 0;
+  for (int i = 0; i < nlisten; i++) fcntl(listen_fds[i], F_SETFL, fcntl(listen_fds[i], F_GETFL) | O_NONBLOCK);
+  if (activated) ld_log(LD_LOG_INFO, "listening on %d socket%s passed by systemd", nlisten, nlisten == 1 ? "" : "s");
+  for (int i = 0; !activated && i < cfg->nlisten; i++) {
     int fd = open_listener(cfg->listen[i], msg, sizeof msg);
     if (fd < 0) {
       ld_log(LD_LOG_ERROR, "%s", msg);

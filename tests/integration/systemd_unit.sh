@@ -11,7 +11,8 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 if command -v systemd-analyze >/dev/null; then
   sed "s|/usr/local/bin/lanced|$BIN/lanced|g" systemd/lanced.service > "$TMP/lanced.service"
-  check systemd-analyze verify --man=no "$TMP/lanced.service"
+  cp systemd/lanced.socket "$TMP/lanced.socket"
+  check systemd-analyze verify --man=no "$TMP/lanced.service" "$TMP/lanced.socket"
 else
   echo "systemd_unit: systemd-analyze not installed; unit not verified"
 fi
@@ -21,6 +22,13 @@ for f in usr/local/bin/lanced usr/local/bin/lancectl usr/local/share/man/man8/la
   check test -s "$TMP/root/$f"
 done
 check test -n "$(find "$TMP/root" -name lanced.service)"
+check test -n "$(find "$TMP/root" -name lanced.socket)"
+# The unit as installed (ExecStart under PREFIX) verifies too.
+if command -v systemd-analyze >/dev/null; then
+  unit=$(find "$TMP/root" -name lanced.service | head -1)
+  sed -i "s|/usr/local/bin/lanced|$BIN/lanced|g" "$unit"
+  check systemd-analyze verify --man=no "$unit" "$(dirname "$unit")/lanced.socket"
+fi
 check "$TMP/root/usr/local/bin/lanced" --config "$TMP/root/etc/lanced/lanced.conf" --root "$PWD/tests/fixtures" --check-config
 echo "systemd unit and install: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
