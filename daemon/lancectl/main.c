@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 int lnc_cli_bench(int argc, char **argv); /* bench.c */
@@ -110,6 +111,44 @@ static void print_encoding(json_t *e, int indent) {
   if (inner) print_encoding(inner, indent + 2);
 }
 
+/* A dataset as text (the same description --json prints): version, rows, schema, fragments. */
+static void print_dataset(const json_t *d) {
+  const json_t *vs = json_object_get(d, "versions");
+  printf("dataset %s: version %lld (%zu versions), data files %s, %lld live rows of %lld\n",
+         json_string_value(json_object_get(d, "path")),
+         (long long)json_integer_value(json_object_get(d, "version")), json_array_size(vs),
+         json_string_value(json_object_get(d, "data_format")),
+         (long long)json_integer_value(json_object_get(d, "num_rows")),
+         (long long)json_integer_value(json_object_get(d, "num_physical_rows")));
+  printf("written by %s %s\nschema:\n", json_string_value(json_object_get(d, "writer")),
+         json_string_value(json_object_get(d, "writer_version")));
+  size_t i;
+  json_t *f;
+  json_array_foreach(json_object_get(d, "schema"), i, f) {
+    if (json_integer_value(json_object_get(f, "parent_id")) != -1) continue;
+    printf("  %s: %s%s\n", json_string_value(json_object_get(f, "name")),
+           json_string_value(json_object_get(f, "logical_type")),
+           json_is_true(json_object_get(f, "nullable")) ? " (nullable)" : "");
+  }
+  printf("fragments:\n");
+  json_array_foreach(json_object_get(d, "fragments"), i, f) {
+    const json_t *del = json_object_get(f, "deletion_file");
+    printf("  fragment %lld: %lld rows, %lld live", (long long)json_integer_value(json_object_get(f, "id")),
+           (long long)json_integer_value(json_object_get(f, "physical_rows")),
+           (long long)json_integer_value(json_object_get(f, "live_rows")));
+    if (json_is_object(del))
+      printf(" (%lld deleted: %s)", (long long)json_integer_value(json_object_get(del, "num_deleted_rows")),
+             json_string_value(json_object_get(del, "type")));
+    printf("\n");
+    size_t k;
+    json_t *df;
+    json_array_foreach(json_object_get(f, "data_files"), k, df)
+      printf("    data/%s: file version %s, %lld bytes\n", json_string_value(json_object_get(df, "path")),
+             json_string_value(json_object_get(df, "file_version")),
+             (long long)json_integer_value(json_object_get(df, "size")));
+  }
+}
+
 static int cmd_inspect(const char *path, bool as_json) {
   struct lnc_error err = {0};
   struct lnc_buf out = {0};
@@ -120,8 +159,11 @@ static int cmd_inspect(const char *path, bool as_json) {
     rc = lnc_dataset_describe_json(ds, &out, &err);
     lnc_dataset_close(ds);
     if (rc) goto fail;
-    fwrite(out.data, 1, out.len, stdout);
-    printf("\n");
+    json_error_t jerr;
+    json_t *d = as_json ? NULL : json_loadb((const char *)out.data, out.len, 0, &jerr);
+    if (d) print_dataset(d);
+    else fwrite(out.data, 1, out.len, stdout), printf("\n");
+    json_decref(d);
     lnc_buf_free(&out);
     return 0;
   }
@@ -245,7 +287,9 @@ static int cmd_take(int argc, char **argv) {
   schema.release(&schema);
   if (rc) { fprintf(stderr, "lancectl: %s\n", err.message); lnc_buf_free(&out); return exit_code(rc); }
   fwrite(out.data, 1, out.len, stdout);
-  if (strcmp(format, "json") == 0) fputc('\n', stdout);
+  /* Exactly the daemon's body; a newline only for a terminal, so the prompt starts on a
+   * line of its own (a pipe or a file gets the bytes the HTTP body has). */
+  if (strcmp(format, "json") == 0 && isatty(STDOUT_FILENO)) fputc('\n', stdout);
   lnc_buf_free(&out);
   return 0;
 }

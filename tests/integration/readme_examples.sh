@@ -24,5 +24,12 @@ while IFS= read -r cmd; do
     fail=$((fail + 1)); echo "FAIL $cmd"; echo "     → rc=$rc $(head -c 300 <<<"$out")"
   fi
 done < <(awk '/^```sh/{f=1;next} /^```/{f=0} f && /^(curl|bin\/lancectl) /' README.md)
+# "lancectl take prints exactly the body": the same bytes, no newline added, for a pipe.
+if cmp -s <("$BIN/lancectl" take build/sample/sample.lance --ids 17,90210,5 --columns i64,s,l) \
+          <(curl -s "http://127.0.0.1:$PORT/files/sample.lance/rows?ids=17,90210,5&columns=i64,s,l"); then
+  pass=$((pass + 1)); echo "ok   lancectl take prints exactly the daemon's body (byte for byte)"
+else
+  fail=$((fail + 1)); echo "FAIL lancectl take and the daemon's body differ"
+fi
 echo "readme examples: $pass passed, $fail failed"
 [[ $fail -eq 0 && $pass -gt 0 ]]
