@@ -127,15 +127,15 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/readme_examples.sh
 	@BIN=$(BINOUT) tests/integration/daemon_nonblocking.sh
 	@BIN=$(BINOUT) tests/integration/daemon_revalidate.sh
-	@BIN=$(BINOUT) tests/integration/daemon_connections.sh
+	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_connections
 	@BIN=$(BINOUT) tests/integration/daemon_descriptors.sh
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
-	@BIN=$(BINOUT) tests/integration/daemon_framing.sh
-	@BIN=$(BINOUT) tests/integration/daemon_utf8.sh
+	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_framing
+	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_utf8
 	@BIN=$(BINOUT) tests/integration/options_documented.sh
 	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
 	@BIN=$(BINOUT) tests/integration/promtool.sh
-	@BIN=$(BINOUT) tests/integration/daemon_systemd.sh
+	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_systemd
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh
 	@BIN=$(BINOUT) MAKE_VARS="BUILD=$(BUILD) LIBOUT=$(LIBOUT) BINOUT=$(BINOUT)" tests/integration/install_lib.sh

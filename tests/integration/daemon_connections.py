@@ -10,44 +10,26 @@ any failure)."""
 import re
 import resource
 import socket
-import subprocess
 import sys
 import time
 
+from lanced_it import Checks, start as start_lanced
+
 BIN, ROOT = sys.argv[1], sys.argv[2]
-passed = failed = 0
+T = Checks("connections")
 
 
 def ok(msg):
-    global passed
-    passed += 1
-    print("ok  ", msg)
+    T.check(True, msg)
 
 
 def bad(msg):
-    global failed
-    failed += 1
-    print("FAIL", msg)
+    T.check(False, msg)
 
 
 def start(*args, nofile=None):
-    cmd = [f"{BIN}/lanced", "--root", ROOT, "--listen", "127.0.0.1:0", "--workers", "2", *args]
-    pre = None
-    if nofile:
-        pre = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, nofile)  # noqa: E731
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pre)
-    port, log = None, []
-    deadline = time.time() + 10
-    while time.time() < deadline and port is None:
-        line = p.stderr.readline()
-        log.append(line)
-        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
-        if m:
-            port = int(m.group(1))
-    if port is None:
-        p.kill()
-        raise SystemExit("daemon did not start: " + "".join(log))
-    return p, port, log
+    pre = (lambda: resource.setrlimit(resource.RLIMIT_NOFILE, nofile)) if nofile else None
+    return start_lanced(BIN, ROOT, *args, preexec_fn=pre)
 
 
 def http_get(port, path, timeout=2.0, src="127.0.0.1"):
@@ -220,5 +202,4 @@ _, err = p.communicate()
 warned = "connection_limit 5000 is over half of RLIMIT_NOFILE" in "".join(log) + err
 (ok if warned else bad)("connection_limit above half the descriptors is lowered with a warning")
 
-print(f"connections: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+T.finish()

@@ -8,31 +8,15 @@ keeps reading and dropping the body instead of resetting the connection).
 Usage: tests/integration/daemon_framing.py BIN ROOT"""
 import re
 import socket
-import subprocess
 import sys
 import time
 
+from lanced_it import Checks, start
+
 BIN, ROOT = sys.argv[1], sys.argv[2]
-passed = failed = 0
-
-
-def check(cond, msg):
-    global passed, failed
-    if cond:
-        passed += 1
-        print("ok  ", msg)
-    else:
-        failed += 1
-        print("FAIL", msg)
-
-
-p = subprocess.Popen([f"{BIN}/lanced", "--root", ROOT, "--listen", "127.0.0.1:0", "--workers", "1",
-                      "--client-header-timeout-ms", "1000"],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-port = None
-while port is None:
-    m = re.search(r"listening on 127\.0\.0\.1:(\d+)", p.stderr.readline())
-    port = int(m.group(1)) if m else None
+T = Checks("framing")
+check = T.check
+p, port, _ = start(BIN, ROOT, "--workers", "1", "--client-header-timeout-ms", "1000")
 
 
 def exchange(raw, timeout=3.0):
@@ -119,5 +103,4 @@ head = b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: appl
 out, err = write_then_read(head, [body])
 check(out.startswith(b"HTTP/1.1 413") and err is None, f"a body of 2M ids: 413 (got {out[:30]!r}, error {err})")
 p.kill()
-print(f"framing: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+T.finish()

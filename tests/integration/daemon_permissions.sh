@@ -9,42 +9,29 @@
 # Usage: BIN=<bin dir> tests/integration/daemon_permissions.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BIN=${BIN:-bin}
-TMP=$(mktemp -d)
-PIDS=()
-trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+WORK_PREFIX=lanced-perm
+. tests/integration/lib.sh
 if [[ $(id -u) -ne 0 ]] || ! command -v setpriv > /dev/null; then
   echo "permissions: needs root (to run the daemon as nobody) and setpriv; skipped"
   exit 0
 fi
-SRC=$(scripts/sample-root.sh "$TMP/src")
-ROOT=$TMP/root OUT=$TMP/outside
+SRC=$(scripts/sample-root.sh "$WORK/src")
+ROOT=$WORK/root OUT=$WORK/outside
 mkdir -p "$ROOT" "$OUT"
 cp "$SRC/sample.lance" "$ROOT/a.lance"
 cp "$SRC/sample.lance" "$ROOT/b.lance"
 cp "$SRC/sample.lance" "$OUT/secret.lance"
 cp -r tests/fixtures/datasets/multi_v21.lance "$ROOT/ds.lance"
 ln -s "$OUT/secret.lance" "$ROOT/escape.lance"
-chmod -R a+rX "$TMP"
-setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/lanced" --root "$ROOT" \
-  --listen 127.0.0.1:0 --workers 1 --revalidate-ms 200 > "$TMP/log" 2>&1 &
-PIDS+=($!)
-PORT=""
-for _ in $(seq 100); do
-  PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/log" | head -1)
-  [[ -n $PORT ]] && curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
-  sleep 0.1
-done
-URL=http://127.0.0.1:$PORT
+chmod -R a+rX "$WORK"
+LAUNCH=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+start_daemon "$WORK/log" --workers 1 --revalidate-ms 200 || bad "start as nobody"
 expect() { # name status code-in-body url
   local got
-  got=$(curl -s -D "$TMP/hdr" -o "$TMP/body" -w '%{http_code}' "$4")
-  if [[ $got == "$2" ]] && { [[ -z $3 ]] || grep -q "\"code\":\"$3\"" "$TMP/body"; } &&
-     ! grep -qi '^retry-after' "$TMP/hdr"; then ok "$1 ($got)"
-  else bad "$1: got $got $(head -c 200 "$TMP/body")"; fi
+  got=$(curl -s -D "$WORK/hdr" -o "$WORK/body" -w '%{http_code}' "$4")
+  if [[ $got == "$2" ]] && { [[ -z $3 ]] || grep -q "\"code\":\"$3\"" "$WORK/body"; } &&
+     ! grep -qi '^retry-after' "$WORK/hdr"; then ok "$1 ($got)"
+  else bad "$1: got $got" "$(head -c 200 "$WORK/body")"; fi
 }
 expect "a symlink out of the root is 403 permission_denied" 403 permission_denied "$URL/files/escape.lance/rows?ids=1"
 chmod 000 "$ROOT/b.lance"
@@ -60,5 +47,4 @@ expect "a dataset is served" 200 "" "$URL/files/ds.lance/rows?ids=1"
 for f in "$ROOT"/ds.lance/data/*.lance; do chmod 000 "$f"; done
 sleep 0.3
 expect "a dataset whose data files were revoked: 403" 403 permission_denied "$URL/files/ds.lance/rows?ids=1"
-echo "permissions: $pass passed, $fail failed"
-[[ $fail -eq 0 ]]
+echo -n "permissions: "; it_finish

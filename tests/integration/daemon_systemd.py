@@ -12,15 +12,11 @@ import sys
 import tempfile
 import time
 
+from lanced_it import Checks, start
+
 BIN, ROOT = sys.argv[1], sys.argv[2]
-passed = failed = 0
-
-
-def check(cond, msg):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print("ok  " if cond else "FAIL", msg)
+T = Checks("systemd")
+check = T.check
 
 
 def get(port, path):
@@ -48,13 +44,8 @@ def as_systemd():
     os.environ["LISTEN_PID"] = str(os.getpid())
 
 
-p = subprocess.Popen([f"{BIN}/lanced", "--root", ROOT, "--workers", "1"], preexec_fn=as_systemd,
-                     pass_fds=(ls.fileno(),), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-log = ""
-deadline = time.time() + 10
-while time.time() < deadline and "lanced 0.1.0 serving" not in log:
-    log += p.stderr.readline()
-check("passed by systemd" in log, "socket activation: the daemon uses the socket it was given (no listen address)")
+p, _, log = start(BIN, ROOT, "--workers", "1", listen=False, preexec_fn=as_systemd, pass_fds=(ls.fileno(),))
+check("passed by systemd" in "".join(log), "socket activation: the daemon uses the socket it was given (no listen address)")
 early.settimeout(5)
 got = b""
 try:
@@ -103,5 +94,4 @@ check(len(pings) >= 5, f"WATCHDOG=1 pinged while the loops turn: {len(pings)} pi
 ns.close()
 os.unlink(ns_path)
 os.rmdir(d)
-print(f"systemd: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+T.finish()

@@ -4,22 +4,17 @@ that is not UTF-8 (rows, file description, Connect), request paths and column na
 errors (`/files/%c0%ae%c0%ae/...`, `%ff`), each body decoded strictly (UTF-8, then JSON), and
 the damaged name comes back as U+FFFD. Usage: tests/integration/daemon_utf8.py BIN ROOT"""
 import json
-import re
 import shutil
 import subprocess
 import sys
 import urllib.error
 import urllib.request
 
+from lanced_it import Checks, start
+
 BIN, ROOT = sys.argv[1], sys.argv[2]
-passed = failed = 0
-
-
-def check(cond, msg):
-    global passed, failed
-    passed += bool(cond)
-    failed += not cond
-    print("ok  " if cond else "FAIL", msg)
+T = Checks("utf8")
+check = T.check
 
 
 # A copy of sample.lance whose field name "i64_n" starts with 0xff (same length: the
@@ -30,12 +25,7 @@ assert at > 0 and data.count(b"i64_n") == 1
 data[at] = 0xFF
 open(f"{ROOT}/badname.lance", "wb").write(data)
 
-p = subprocess.Popen([f"{BIN}/lanced", "--root", ROOT, "--listen", "127.0.0.1:0", "--workers", "1"],
-                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-port = None
-while port is None:
-    m = re.search(r"listening on 127\.0\.0\.1:(\d+)", p.stderr.readline())
-    port = int(m.group(1)) if m else None
+p, port, _ = start(BIN, ROOT, "--workers", "1")
 base = f"http://127.0.0.1:{port}"
 
 
@@ -83,5 +73,4 @@ try:
     check(out.returncode == 0, "lancectl inspect of that file prints valid UTF-8 text")
 except UnicodeDecodeError as e:
     check(False, f"lancectl inspect: {e}")
-print(f"utf8: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+T.finish()

@@ -34,9 +34,10 @@ fi
 
 # start_daemon LOG [args...]: starts lanced over $ROOT on 127.0.0.1:0 and waits until it
 # answers /healthz; sets PORT, DPID and URL. Returns 1 (log printed) if it does not start.
+# LAUNCH (an array, optional) prefixes the command: (prlimit --nofile=256:256), (setpriv ...).
 start_daemon() {
   local log=$1; shift
-  "$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 "$@" 2>"$log" &
+  "${LAUNCH[@]}" "$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 "$@" 2>"$log" &
   local pid=$!
   PIDS+=("$pid")
   DPID=$pid

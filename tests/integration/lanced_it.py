@@ -1,0 +1,44 @@
+"""Shared by the Python integration tests (daemon_*.py): starting the real daemon on an
+ephemeral port, and ok/FAIL lines with a summary. Like lib.sh for the shell tests."""
+import re
+import subprocess
+import sys
+import time
+
+
+class Checks:
+    def __init__(self, name):
+        self.name, self.passed, self.failed = name, 0, 0
+
+    def check(self, cond, msg):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+        print("ok  " if cond else "FAIL", msg, flush=True)
+
+    def finish(self):
+        print(f"{self.name}: {self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed else 0)
+
+
+def start(bin_dir, root, *args, listen=True, **popen):
+    """Starts lanced over root (on 127.0.0.1:0 unless listen=False), returns (process, port, log
+    lines so far); port is None when listen=False. Raises SystemExit if it does not start."""
+    cmd = [f"{bin_dir}/lanced", "--root", root, "--workers", "2"]
+    if listen:
+        cmd += ["--listen", "127.0.0.1:0"]
+    p = subprocess.Popen(cmd + list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, **popen)
+    log, port, deadline = [], None, time.time() + 10
+    while time.time() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        log.append(line)
+        m = re.search(r"listening on 127\.0\.0\.1:(\d+)", line)
+        if m:
+            port = int(m.group(1))
+        if "serving" in line:
+            return p, port, log
+    p.kill()
+    raise SystemExit("daemon did not start: " + "".join(log))
