@@ -200,6 +200,8 @@ install: $(BINS) $(LIB_A) $(LIB_SO) install-lib
 	  $(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(SYSCONFDIR)/lanced $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 docs/man/lanced.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -d $(DESTDIR)$(PREFIX)/share/doc/lanced
+	install -m 644 docs/api.md $(DESTDIR)$(PREFIX)/share/doc/lanced/
 	install -m 644 docs/man/lancectl.1 docs/man/lanced-load.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	sed -e 's|/usr/local/bin/|$(PREFIX)/bin/|g' -e 's|/etc/lanced/|$(SYSCONFDIR)/lanced/|g' \
 	  systemd/lanced.service > $(DESTDIR)$(UNITDIR)/lanced.service

@@ -30,7 +30,7 @@ done
 TMP=$(mktemp -d)
 "$BIN/lanced" --root "$(scripts/sample-root.sh "$TMP/root")" --listen 127.0.0.1:0 --workers 1 > "$TMP/log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/log" | head -1); [[ -n $port ]] && break; sleep 0.1; done
+for _ in $(seq 100); do port=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$TMP/log" 2>/dev/null | head -1); [[ -n $port ]] && break; sleep 0.1; done
 out=$("$BIN/lanced-load" -c 2 -d 1s -t 1 --json "http://127.0.0.1:$port/healthz" 2>/dev/null)
 kill $pid; wait $pid 2>/dev/null; rm -rf "$TMP"
 grep -q '"raw_path": "/healthz"' <<<"$out" && grep -q '"connections": 2' <<<"$out" && grep -q '"duration_s": 1' <<<"$out" \
