@@ -296,6 +296,12 @@ struct lnc_loop_stats {
 LNC_API void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out);
 LNC_API bool lnc_loop_uses_uring(const lnc_loop *l);
 
+/* Opens rel beneath the directory dirfd (O_RDONLY | O_CLOEXEC | flags) without ever leaving
+ * it: openat2 RESOLVE_BENEATH where the kernel has it, else a component-by-component walk that
+ * refuses every symlink; absolute paths and ".." are refused on every kernel. Returns a
+ * descriptor (the caller closes it) or -1 with errno (EXDEV / ELOOP: the path would leave). */
+LNC_API int lnc_open_beneath(int dirfd, const char *rel, int flags);
+
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* Appends s[0..n) to out as a JSON string literal: quoted, escaped, and every byte that is
  * not part of valid UTF-8 replaced by U+FFFD, so a body is valid UTF-8 JSON whatever bytes a

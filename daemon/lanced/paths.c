@@ -1,14 +1,12 @@
 /* Safe path resolution: a client-supplied relative path becomes a read-only descriptor
- * beneath the data root or an error. Lexical checks give clear 400s; openat2 with
- * RESOLVE_BENEATH is the real guarantee (symlinks, races), enforced by the kernel. */
+ * beneath the data root or an error. Lexical checks give clear 400s; liblance's one helper,
+ * lnc_open_beneath (openat2 RESOLVE_BENEATH, or a no-symlink walk), is the real guarantee. */
 #include "lanced.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 int ld_path_check(const char *rel, struct ld_err *e) {
@@ -33,37 +31,10 @@ int ld_path_check(const char *rel, struct ld_err *e) {
   return 0;
 }
 
-/* Kernels before 5.6 lack openat2: walk the path with O_NOFOLLOW instead, which refuses
- * every symlink (stricter than needed, never looser). */
-static int open_nofollow_walk(int rootfd, const char *rel) {
-  char buf[1100];
-  snprintf(buf, sizeof buf, "%s", rel);
-  int dir = dup(rootfd);
-  if (dir < 0) return -1;
-  char *s = buf;
-  while (1) {
-    char *slash = strchr(s, '/');
-    if (slash) *slash = 0;
-    int fl = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | (slash ? O_DIRECTORY : 0);
-    int fd = openat(dir, s, fl);
-    int saved = errno;
-    close(dir);
-    errno = saved;
-    if (fd < 0) return -1;
-    if (!slash) return fd;
-    dir = fd;
-    s = slash + 1;
-  }
-}
-
 /* rel beneath rootfd with flags (O_RDONLY | O_CLOEXEC added), never leaving the root. */
 static int open_beneath(int rootfd, const char *rel, int flags, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
-  struct open_how how = {.flags = (uint64_t)(flags | O_RDONLY | O_CLOEXEC | O_NOCTTY),
-                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
-  int fd = (int)syscall(SYS_openat2, rootfd, rel, &how, sizeof how);
-  if (fd < 0 && (errno == ENOSYS || errno == EPERM)) /* EPERM: seccomp filters */
-    fd = open_nofollow_walk(rootfd, rel);
+  int fd = lnc_open_beneath(rootfd, rel, flags | O_NOCTTY); /* liblance's one helper */
   if (fd < 0) {
     int er = errno;
     if (er == ENOENT || er == ENOTDIR)

@@ -15,7 +15,6 @@
 #include "../util/assert.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,7 +22,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define NSHARDS 16
@@ -300,18 +298,12 @@ void lnc_worker_free(lnc_worker *w) {
   free(w);
 }
 
-/* Opens path under the root without leaving it: openat2 RESOLVE_BENEATH when there is a
- * root (falls back to refusing "..", absolute paths and symlinks if openat2 is missing). */
+/* Opens path under the root without leaving it (lnc_open_beneath, the one helper) when there is a
+ * root; "/" is the root itself. */
 static int open_beneath(struct lnc_engine *e, const char *path, int flags) {
   if (e->root_fd == AT_FDCWD) return open(path, flags | O_RDONLY | O_CLOEXEC);
-  struct open_how how = {.flags = (uint64_t)(flags | O_RDONLY | O_CLOEXEC),
-                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
-  int fd = (int)syscall(SYS_openat2, e->root_fd, path, &how, sizeof how);
-  if (fd < 0 && errno == ENOSYS) {
-    if (path[0] == '/' || strstr(path, "..")) { errno = EXDEV; return -1; }
-    fd = openat(e->root_fd, path, flags | O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  }
-  return fd;
+  if (!strcmp(path, "/")) return openat(e->root_fd, ".", flags | O_RDONLY | O_CLOEXEC); /* the root */
+  return lnc_open_beneath(e->root_fd, path, flags);
 }
 
 int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags) {

@@ -6,12 +6,10 @@
 #include "../util/error.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 static int path_ok(const char *rel) {
@@ -27,39 +25,12 @@ static int path_ok(const char *rel) {
   return 1;
 }
 
-/* Kernels without openat2 (or seccomp filters refusing it): open every component with
- * O_NOFOLLOW, refusing all symlinks (stricter than needed, never looser). */
-static int open_nofollow_walk(int dirfd, const char *rel, int flags) {
-  char buf[4096];
-  if ((size_t)snprintf(buf, sizeof buf, "%s", rel) >= sizeof buf) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  int dir = dirfd, fd = -1;
-  char *s = buf;
-  for (;;) {
-    char *slash = strchr(s, '/');
-    if (slash) *slash = 0;
-    fd = openat(dir, s, slash ? O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-                              : flags | O_NOFOLLOW | O_CLOEXEC);
-    int saved = errno;
-    if (dir != dirfd) close(dir);
-    errno = saved;
-    if (fd < 0 || !slash) return fd;
-    dir = fd;
-    s = slash + 1;
-  }
-}
-
 int lnc_ds_openat(int dirfd, const char *rel, int flags, const char *what,
                   struct lnc_error *err) {
   if (!path_ok(rel))
     return -lnc_errf(err, LNC_ECORRUPT, "%s: refusing path '%s' (absolute or with '..')", what,
                      rel);
-  struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC),
-                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
-  int fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
-  if (fd < 0 && (errno == ENOSYS || errno == EPERM)) fd = open_nofollow_walk(dirfd, rel, flags);
+  int fd = lnc_open_beneath(dirfd, rel, flags);
   if (fd < 0 && (errno == EXDEV || errno == ELOOP))
     return -lnc_errf(err, LNC_ECORRUPT, "%s: %s leads outside the dataset directory", what, rel);
   if (fd < 0) {

@@ -13,8 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <linux/openat2.h>
-#include <sys/syscall.h>
 
 #define MAX_BLOB_BYTES ((uint64_t)1 << 31)
 
@@ -32,9 +30,7 @@ static int read_sidecar(struct lnc_file *f, uint32_t blob_id, uint64_t pos, uint
   if (f->dir_fd < 0 || bl < 7 || strcmp(base + bl - 6, ".lance") != 0 || bl > 500)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: blob sidecar files need a data file opened by path (*.lance)", f->name);
   snprintf(rel, sizeof rel, "%.*s/%s.blob", (int)(bl - 6), base, bits);
-  struct open_how how = {.flags = O_RDONLY | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS};
-  int fd = (int)syscall(SYS_openat2, f->dir_fd, rel, &how, sizeof how);
-  if (fd < 0 && errno == ENOSYS) fd = openat(f->dir_fd, rel, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = lnc_open_beneath(f->dir_fd, rel, 0);
   if (fd < 0) return lnc_errf(err, errno == ENOENT ? LNC_ECORRUPT : LNC_EIO, "%s: blob file %s: %s", f->name, rel, strerror(errno));
   struct stat sb;
   int rc = 0;
