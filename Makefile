@@ -102,7 +102,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: all deps test unit-test conformance integration fuzz-replay asan run fixtures clean install-lib help \
+.PHONY: all deps test unit-test conformance integration fuzz-replay fuzz asan run fixtures clean install-lib help \
         install bench python-test
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -121,6 +121,12 @@ conformance: $(BINS) $(BUILD)/tests/test_conformance
 
 fuzz-replay: $(FUZZ_BINS)
 	@scripts/run-fuzz-replay.sh $(FUZZ_BINS)
+
+# libFuzzer runs (clang, ASan/UBSan), FUZZ_SECONDS each; not part of `make test` (its corpora
+# are replayed there). scripts/fuzz.sh says what it does.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/run.sh
@@ -225,6 +231,6 @@ install-lib: $(LIB_A) $(LIB_SO)
 	  -e 's|@REQUIRES@|$(PKGS_LIB)|' lib/lance.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/lance.pc
 
 clean:
-	rm -rf build build-asan bin lib/liblance.a lib/liblance.so
+	rm -rf build build-asan build-fuzz bin lib/liblance.a lib/liblance.so
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
