@@ -259,6 +259,35 @@ static int build_children(struct ipc *w, const struct ArrowSchema *s, const stru
   return rc;
 }
 
+/* Field.custom_metadata: a vector of KeyValue tables from the Arrow C metadata blob (int32 n,
+ * then n times int32 length + key bytes, int32 length + value bytes); 0 when there is none. */
+static int build_metadata(struct ipc *w, const char *m, lnc_fb_ref *out) {
+  *out = 0;
+  if (!m) return 0;
+  int32_t n, len;
+  memcpy(&n, m, 4);
+  if (n <= 0) return 0;
+  if (n > 4096) return lnc_errf(w->err, LNC_ELIMIT, "arrow ipc: %d metadata entries", n);
+  lnc_fb_ref stack[16], *refs = stack;
+  if (n > 16 && !(refs = malloc((size_t)n * sizeof *refs))) return oom(w);
+  size_t pos = 4;
+  for (int32_t i = 0; i < n; i++) {
+    memcpy(&len, m + pos, 4);
+    lnc_fb_ref k = lnc_fb_string(&w->fb, m + pos + 4, (size_t)len);
+    pos += 4 + (size_t)len;
+    memcpy(&len, m + pos, 4);
+    lnc_fb_ref v = lnc_fb_string(&w->fb, m + pos + 4, (size_t)len);
+    pos += 4 + (size_t)len;
+    lnc_fb_table_start(&w->fb);
+    lnc_fb_add_ref(&w->fb, 0, k);
+    lnc_fb_add_ref(&w->fb, 1, v);
+    refs[i] = lnc_fb_table_end(&w->fb);
+  }
+  *out = lnc_fb_vec_refs(&w->fb, refs, (size_t)n);
+  if (refs != stack) free(refs);
+  return 0;
+}
+
 static int build_field(struct ipc *w, const struct ArrowSchema *s, const struct ArrowArray *a,
                        int depth, lnc_fb_ref *out) {
   struct lnc_atype_info t, vt;
@@ -298,6 +327,8 @@ static int build_field(struct ipc *w, const struct ArrowSchema *s, const struct 
   lnc_fb_ref type = type_table(&w->fb, &vt, &tag);
   const char *name = s->name ? s->name : "";
   lnc_fb_ref nm = lnc_fb_string(&w->fb, name, strlen(name));
+  lnc_fb_ref md;
+  if ((rc = build_metadata(w, s->metadata, &md))) return rc;
   lnc_fb_table_start(&w->fb);
   lnc_fb_add_ref(&w->fb, 0, nm);
   lnc_fb_add_u8(&w->fb, 1, (s->flags & ARROW_FLAG_NULLABLE) ? 1 : 0);
@@ -305,6 +336,7 @@ static int build_field(struct ipc *w, const struct ArrowSchema *s, const struct 
   lnc_fb_add_ref(&w->fb, 3, type);
   if (dict) lnc_fb_add_ref(&w->fb, 4, dict);
   lnc_fb_add_ref(&w->fb, 5, children);
+  if (md) lnc_fb_add_ref(&w->fb, 6, md); /* custom_metadata */
   *out = lnc_fb_table_end(&w->fb);
   return 0;
 }

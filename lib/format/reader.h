@@ -46,6 +46,9 @@ struct lnc_field {
                             file still opens, other fields are served, takes naming it fail */
   int col20;             /* file version 2.0: the column this field owns (every field has one,
                             parents included; packed/blob children none), else -1 */
+  char **md_keys, **md_values; /* the field's metadata as stored (lance-encoding:*, ARROW:*,
+                                  user keys), exported as Arrow field metadata like Lance */
+  int32_t n_md;
 };
 
 enum lnc_layout_kind { LNC_LAYOUT_MINIBLOCK = 1, LNC_LAYOUT_CONSTANT, LNC_LAYOUT_FULLZIP,

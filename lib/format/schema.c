@@ -25,6 +25,23 @@ static const char *meta_get(Lance__File__Field *f, const char *key, char *buf, s
   return NULL;
 }
 
+/* Keeps the field's metadata (the descriptor is freed after open), bounded by the protobuf's
+ * own bounds; values that are not text are kept as bytes up to their first NUL. */
+static int copy_metadata(struct lnc_field *fld, const Lance__File__Field *pf) {
+  if (!pf->n_metadata || pf->n_metadata > INT32_MAX) return 0;
+  fld->md_keys = calloc(pf->n_metadata, sizeof *fld->md_keys);
+  fld->md_values = calloc(pf->n_metadata, sizeof *fld->md_values);
+  if (!fld->md_keys || !fld->md_values) return LNC_ENOMEM;
+  for (size_t i = 0; i < pf->n_metadata; i++) {
+    const Lance__File__Field__MetadataEntry *e = pf->metadata[i];
+    fld->md_keys[i] = xstrdup(e->key);
+    fld->md_values[i] = strndup(e->value.data ? (const char *)e->value.data : "", e->value.len);
+    fld->n_md = (int32_t)i + 1;
+    if (!fld->md_keys[i] || !fld->md_values[i]) return LNC_ENOMEM;
+  }
+  return 0;
+}
+
 static struct lnc_field *field_new(struct lnc_file *f) {
   struct lnc_field *fld = calloc(1, sizeof *fld);
   if (!fld) return NULL;
@@ -279,6 +296,7 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
     fld->nullable = pf->nullable;
     fld->logical_type = xstrdup(pf->logical_type);
     if (!fld->name || !fld->logical_type) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    if (copy_metadata(fld, pf)) return lnc_errf(err, LNC_ENOMEM, "out of memory");
     char mv[64];
     const char *v = meta_get(pf, "lance-encoding:packed", mv, sizeof mv);
     if (!v) v = meta_get(pf, "packed", mv, sizeof mv);
@@ -339,6 +357,8 @@ void lnc_schema_free(struct lnc_file *f) {
   for (size_t i = 0; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
     free(fld->name); free(fld->format); free(fld->children); free(fld->logical_type); free(fld->unsupported);
+    for (int32_t k = 0; k < fld->n_md; k++) { free(fld->md_keys[k]); free(fld->md_values[k]); }
+    free(fld->md_keys); free(fld->md_values);
     free(fld);
   }
   free(f->all_fields);
@@ -352,7 +372,9 @@ static int export_dict(const struct lnc_field *fld, struct ArrowSchema *out, str
   int64_t flags = (fld->nullable ? ARROW_FLAG_NULLABLE : 0) | (fld->dict_ordered ? ARROW_FLAG_DICTIONARY_ORDERED : 0);
   if (lnc_schema_init(out, fld->dict_index, fld->name, flags, 0)) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   out->dictionary = calloc(1, sizeof *out->dictionary);
-  if (!out->dictionary || lnc_schema_init(out->dictionary, fld->format, "", 0, 0)) {
+  if (!out->dictionary || lnc_schema_init(out->dictionary, fld->format, "", 0, 0) ||
+      (fld->n_md && lnc_schema_set_metadata(out, (const char *const *)fld->md_keys,
+                                            (const char *const *)fld->md_values, fld->n_md))) {
     out->release(out);
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   }
@@ -366,6 +388,12 @@ int lnc_schema_export(const struct lnc_field *fld, struct ArrowSchema *out, stru
   if (lnc_schema_init(out, fld->format, fld->name, fld->nullable ? ARROW_FLAG_NULLABLE : 0,
                       (int64_t)fld->n_children))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  /* The field's metadata, as Lance's own reader returns it (Arrow field metadata). */
+  if (fld->n_md && lnc_schema_set_metadata(out, (const char *const *)fld->md_keys,
+                                           (const char *const *)fld->md_values, fld->n_md)) {
+    out->release(out);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
   for (size_t i = 0; i < fld->n_children; i++) {
     int rc = lnc_schema_export(fld->children[i], out->children[i], err);
     if (rc) { out->release(out); return rc; }
