@@ -97,6 +97,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(LIB_A)
 # ---- fuzz targets: each tests/fuzz/fuzz_*.c, built with a replay driver for CI ------------
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+# Targets of the daemon's own parsers link the daemon files they fuzz.
+FUZZ_DAEMON_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,daemon/lanced/pbjson.c daemon/lanced/util.c daemon/lanced/log.c) $(API_PROTO_OBJS)
+$(BUILD)/fuzz/fuzz_pbjson: $(BUILD)/obj/tests/fuzz/fuzz_pbjson.o $(BUILD)/obj/tests/fuzz/driver/replay.o $(FUZZ_DAEMON_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(DAEMON_LIBS) $(LIB_LIBS)
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/replay.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)

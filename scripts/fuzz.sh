@@ -20,8 +20,12 @@ targets=${FUZZ_TARGETS:-$(for f in tests/fuzz/fuzz_*.c; do basename "$f" .c; don
 mkdir -p $B/fuzz $B/crashes
 printf '%-16s %12s %10s %8s %s\n' target executions exec/s edges corpus
 for t in $targets; do
+  extra=()
+  # The daemon's own parsers: their files and the daemon's protobuf code (Makefile: FUZZ_DAEMON_OBJS).
+  [[ $t == fuzz_pbjson ]] && extra=(daemon/lanced/pbjson.c daemon/lanced/util.c daemon/lanced/log.c
+                                    $B/gen/lanced/v1/lanced.pb-c.c $(pkg-config --cflags --libs jansson))
   "$CLANG" -O1 -g -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer $SAN -Ilib -I$B/gen \
-    "tests/fuzz/$t.c" $B/lib/liblance.a $LIBS -o "$B/fuzz/$t"
+    "tests/fuzz/$t.c" "${extra[@]}" $B/lib/liblance.a $LIBS -o "$B/fuzz/$t"
   mkdir -p "$B/corpus/$t" "$B/crashes/$t" "tests/fuzz/corpus/$t"
   log=$B/fuzz/$t.log
   "$B/fuzz/$t" -max_total_time="$SECS" -print_final_stats=1 -artifact_prefix="$B/crashes/$t/" \
