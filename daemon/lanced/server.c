@@ -296,10 +296,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ld_json_error(&out, &e);
     return send_response(c, r, &out);
   }
-  /* Health and metrics answer at once. Everything else is first tried here without waiting
-   * for the disk (nowait: search cache and page cache only), which answers warm requests
-   * without a hand-off; if it would have to wait, the request goes to a take thread while
-   * this network thread serves other connections. */
+  /* Health and metrics answer at once. io_mode direct: the request runs as a loop task that
+   * parks on its device reads (run_task). io_mode buffered: it is tried here without waiting
+   * (page cache only), which answers warm requests inline. Either way, what would block
+   * outside the ring goes to a take thread while this thread serves other connections. */
   if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
     ld_route(c, r, &out);
     return send_response(c, r, &out);
