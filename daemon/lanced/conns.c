@@ -191,7 +191,7 @@ void ld_linger_add(struct ld_net *n, struct MHD_Connection *c) {
 }
 
 void ld_linger_service(struct ld_net *n) {
-  static char sink[65536];
+  static __thread char sink[65536]; /* per thread: every network thread drains its own */
   double now = ld_now();
   for (int i = 0; i < n->nlinger;) {
     struct ld_linger *l = &n->linger[i];
