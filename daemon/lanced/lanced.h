@@ -308,6 +308,14 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
 void ld_json_error(struct ld_response *out, const struct ld_err *e);
 void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                     struct ld_response *out);
+/* The rows route's request parsers on their own (tests/fuzz/fuzz_request.c): the query's ids
+ * and columns (either may be NULL), then the body as JSON (kind 1) or a protobuf TakeRequest
+ * (kind 2); 0 when everything given parses, else -1 with e filled. */
+int ld_rows_parse(const char *ids, const char *columns, const uint8_t *body, size_t len,
+                  int kind, uint64_t max_ids, struct ld_err *e);
+/* Percent-decoding of a path or query value in place (server.c's libmicrohttpd callback); a
+ * decoded NUL becomes 0x01, which every parser rejects. Returns the new length. */
+size_t ld_url_unescape(char *s);
 void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                     struct ld_response *out);
 /* ?version=N (files.c): 0 and *out = N when given, 1 when absent, -1 with e filled when bad. */

@@ -136,6 +136,23 @@ out:
   return rc;
 }
 
+static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct ld_err *e);
+
+int ld_rows_parse(const char *ids, const char *columns, const uint8_t *body, size_t len,
+                  int kind, uint64_t max_ids, struct ld_err *e) {
+  struct rows_req q = {0};
+  struct ld_req r = {.body = {.data = (uint8_t *)body, .len = len}, .lim = {.max_ids = max_ids}};
+  int rc = 0;
+  if (ids) rc = parse_ids(ids, max_ids, &q, e);
+  if (!rc && columns) rc = parse_columns(columns, &q, e);
+  req_free(&q);
+  q = (struct rows_req){0};
+  if (!rc && kind == 1) rc = parse_json_body(&r, &q, e);
+  else if (!rc && kind == 2) rc = parse_proto_body(&r, &q, e);
+  req_free(&q);
+  return rc ? -1 : 0;
+}
+
 static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct ld_err *e) {
   Lanced__V1__TakeRequest *t = lanced__v1__take_request__unpack(NULL, r->body.len, r->body.data);
   if (!t) return ld_errf(e, 400, "invalid_argument", "body is not a lanced.v1.TakeRequest");

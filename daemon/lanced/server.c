@@ -82,6 +82,10 @@ static int hexval(char ch) {
 
 static size_t unescape(void *cls, struct MHD_Connection *c, char *s) {
   (void)cls, (void)c;
+  return ld_url_unescape(s);
+}
+
+size_t ld_url_unescape(char *s) {
   char *w = s;
   for (char *r = s; *r; r++) {
     int hi, lo;
