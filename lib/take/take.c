@@ -329,6 +329,161 @@ int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *c
   return lnc_take_env(f, NULL, ids, n, columns, ncolumns, opts, schema, array, stats, err);
 }
 
+/* Step 1 of a take: the projection tree for `columns` (all fields when none are named):
+ * top-level fields in request order, nested names pruning inside their top-level field. */
+static int build_projection(lnc_file *f, const char *const *columns, size_t ncolumns,
+                            struct lnc_proj *root, struct lnc_error *err) {
+  *root = (struct lnc_proj){.field = &f->root};
+  int rc = 0;
+  if (ncolumns == 0) {
+    rc = proj_whole(root, &f->root);
+    return rc ? lnc_errf(err, rc, "out of memory") : 0;
+  }
+  root->children = calloc(ncolumns, sizeof *root->children);
+  if (!root->children) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < ncolumns; i++) {
+    struct lnc_field *fld = lnc_schema_find(f, columns[i]);
+    if (!fld || fld->id == -2) return lnc_errf(err, LNC_EINVAL, "unknown column '%s'", columns[i]);
+    const struct lnc_field *top = fld;
+    while (top->parent != &f->root) top = top->parent;
+    size_t k = 0;
+    while (k < root->n_children && root->children[k].field != top) k++;
+    if (k == root->n_children) {
+      root->n_children++;
+      root->children[k].field = top;
+      rc = fld == top ? proj_whole(&root->children[k], top) : proj_add_path(&root->children[k], fld);
+    } else if (fld == top) {
+      proj_free(&root->children[k]);
+      rc = proj_whole(&root->children[k], top);
+    } else if (root->children[k].n_children || root->children[k].field->column < 0) {
+      rc = proj_add_path(&root->children[k], fld);
+    }
+    if (rc) return lnc_errf(err, rc, "out of memory");
+  }
+  return 0;
+}
+
+/* The per-take scratch: sorted unique ids and the permutation back to request order, and per
+ * column what is read, its depth and list count, and its rows before and after permuting. */
+struct take_state {
+  struct id_ord *ord;
+  uint64_t *uniq;
+  uint32_t *perm;
+  size_t nu;
+  bool identity;
+  uint8_t *need;
+  struct lnc_leafrows *rows, **final, *permuted;
+  uint32_t *depth, *lists;
+};
+
+static int state_init(struct take_state *t, const lnc_file *f, size_t n, struct lnc_error *err) {
+  size_t nc = f->n_columns ? f->n_columns : 1, ni = n ? n : 1;
+  *t = (struct take_state){.ord = malloc(ni * sizeof *t->ord), .uniq = malloc(ni * sizeof *t->uniq),
+                           .perm = malloc(ni * sizeof *t->perm), .need = calloc(nc, 1),
+                           .rows = calloc(nc, sizeof *t->rows), .final = calloc(nc, sizeof *t->final),
+                           .depth = calloc(nc, sizeof *t->depth), .lists = calloc(nc, sizeof *t->lists),
+                           .permuted = calloc(nc, sizeof *t->permuted), .identity = true};
+  if (!t->ord || !t->uniq || !t->perm || !t->need || !t->rows || !t->final || !t->depth ||
+      !t->lists || !t->permuted)
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  return 0;
+}
+
+static void state_free(struct take_state *t, const lnc_file *f) {
+  for (uint32_t c = 0; t->rows && t->need && c < f->n_columns; c++) {
+    if (!t->need[c]) continue;
+    lnc_leafrows_free(&t->rows[c]);
+    if (t->permuted) lnc_leafrows_free(&t->permuted[c]);
+  }
+  free(t->ord); free(t->uniq); free(t->perm); free(t->need); free(t->rows); free(t->final);
+  free(t->depth); free(t->lists); free(t->permuted);
+}
+
+/* Step 2: sort and deduplicate the ids; perm maps each request position to its unique id. */
+static void sort_ids(struct take_state *t, const uint64_t *ids, size_t n) {
+  for (size_t i = 0; i < n; i++) { t->ord[i].id = ids[i]; t->ord[i].pos = (uint32_t)i; }
+  qsort(t->ord, n, sizeof *t->ord, by_id);
+  t->nu = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (t->nu == 0 || t->uniq[t->nu - 1] != t->ord[i].id) t->uniq[t->nu++] = t->ord[i].id;
+    t->perm[t->ord[i].pos] = (uint32_t)(t->nu - 1);
+  }
+  for (size_t i = 0; i < n; i++) if (t->perm[i] != i) t->identity = false;
+}
+
+/* Step 3: plan every page of every selected column, then read and decode them together. */
+static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struct lnc_proj *root,
+                        struct take_state *t, struct lnc_take_stats *stats, struct lnc_error *err) {
+  struct lnc_arena arena;
+  lnc_arena_init(&arena, 0);
+  struct job_list jobs = {0};
+  int rc = 0;
+  collect_columns(root, t->need);
+  for (uint32_t c = 0; c < f->n_columns && !rc; c++) {
+    if (!t->need[c]) continue;
+    for (const struct lnc_field *x = f->columns[c].leaf; x && x->parent; x = x->parent) {
+      t->depth[c]++;
+      if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) t->lists[c]++;
+    }
+    rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, stats, &jobs, err);
+  }
+  if (!rc) rc = run_jobs(f, &jobs, &arena, env, stats, err);
+  else for (size_t k = 0; k < jobs.n; k++) lnc_page_release(&jobs.v[k]);
+  free(jobs.v);
+  lnc_arena_free(&arena);
+  return rc;
+}
+
+/* Step 4: per column, blob bytes where asked, then the rows back in request order. */
+static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct take_state *t,
+                          size_t n, int blobs, struct lnc_take_stats *stats, struct lnc_error *err) {
+  for (uint32_t c = 0; c < f->n_columns; c++) {
+    if (!t->need[c]) continue;
+    const struct lnc_field *leaf = f->columns[c].leaf;
+    if (t->rows[c].n_rows != t->nu)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages do not cover the requested rows", f->name, c);
+    if (leaf->blob && blobs == LNC_BLOBS_BYTES) {
+      /* Blob bytes are read with plain blocking reads: not for a take that must not wait. */
+      if (env && env->io && env->io->nowait)
+        return lnc_errf(err, LNC_EAGAIN, "%s: blob bytes need the disk", f->name);
+      int rc = lnc_blobs_to_bytes(f, leaf, &t->rows[c], stats, err);
+      if (rc) return rc;
+    }
+    if (t->identity) {
+      t->final[c] = &t->rows[c];
+    } else {
+      int rc = lnc_leafrows_permute(&t->rows[c], t->perm, n, &t->permuted[c]);
+      if (rc) return lnc_errf(err, rc, "out of memory");
+      lnc_leafrows_free(&t->rows[c]);
+      t->final[c] = &t->permuted[c];
+    }
+    if (!t->final[c]->has_def) { free(t->final[c]->def); t->final[c]->def = NULL; }
+    if (!t->final[c]->has_rep) { free(t->final[c]->rep); t->final[c]->rep = NULL; }
+  }
+  return 0;
+}
+
+/* Step 5: a struct array with one child per output field, and its schema. */
+static int assemble_output(lnc_file *f, const struct lnc_proj *root, struct take_state *t, size_t n,
+                           int blobs, struct ArrowSchema *schema, struct ArrowArray *array,
+                           struct lnc_error *err) {
+  struct lnc_asm as = {.cols = t->final, .leaf_depth = t->depth, .leaf_lists = t->lists, .n_rows = n,
+                       .blobs = blobs, .err = err};
+  int rc = lnc_array_init(array, (int64_t)n, 0, 1, (int64_t)root->n_children);
+  if (rc) return lnc_errf(err, rc, "out of memory");
+  for (size_t i = 0; i < root->n_children && !rc; i++) {
+    rc = lnc_assemble(&as, &root->children[i], array->children[i]);
+    if (!rc && array->children[i]->length != (int64_t)n)
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' produced %lld rows for %zu ids", f->name,
+                    root->children[i].field->name, (long long)array->children[i]->length, n);
+  }
+  if (!rc) rc = lnc_proj_schema(root, blobs, schema, err);
+  if (rc) { lnc_array_release(array); lnc_schema_release(schema); }
+  return rc;
+}
+
+/* A take, as named steps: check the arguments and ids, build the projection, sort the ids,
+ * read the columns, put them in request order, assemble. */
 int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *ids, size_t n,
                  const char *const *columns, size_t ncolumns, const struct lnc_take_options *opts,
                  struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
@@ -347,133 +502,19 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
     if (ids[i] >= f->num_rows)
       return lnc_errf(err, LNC_ERANGE, "row id %llu is out of range: the file has %llu rows",
                       (unsigned long long)ids[i], (unsigned long long)f->num_rows);
-  /* Projection. */
-  struct lnc_proj root = {.field = &f->root};
-  int rc = 0;
-  if (ncolumns == 0) {
-    rc = proj_whole(&root, &f->root);
-    if (rc) { proj_free(&root); return lnc_errf(err, rc, "out of memory"); }
-  } else {
-    /* Top-level fields in request order; nested names prune inside their top-level field. */
-    root.children = calloc(ncolumns, sizeof *root.children);
-    if (!root.children) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-    for (size_t i = 0; i < ncolumns; i++) {
-      struct lnc_field *fld = lnc_schema_find(f, columns[i]);
-      if (!fld || fld->id == -2) {
-        proj_free(&root);
-        return lnc_errf(err, LNC_EINVAL, "unknown column '%s'", columns[i]);
-      }
-      const struct lnc_field *top = fld;
-      while (top->parent != &f->root) top = top->parent;
-      size_t k = 0;
-      while (k < root.n_children && root.children[k].field != top) k++;
-      if (k == root.n_children) {
-        root.n_children++;
-        root.children[k].field = top;
-        rc = fld == top ? proj_whole(&root.children[k], top) : proj_add_path(&root.children[k], fld);
-      } else if (fld == top) {
-        proj_free(&root.children[k]);
-        rc = proj_whole(&root.children[k], top);
-      } else if (root.children[k].n_children || root.children[k].field->column < 0) {
-        rc = proj_add_path(&root.children[k], fld);
-      }
-      if (rc) { proj_free(&root); return lnc_errf(err, rc, "out of memory"); }
-    }
-  }
+  struct lnc_proj root;
+  int rc = build_projection(f, columns, ncolumns, &root, err);
   for (size_t i = 0; i < root.n_children && !rc; i++) rc = check_servable(f, &root.children[i], n, err);
   if (rc) { proj_free(&root); return rc; }
-  /* Sort + dedupe ids; perm maps request position -> unique index. */
-  struct id_ord *ord = malloc((n ? n : 1) * sizeof *ord);
-  uint64_t *uniq = malloc((n ? n : 1) * sizeof *uniq);
-  uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
-  uint8_t *need = calloc(f->n_columns ? f->n_columns : 1, 1);
-  struct lnc_leafrows *rows = calloc(f->n_columns ? f->n_columns : 1, sizeof *rows);
-  struct lnc_leafrows **final = calloc(f->n_columns ? f->n_columns : 1, sizeof *final);
-  uint32_t *depth = calloc(f->n_columns ? f->n_columns : 1, sizeof *depth);
-  uint32_t *lists = calloc(f->n_columns ? f->n_columns : 1, sizeof *lists);
-  struct lnc_leafrows *permuted = calloc(f->n_columns ? f->n_columns : 1, sizeof *permuted);
-  struct lnc_arena arena;
-  lnc_arena_init(&arena, 0);
-  struct job_list jobs = {0};
-  if (!ord || !uniq || !perm || !need || !rows || !final || !depth || !lists || !permuted) {
-    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
-    goto done;
+  struct take_state t;
+  rc = state_init(&t, f, n, err);
+  if (!rc) {
+    sort_ids(&t, ids, n);
+    rc = read_columns(f, env, &root, &t, stats, err);
   }
-  for (size_t i = 0; i < n; i++) { ord[i].id = ids[i]; ord[i].pos = (uint32_t)i; }
-  qsort(ord, n, sizeof *ord, by_id);
-  size_t nu = 0;
-  bool identity = true;
-  for (size_t i = 0; i < n; i++) {
-    if (nu == 0 || uniq[nu - 1] != ord[i].id) uniq[nu++] = ord[i].id;
-    perm[ord[i].pos] = (uint32_t)(nu - 1);
-  }
-  for (size_t i = 0; i < n; i++) if (perm[i] != i) identity = false;
-  collect_columns(&root, need);
-  for (uint32_t c = 0; c < f->n_columns && !rc; c++) {
-    if (!need[c]) continue;
-    const struct lnc_field *leaf = f->columns[c].leaf;
-    for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
-      depth[c]++;
-      if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) lists[c]++;
-    }
-    rc = plan_column(f, c, uniq, nu, &rows[c], &arena, env, stats, &jobs, err);
-  }
-  if (!rc) rc = run_jobs(f, &jobs, &arena, env, stats, err);
-  else for (size_t k = 0; k < jobs.n; k++) lnc_page_release(&jobs.v[k]);
-  free(jobs.v);
-  lnc_arena_free(&arena);
-  if (rc) goto done;
-  for (uint32_t c = 0; c < f->n_columns; c++) {
-    if (!need[c]) continue;
-    const struct lnc_field *leaf = f->columns[c].leaf;
-    if (rows[c].n_rows != nu) {
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages do not cover the requested rows", f->name, c);
-      goto done;
-    }
-    if (leaf->blob && blobs == LNC_BLOBS_BYTES) {
-      /* Blob bytes are read with plain blocking reads: not for a take that must not wait. */
-      if (env && env->io && env->io->nowait) {
-        rc = lnc_errf(err, LNC_EAGAIN, "%s: blob bytes need the disk", f->name);
-        goto done;
-      }
-      if ((rc = lnc_blobs_to_bytes(f, leaf, &rows[c], stats, err))) goto done;
-    }
-    if (identity) {
-      final[c] = &rows[c];
-    } else {
-      if ((rc = lnc_leafrows_permute(&rows[c], perm, n, &permuted[c]))) {
-        rc = lnc_errf(err, rc, "out of memory");
-        goto done;
-      }
-      lnc_leafrows_free(&rows[c]);
-      final[c] = &permuted[c];
-    }
-    if (!final[c]->has_def) { free(final[c]->def); final[c]->def = NULL; }
-    if (!final[c]->has_rep) { free(final[c]->rep); final[c]->rep = NULL; }
-  }
-  /* Assemble: a struct array with one child per output field. */
-  struct lnc_asm as = {.cols = final, .leaf_depth = depth, .leaf_lists = lists, .n_rows = n, .blobs = blobs, .err = err};
-  if ((rc = lnc_array_init(array, (int64_t)n, 0, 1, (int64_t)root.n_children))) {
-    rc = lnc_errf(err, rc, "out of memory");
-    goto done;
-  }
-  for (size_t i = 0; i < root.n_children && !rc; i++) {
-    rc = lnc_assemble(&as, &root.children[i], array->children[i]);
-    if (!rc && array->children[i]->length != (int64_t)n)
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' produced %lld rows for %zu ids", f->name,
-                    root.children[i].field->name, (long long)array->children[i]->length, n);
-  }
-  if (!rc) rc = lnc_proj_schema(&root, blobs, schema, err);
-  if (rc) { lnc_array_release(array); lnc_schema_release(schema); }
-done:
-  for (uint32_t c = 0; rows && need && c < f->n_columns; c++) {
-    if (!need[c]) continue;
-    lnc_leafrows_free(&rows[c]);
-    if (permuted) lnc_leafrows_free(&permuted[c]);
-  }
-  lnc_arena_free(&arena);
-  free(ord); free(uniq); free(perm); free(need); free(rows); free(final); free(depth); free(lists);
-  free(permuted);
+  if (!rc) rc = finish_columns(f, env, &t, n, blobs, stats, err);
+  if (!rc) rc = assemble_output(f, &root, &t, n, blobs, schema, array, err);
+  state_free(&t, f);
   proj_free(&root);
   return rc;
 }
