@@ -404,54 +404,50 @@ static struct entry *fresh_entry(struct lnc_engine *e, struct shard *s, uint64_t
   return en;
 }
 
-/* Finds (or loads) the entry for path and returns it referenced. */
-static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
-                   struct lnc_take_stats *ts, bool *is_dir, struct lnc_error *err) {
-  struct lnc_engine *e = w->e;
-  struct stat st;
-  uint64_t h = hash_path(path);
-  struct shard *s = &e->shards[h % NSHARDS];
-  struct entry *fresh = fresh_entry(e, s, h, path);
-  if (fresh) {
-    atomic_fetch_add(&e->hits, 1);
-    if (ts) ts->cache_hits++;
-    *out = fresh;
-    return 0;
-  }
-  int64_t stat_ns = lnc_engine_now_ns();
-  int rc = stat_path(e, path, &st, is_dir, err);
-  if (rc) {
-    /* Gone (or no longer a file): whatever was cached for the path is dropped now, so its
-     * memory and descriptors are not held for a file nobody can ask for. */
-    pthread_mutex_lock(&s->lock);
-    struct entry *en = s->table[h % s->nbuckets];
-    while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
-    if (en && en->state == E_READY) unlink_locked(e, s, en);
-    else en = NULL;
-    pthread_mutex_unlock(&s->lock);
-    if (en) unref(e, en);
-    return rc;
-  }
+/* The entry for path, or NULL (shard lock held). */
+static struct entry *lookup_locked(struct shard *s, uint64_t h, const char *path) {
+  LNC_ASSERT_LOCKED(&s->lock);
+  struct entry *en = s->table[h % s->nbuckets];
+  while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
+  return en;
+}
+
+/* Whether a ready entry still describes the file on disk: replaced, rewritten, or its
+ * permissions changed (ctime) make it stale, so a permission revoked on a cached file takes
+ * effect within revalidate_ms. */
+static bool stale(const struct entry *en, const struct stat *st) {
+  return en->dev != st->st_dev || en->ino != st->st_ino || en->size != st->st_size ||
+         en->mtime.tv_sec != st->st_mtim.tv_sec || en->mtime.tv_nsec != st->st_mtim.tv_nsec ||
+         en->ctime.tv_sec != st->st_ctim.tv_sec || en->ctime.tv_nsec != st->st_ctim.tv_nsec;
+}
+
+/* Gone (or no longer a file): whatever was cached for the path is dropped now, so its memory
+ * and descriptors are not held for a file nobody can ask for. */
+static void drop_gone(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path) {
   pthread_mutex_lock(&s->lock);
+  struct entry *en = lookup_locked(s, h, path);
+  if (en && en->state == E_READY) unlink_locked(e, s, en);
+  else en = NULL;
+  pthread_mutex_unlock(&s->lock);
+  if (en) unref(e, en);
+}
+
+/* With the shard lock held: a ready, current entry referenced (1), or 0 when path must be
+ * loaded by the caller (the lock still held), or -LNC_EAGAIN under nowait (lock released).
+ * Waits for another thread's load of the same path; drops a stale entry. */
+static int find_current_locked(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path,
+                               const struct stat *st, int64_t stat_ns, bool nowait, struct entry **out) {
   for (;;) {
-    struct entry *en = s->table[h % s->nbuckets];
-    while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
+    struct entry *en = lookup_locked(s, h, path);
     if (nowait && (!en || en->state != E_READY)) {
       pthread_mutex_unlock(&s->lock);
-      return lnc_errf(err, LNC_EAGAIN, "%s: not in the search cache yet", path);
+      return -LNC_EAGAIN;
     }
-    if (en && en->state == E_LOADING) {
-      /* Someone else is loading this file: wait for that one load. */
+    if (en && en->state == E_LOADING) { /* someone else is loading it: wait for that load */
       pthread_cond_wait(&s->loaded, &s->lock);
       continue;
     }
-    if (en && en->state == E_READY &&
-        (en->dev != st.st_dev || en->ino != st.st_ino || en->size != st.st_size ||
-         en->mtime.tv_sec != st.st_mtim.tv_sec || en->mtime.tv_nsec != st.st_mtim.tv_nsec ||
-         en->ctime.tv_sec != st.st_ctim.tv_sec || en->ctime.tv_nsec != st.st_ctim.tv_nsec)) {
-      /* Replaced, rewritten, or its permissions changed (ctime): reopen, so a permission
-       * revoked on a cached file takes effect within revalidate_ms. */
-      /* Replaced or rewritten on disk: drop the old entry (readers keep their reference). */
+    if (en && en->state == E_READY && stale(en, st)) { /* readers keep their reference */
       unlink_locked(e, s, en);
       pthread_mutex_unlock(&s->lock);
       unref(e, en);
@@ -461,15 +457,36 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
     if (en && en->state == E_READY) {
       touch_locked(e, s, en);
       en->checked_ns = stat_ns;
-      pthread_mutex_unlock(&s->lock);
-      atomic_fetch_add(&e->hits, 1);
-      if (ts) ts->cache_hits++;
       *out = en;
-      return 0;
+      return 1;
     }
-    break;
+    return 0;
   }
-  /* Miss: insert a LOADING placeholder so concurrent requests wait for this load. */
+}
+
+/* Links a loaded entry into the shard table and LRU when it fits the budget (lock held);
+ * returns whether it did. */
+static bool link_loaded_locked(struct lnc_engine *e, struct shard *s, struct entry *en) {
+  LNC_ASSERT_LOCKED(&s->lock);
+  if (atomic_load(&e->resident) + en->bytes > atomic_load(&e->budget)) return false;
+  en->hnext = s->table[en->hash % s->nbuckets];
+  s->table[en->hash % s->nbuckets] = en;
+  en->next = s->lru_head;
+  if (s->lru_head) s->lru_head->prev = en;
+  s->lru_head = en;
+  if (!s->lru_tail) s->lru_tail = en;
+  en->linked = true;
+  atomic_fetch_add(&e->resident, en->bytes);
+  atomic_fetch_add(&e->files, 1);
+  return true;
+}
+
+/* A miss (shard lock held, released here): a LOADING placeholder so concurrent requests wait
+ * for this one load, the load, then the entry made ready (kept if it fits the budget). */
+static int load_entry(struct lnc_worker *w, struct shard *s, uint64_t h, const char *path,
+                      int64_t stat_ns, struct entry **out, struct lnc_take_stats *ts,
+                      struct lnc_error *err) {
+  struct lnc_engine *e = w->e;
   struct entry *en = calloc(1, sizeof *en);
   if (!en || !(en->path = strdup(path))) {
     pthread_mutex_unlock(&s->lock);
@@ -491,7 +508,7 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   struct lnc_file *f = NULL;
   size_t bytes = 0;
   struct stat fst;
-  rc = load_file(w, path, &f, &bytes, &fst, ts, err);
+  int rc = load_file(w, path, &f, &bytes, &fst, ts, err);
   if (!rc) {
     atomic_fetch_add(&e->open_fds, 1);
     make_room(e, bytes, 0);
@@ -516,22 +533,40 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   en->checked_ns = stat_ns;
   en->state = E_READY;
   en->last_used = atomic_fetch_add(&e->tick, 1);
-  bool fits = atomic_load(&e->resident) + bytes <= atomic_load(&e->budget);
-  if (fits) {
-    en->hnext = s->table[h % s->nbuckets];
-    s->table[h % s->nbuckets] = en;
-    en->next = s->lru_head;
-    if (s->lru_head) s->lru_head->prev = en;
-    s->lru_head = en;
-    if (!s->lru_tail) s->lru_tail = en;
-    en->linked = true;
-    atomic_fetch_add(&e->resident, bytes);
-    atomic_fetch_add(&e->files, 1);
-  }
+  bool kept = link_loaded_locked(e, s, en);
   pthread_cond_broadcast(&s->loaded);
   pthread_mutex_unlock(&s->lock);
   /* A file larger than the whole budget is served from this one load and not kept. */
-  if (!fits) unref(e, en);
+  if (!kept) unref(e, en);
+  *out = en;
+  return 0;
+}
+
+/* Finds (or loads) the entry for path and returns it referenced: within revalidate_ms of its
+ * last check a cached entry without a system call; else a stat, then the cached entry if it
+ * is current, or a load. */
+static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
+                   struct lnc_take_stats *ts, bool *is_dir, struct lnc_error *err) {
+  struct lnc_engine *e = w->e;
+  uint64_t h = hash_path(path);
+  struct shard *s = &e->shards[h % NSHARDS];
+  struct entry *en = fresh_entry(e, s, h, path);
+  int64_t stat_ns = lnc_engine_now_ns();
+  struct stat st;
+  int rc = 0;
+  if (!en && (rc = stat_path(e, path, &st, is_dir, err))) {
+    drop_gone(e, s, h, path);
+    return rc;
+  }
+  if (!en) {
+    pthread_mutex_lock(&s->lock);
+    int found = find_current_locked(e, s, h, path, &st, stat_ns, nowait, &en);
+    if (found < 0) return lnc_errf(err, -found, "%s: not in the search cache yet", path);
+    if (found == 0) return load_entry(w, s, h, path, stat_ns, out, ts, err);
+    pthread_mutex_unlock(&s->lock);
+  }
+  atomic_fetch_add(&e->hits, 1);
+  if (ts) ts->cache_hits++;
   *out = en;
   return 0;
 }
