@@ -33,6 +33,8 @@ struct ld_conn {
   uint32_t bucket;             /* per-address counter index (accept.c) */
   double since;                /* accept or last answer */
   bool waiting, closing;
+  const char *raw_uri;         /* the current request line's URI in MHD's read buffer, as */
+  size_t raw_uri_len;          /* seen before MHD parsed it (framing.c), and its strlen */
 };
 
 /* ---- per-client-address counts ------------------------------------------------------
@@ -125,6 +127,18 @@ void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c) {
 void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c) {
   struct ld_conn *k = conn_of(c);
   if (k && !k->closing) append_waiting(n, k, ld_now());
+}
+
+void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len) {
+  struct ld_conn *k = conn_of(c);
+  if (k) k->raw_uri = uri, k->raw_uri_len = len;
+}
+
+const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len) {
+  struct ld_conn *k = conn_of(c);
+  const char *u = k ? k->raw_uri : NULL;
+  if (k) *len = k->raw_uri_len, k->raw_uri = NULL; /* one request's */
+  return u;
 }
 
 void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c) {

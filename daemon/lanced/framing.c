@@ -6,7 +6,17 @@
  * framing is in doubt is read as a request. Chunked bodies stay accepted (Node's HTTP client,
  * hence connect-node, sends them); libmicrohttpd 0.9.75 waits for the bytes of an absurd chunk
  * size (ffffffffffffffff) instead of refusing it, and the body deadline (conns.c, the header
- * deadline applied to the body) is what cuts such a request off. */
+ * deadline applied to the body) is what cuts such a request off.
+ *
+ * A raw NUL in the request line: libmicrohttpd 0.9.75 reads the line by length but hands the
+ * URI on as a C string, so `GET /a\0/b HTTP/1.1` would be served as /a while a proxy saw
+ * /a\0/b. MHD offers no length, so the URI is measured when MHD's URI log callback sees it,
+ * before MHD cuts it up: the callback gets the URI in place in the connection's read buffer,
+ * where the request line's space before the HTTP version was just overwritten by a NUL and
+ * the version string follows it (the `version` the request handler gets). The URI's bytes
+ * therefore run up to version - 1; a strlen shorter than that means a NUL inside. Newer
+ * libmicrohttpd releases refuse such a line themselves; where the pointers are not in one
+ * buffer (an HTTP/0.9 line has the static "" as version) the check does not apply. */
 #include "lanced.h"
 #include <microhttpd.h>
 #include <string.h>
@@ -31,7 +41,25 @@ static enum MHD_Result count(void *cls, enum MHD_ValueKind kind, const char *key
   return MHD_YES;
 }
 
-int ld_framing_check(struct MHD_Connection *c, struct ld_err *e) {
+#define RAW_LINE_MAX ((size_t)LD_CONN_MEMORY) /* a request line lies in MHD's connection memory */
+
+void *ld_framing_uri_seen(void *cls, const char *uri, struct MHD_Connection *c) {
+  (void)cls;
+  if (uri) ld_conn_note_uri(c, uri, strlen(uri));
+  return NULL; /* no per-request context of ours yet: on_request makes it */
+}
+
+static bool nul_in_request_line(struct MHD_Connection *c, const char *version) {
+  size_t seen = 0;
+  const char *raw = ld_conn_raw_uri(c, &seen);
+  if (!raw || !version || version <= raw || (size_t)(version - raw) > RAW_LINE_MAX) return false;
+  size_t span = (size_t)(version - 1 - raw); /* the URI's bytes as MHD delimited them */
+  return seen < span;
+}
+
+int ld_framing_check(struct MHD_Connection *c, const char *version, struct ld_err *e) {
+  if (nul_in_request_line(c, version))
+    return ld_errf(e, 400, "invalid_argument", "a NUL byte in the request line");
   struct framing f = {0};
   MHD_get_connection_values(c, MHD_HEADER_KIND, count, &f);
   if (f.cl_differ)

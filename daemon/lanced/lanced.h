@@ -95,7 +95,9 @@ const char *ld_connect_code(const char *name);
 /* ---- framing.c: RFC 9112 §6.3 framing checks before a body is read ------------------------- */
 struct MHD_Connection;
 /* 0, or -1 with e filled (400 or 411): the request's framing is ambiguous or unsupported. */
-int ld_framing_check(struct MHD_Connection *c, struct ld_err *e);
+int ld_framing_check(struct MHD_Connection *c, const char *version, struct ld_err *e);
+/* MHD_OPTION_URI_LOG_CALLBACK: notes the request line's raw URI for ld_framing_check. */
+void *ld_framing_uri_seen(void *cls, const char *uri, struct MHD_Connection *c);
 
 /* ---- paths.c: relative path to descriptor, never outside the root ------------------------ */
 /* Rejects what is not a plain relative path (.., absolute, NUL, control bytes, empty
@@ -210,6 +212,10 @@ void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c);
 void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c);
 /* Headers in, a body to come: under the deadline again until ld_conn_request_started. */
 void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c);
+/* The raw request-line URI noted by framing.c (pointer into MHD's buffer, strlen at the
+ * time); ld_conn_raw_uri hands it out once and forgets it (NULL when none was noted). */
+void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len);
+const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len);
 int ld_conn_evict(struct ld_net *n, int count);
 int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets);
 /* Lingering close for a connection answered before its body was read: keeps reading and

@@ -229,7 +229,7 @@ static void run_task(void *arg) {
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **con_cls) {
-  (void)cls, (void)version;
+  (void)cls;
   struct ld_req *r = *con_cls;
   struct ld_response out = {0};
   if (!r) {
@@ -258,7 +258,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       out.retry_after = 1;
       return send_response(c, r, &out);
     }
-    if (ld_framing_check(c, &e)) {
+    if (ld_framing_check(c, version, &e)) {
       ld_json_error(&out, &e);
       out.close = true; /* nothing behind an ambiguous message is read as a request */
       return send_response(c, r, &out);
@@ -503,6 +503,7 @@ static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard,
       MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, n,
       MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+      MHD_OPTION_URI_LOG_CALLBACK, ld_framing_uri_seen, NULL,
       MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
       MHD_OPTION_END);
   if (!n->d) return -1;

@@ -47,6 +47,10 @@ cases = [
      b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
     ("Transfer-Encoding: gzip, chunked", 400,
      b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+    # libmicrohttpd 0.9.75 alone serves these as /healthz and ...?ids=1 (the URL cut at the NUL)
+    ("a raw NUL in the request line's path", 400, b"GET /healthz\0/x HTTP/1.1\r\nHost: x\r\n\r\n"),
+    ("a raw NUL in the request line's query", 400,
+     b"GET /files/sample.lance/rows?ids=1\0,2 HTTP/1.1\r\nHost: x\r\n\r\n"),
 ]
 for name, want, raw in cases:
     out, secs, closed = exchange(raw + NEXT)
@@ -67,6 +71,11 @@ check(ok_chunked.startswith(b"HTTP/1.1 200"), f"a well-formed chunked body is se
 
 out, _, _ = exchange(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 check(out.startswith(b"HTTP/1.1 200"), "a well-framed request is still answered")
+# The NUL check measures the raw URI: escapes, queries, extra spaces and pipelining are unaffected.
+out, _, _ = exchange(b"GET /files/sample.lance/rows?ids=1%2C2&columns=i64 HTTP/1.1\r\nHost: x\r\n\r\n"
+                     b"GET /files/%73ample.lance/rows?ids=3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+got = re.findall(rb"HTTP/1\.1 (\d{3})", out)
+check(got == [b"200", b"200"], f"escaped and pipelined requests are still served ({got})")
 
 
 def write_then_read(head, body_iter):
