@@ -111,7 +111,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: all deps test unit-test conformance integration fuzz-replay fuzz asan run fixtures clean install-lib help \
+.PHONY: all deps test unit-test conformance integration fuzz-replay fuzz abuse soak asan run fixtures clean install-lib help \
         install bench python-test
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -137,6 +137,14 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
+# The abuse suite at full size (make test runs a smoke of it) and the 10-minute soak
+# (docs/reliability.md reports both); ABUSE_BIN=build-asan/bin runs them against ASan.
+ABUSE_BIN ?= $(BINOUT)
+abuse: all
+	@/usr/bin/python3 -u tests/abuse/abuse.py $(ABUSE_BIN) --files 8400 --datasets 1240 --live-seconds 60
+soak: all
+	@BIN=$(ABUSE_BIN) SOAK_SECONDS=$${SOAK_SECONDS:-600} scripts/soak.sh
+
 integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/run.sh
 	@BIN=$(BINOUT) tests/integration/readme_examples.sh
@@ -147,6 +155,7 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_framing
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_utf8
+	@/usr/bin/python3 -u tests/abuse/abuse.py $(BINOUT) --files 300 --datasets 60 --live-seconds 5
 	@BIN=$(BINOUT) tests/integration/options_documented.sh
 	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
 	@BIN=$(BINOUT) tests/integration/promtool.sh
@@ -191,6 +200,8 @@ help:
 	@echo "make install    programs, man pages, unit, config and liblance (PREFIX=, DESTDIR=)"
 	@echo "make install-lib  liblance alone: lance.h, liblance.a/.so, lance.pc"
 	@echo "make deps       install what is missing (apt, npm ci, Debian python3 packages)"
+	@echo "make fuzz       libFuzzer over every parser (FUZZ_SECONDS=N each, FUZZ_TARGETS=...)"
+	@echo "make abuse      the abuse suite at full size; make soak: 10 minutes verified (ABUSE_BIN=)"
 	@echo "make asan | unit-test | conformance | fuzz-replay | integration | python-test | fixtures | clean"
 
 run: deps all

@@ -10,7 +10,10 @@
  *     client_header_timeout; it is also the keep-alive idle limit);
  *   - the limit nears: above connection_limit the oldest waiting connections are closed
  *     first, so idle and trickling clients make room for new ones instead of new ones being
- *     refused (health probes and metrics included);
+ *     refused (health probes and metrics included). Oldest across all threads: each thread
+ *     publishes the age of its oldest waiting connection, and a thread that must make room
+ *     closes its own only while its own is the oldest, else wakes the thread that holds it
+ *     (ld_conn_make_room);
  * and accept.c caps the connections of one client address.
  * Closing = shutdown(2) on the socket: MHD sees the end on its next read and closes the
  * connection through its usual path (on_connection's CLOSED). A connection in a request
@@ -69,7 +72,16 @@ bool ld_conn_addr_admit(uint32_t bucket, uint64_t cap) {
 
 void ld_conn_addr_release(uint32_t bucket) { atomic_fetch_sub(&per_addr[bucket], 1); }
 
+/* Shut down for room or a deadline and not yet closed by MHD: still counted as open by
+ * on_connection, so they are subtracted before deciding how many more must go. */
+static atomic_int closing_now;
+
 /* ---- the waiting list ----------------------------------------------------------------- */
+static void publish_oldest(struct ld_net *n) {
+  atomic_store_explicit(&n->oldest_waiting, n->waiting_head ? n->waiting_head->since : 0.0,
+                        memory_order_relaxed);
+}
+
 static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
   if (!k->waiting) return;
   if (k->prev) k->prev->next = k->next;
@@ -79,6 +91,7 @@ static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
   k->prev = k->next = NULL;
   k->waiting = false;
   n->nwaiting--;
+  publish_oldest(n);
 }
 
 static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
@@ -91,7 +104,13 @@ static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
   n->waiting_tail = k;
   k->waiting = true;
   n->nwaiting++;
+  publish_oldest(n);
 }
+
+/* The accept time of the connection this thread is adding to MHD (server.c add_pending):
+ * MHD_add_connection calls ld_conn_opened before it returns. 0 = now. */
+static __thread double adding_since;
+void ld_conn_adding(double accepted) { adding_since = accepted; }
 
 void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx) {
   struct ld_conn *k = calloc(1, sizeof *k);
@@ -102,7 +121,8 @@ void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ct
   ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   k->bucket = ci && ci->client_addr ? ld_conn_addr_bucket(ci->client_addr) : 0;
   *socket_ctx = k;
-  append_waiting(n, k, ld_now());
+  append_waiting(n, k, adding_since > 0 ? adding_since : ld_now());
+  adding_since = 0;
 }
 
 void ld_conn_closed(struct ld_net *n, void **socket_ctx) {
@@ -110,6 +130,7 @@ void ld_conn_closed(struct ld_net *n, void **socket_ctx) {
   if (!k) return;
   unlink_waiting(n, k);
   ld_conn_addr_release(k->bucket);
+  if (k->closing) atomic_fetch_sub(&closing_now, 1);
   free(k);
   *socket_ctx = NULL;
 }
@@ -149,6 +170,7 @@ void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c) {
 static void close_conn(struct ld_net *n, struct ld_conn *k) {
   unlink_waiting(n, k);
   k->closing = true;
+  atomic_fetch_add(&closing_now, 1);
   if (k->fd >= 0) shutdown(k->fd, SHUT_RDWR);
   n->closed_by_sweep++;
 }
@@ -164,9 +186,46 @@ int ld_conn_evict(struct ld_net *n, int count) {
   return done;
 }
 
+uint64_t ld_conn_excess(uint64_t limit) {
+  uint64_t open = ld_server_connections();
+  int closing = atomic_load(&closing_now);
+  uint64_t live = closing > 0 && (uint64_t)closing < open ? open - (uint64_t)closing : open;
+  return live > limit ? live - limit : 0;
+}
+
+/* The thread whose oldest waiting connection is the oldest of all (n on a tie), or NULL. */
+static struct ld_net *holder_of_oldest(struct ld_net *n, struct ld_net *all, int nall) {
+  struct ld_net *best = NULL;
+  double best_since = 0;
+  for (int i = 0; i < nall; i++) {
+    struct ld_net *o = &all[i];
+    double since = o == n ? (n->waiting_head ? n->waiting_head->since : 0.0)
+                          : atomic_load_explicit(&o->oldest_waiting, memory_order_relaxed);
+    if (since > 0 && (!best || since < best_since || (since == best_since && o == n)))
+      best = o, best_since = since;
+  }
+  return best;
+}
+
+int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need) {
+  int done = 0;
+  while (done < need) {
+    struct ld_net *o = holder_of_oldest(n, all, nall);
+    if (!o) break;
+    if (o != n) { /* its sweep continues from there, and wakes us when ours is the oldest */
+      ld_net_wake(o);
+      break;
+    }
+    close_conn(n, n->waiting_head);
+    done++;
+  }
+  __atomic_add_fetch(&n->evicted, (uint64_t)done, __ATOMIC_RELAXED);
+  return done;
+}
+
 /* The header deadline, and room under connection_limit. Returns the milliseconds until the
  * next deadline (-1: none), for the loop's wait. */
-int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets) {
+int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *all, int nall) {
   double now = ld_now(), limit_s = (double)lim->header_timeout_ms / 1000.0;
   uint64_t timed_out = 0;
   while (n->waiting_head && now - n->waiting_head->since >= limit_s) {
@@ -174,12 +233,8 @@ int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets) {
     timed_out++;
   }
   __atomic_add_fetch(&n->header_timeouts, timed_out, __ATOMIC_RELAXED);
-  uint64_t open = ld_server_connections();
-  if (open > lim->connection_limit) {
-    /* Each thread gives up its share of the excess, oldest first. */
-    uint64_t over = open - lim->connection_limit;
-    ld_conn_evict(n, (int)(over / (uint64_t)nnets + 1));
-  }
+  uint64_t excess = ld_conn_excess(lim->connection_limit);
+  if (excess) ld_conn_make_room(n, all, nall, excess > INT32_MAX ? INT32_MAX : (int)excess);
   if (!n->waiting_head) return -1;
   double left = n->waiting_head->since + limit_s - now;
   return left <= 0 ? 0 : (int)(left * 1000.0) + 1;

@@ -196,6 +196,7 @@ struct ld_net {
   /* conns.c: connections with no request in progress, oldest first (this thread's only) */
   struct ld_conn *waiting_head, *waiting_tail;
   int nwaiting;
+  _Atomic double oldest_waiting;   /* the head's `since`, 0 when none: read by other threads */
   uint64_t closed_by_sweep;
   uint64_t header_timeouts, evicted; /* read by metrics (atomics) */
   struct ld_linger linger[LD_LINGER_MAX]; /* refused bodies still arriving (conns.c) */
@@ -206,6 +207,7 @@ struct ld_net {
  * Called on the connection's network thread, except the per-address counters (any thread). */
 struct ld_conn;
 struct sockaddr;
+void ld_conn_adding(double accepted); /* the accept time of the next ld_conn_opened */
 void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx);
 void ld_conn_closed(struct ld_net *n, void **socket_ctx);
 void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c);
@@ -217,7 +219,13 @@ void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c);
 void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len);
 const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len);
 int ld_conn_evict(struct ld_net *n, int count);
-int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, int nnets);
+/* Connections over `limit`, not counting those already being closed. */
+uint64_t ld_conn_excess(uint64_t limit);
+/* Closes up to `need` waiting connections oldest first across all threads: this thread's
+ * while its oldest is the oldest anywhere, else it wakes the thread that has the oldest
+ * (which does the same in its sweep). Returns how many this thread closed. */
+int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need);
+int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *all, int nall);
 /* Lingering close for a connection answered before its body was read: keeps reading and
  * dropping what the client still sends, so it gets the answer rather than a reset. */
 void ld_linger_add(struct ld_net *n, struct MHD_Connection *c);

@@ -247,10 +247,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct ld_err e;
     if (this_net) ld_conn_request_started(this_net, c); /* never evicts itself below */
     /* Over the connection limit, connections with no request in progress make room first
-     * (oldest first): this request is admitted when one was closed for it. */
-    uint64_t open = ld_server_connections();
-    bool over_conns = open > r->lim.connection_limit &&
-                      !(this_net && ld_conn_evict(this_net, (int)(open - r->lim.connection_limit)) > 0);
+     * (oldest first, on any thread): this request is admitted when one was closed for it,
+     * here if the oldest are on another thread (which is woken to close them). */
+    uint64_t excess = ld_conn_excess(r->lim.connection_limit);
+    bool over_conns = excess && !(this_net && (ld_conn_make_room(this_net, nets, nnets, excess > 1024 ? 1024 : (int)excess) > 0 ||
+                                               ld_conn_evict(this_net, 1) > 0));
     if (!cheap && (over_conns || ld_server_inflight() > r->lim.max_inflight)) {
       ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
               over_conns ? "connection" : "in-flight request");
@@ -384,6 +385,7 @@ static int open_listener(const char *spec, char *msg, size_t msglen) {
 /* ---- network threads ------------------------------------------------------------------- */
 struct ld_pending_conn {
   struct ld_pending_conn *next;
+  double accepted;  /* ld_now() at accept: the connection's age for idle-first eviction */
   int fd;
   socklen_t addrlen;
   struct sockaddr_storage addr;
@@ -399,6 +401,7 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen) {
     return;
   }
   p->fd = fd;
+  p->accepted = ld_now();
   p->addrlen = addrlen;
   memcpy(&p->addr, addr, addrlen);
   pthread_mutex_lock(&n->lock);
@@ -418,11 +421,18 @@ static void add_pending(struct ld_net *n) {
   uint64_t v;
   if (read(n->wake_fd, &v, sizeof v) < 0) { /* EAGAIN: nothing new */ }
   pthread_mutex_lock(&n->lock);
-  struct ld_pending_conn *p = n->queue;
+  struct ld_pending_conn *lifo = n->queue, *p = NULL;
   n->queue = NULL;
   pthread_mutex_unlock(&n->lock);
+  while (lifo) { /* pushed newest first: added oldest first, so the waiting list stays in age order */
+    struct ld_pending_conn *next = lifo->next;
+    lifo->next = p;
+    p = lifo;
+    lifo = next;
+  }
   while (p) {
     struct ld_pending_conn *next = p->next;
+    ld_conn_adding(p->accepted);
     if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES) {
       __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
       ld_conn_addr_release(ld_conn_addr_bucket((struct sockaddr *)&p->addr));
@@ -469,7 +479,7 @@ static void *net_main(void *arg) {
     MHD_UNSIGNED_LONG_LONG to = 0;
     int ms = MHD_get_timeout(n->d, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)max_wait_ms ? (int)to : max_wait_ms;
     struct ld_limits lim = ld_limits_get();
-    int due = ld_conn_sweep(n, &lim, nnets);
+    int due = ld_conn_sweep(n, &lim, nets, nnets);
     if (due >= 0 && due < ms) ms = due;
     uint64_t ready = 0;
     struct lnc_error le = {0};

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The soak: lanced under steady mixed load for SOAK_SECONDS (default 600), answers verified,
+# memory and descriptors sampled. Three lanced-load runs at once against the sample root:
+# single rows of the 33-column file as JSON, batches of 100 from the dataset (deletions,
+# three versions) as Arrow, batches of 8 rows of the embeddings file (fixed-size lists) as JSON; each compares
+# sampled answers with `lancectl take` afterwards (--verify). Every 10 s the daemon's RSS and
+# open descriptors are recorded. Fails on any request error, any verify mismatch, or growth:
+# RSS at the end more than 10 % + 8 MiB above RSS once warm (at a fifth of the run), or more
+# descriptors at the end than the most seen once warm.
+# Usage: BIN=bin [SOAK_SECONDS=600] [IO_MODE=direct] scripts/soak.sh   (make soak)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-bin}
+SECS=${SOAK_SECONDS:-600}
+IO_MODE=${IO_MODE:-direct}
+TMP=$(mktemp -d)
+trap 'kill $PID 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
+ROOT=$(scripts/sample-root.sh "$TMP/root")
+"$BIN/lanced" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 --io-mode "$IO_MODE" 2> "$TMP/lanced.log" &
+PID=$!
+for _ in $(seq 100); do grep -q serving "$TMP/lanced.log" && break; sleep 0.1; done
+PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/lanced.log" | head -1)
+[[ -n $PORT ]] || { cat "$TMP/lanced.log"; echo "soak: the daemon did not start" >&2; exit 1; }
+URL=http://127.0.0.1:$PORT
+
+sample() { # seconds-since-start rss-kib fds
+  local rss fds
+  rss=$(awk '/^VmRSS/ {print $2}' /proc/$PID/status 2>/dev/null) || return 1
+  fds=$(ls /proc/$PID/fd 2>/dev/null | wc -l)
+  echo "$1 $rss $fds"
+}
+
+load() { # name, then lanced-load options
+  local name=$1; shift
+  "$BIN/lanced-load" --url "$URL" --duration "$SECS" --threads 1 --quiet --json \
+    --lancectl "$BIN/lancectl" "$@" > "$TMP/$name.json" 2> "$TMP/$name.err"
+  echo $? > "$TMP/$name.rc"
+}
+load rows --path sample.lance --verify-file "$ROOT/sample.lance" --connections 4 --rate 800 --verify 400 &
+LOADS=($!)
+load dataset --path train.lance --verify-file "$ROOT/train.lance" --connections 2 --rate 100 --batch 100 \
+  --format arrow --verify 100 &
+LOADS+=($!)
+load vectors --path embeddings.lance --verify-file "$ROOT/embeddings.lance" --connections 2 --rate 400 \
+  --batch 8 --verify 200 &
+LOADS+=($!)
+
+START=$(date +%s)
+: > "$TMP/samples"
+while (( $(date +%s) - START < SECS + 2 )); do
+  sample $(( $(date +%s) - START )) >> "$TMP/samples" || break
+  sleep $(( SECS >= 100 ? 10 : 2 ))
+done
+wait "${LOADS[@]}"
+sample $(( $(date +%s) - START )) >> "$TMP/samples"
+alive=yes; kill -0 $PID 2>/dev/null || alive=no
+
+node -e '
+const fs = require("fs"), [tmp, secs, alive] = process.argv.slice(1);
+const s = fs.readFileSync(tmp + "/samples", "utf8").trim().split("\n").map(l => l.split(" ").map(Number));
+const warmAt = secs / 5, warm = s.filter(x => x[0] >= warmAt);
+const rssWarm = warm[0][1], rssEnd = s[s.length - 1][1], rssMax = Math.max(...s.map(x => x[1]));
+const fdWarmMax = Math.max(...warm.slice(0, Math.max(1, Math.ceil(warm.length / 2))).map(x => x[2]));
+const fdEnd = s[s.length - 1][2], fdMax = Math.max(...s.map(x => x[2]));
+let fail = [];
+console.log(`soak: ${secs} s, ${s.length} samples; RSS MiB once warm ${(rssWarm/1024).toFixed(1)}, ` +
+  `end ${(rssEnd/1024).toFixed(1)}, max ${(rssMax/1024).toFixed(1)}; descriptors once warm <= ${fdWarmMax}, ` +
+  `end ${fdEnd}, max ${fdMax}`);
+for (const n of ["rows", "dataset", "vectors"]) {
+  const rc = Number(fs.readFileSync(`${tmp}/${n}.rc`, "utf8"));
+  let r = {};
+  try { r = JSON.parse(fs.readFileSync(`${tmp}/${n}.json`, "utf8")); } catch (e) { fail.push(`${n}: no report`); }
+  const errs = r.errors ? r.errors.total : "?";
+  const v = r.verify || {};
+  console.log(`  ${n.padEnd(8)} requests ${r.requests}, errors ${errs}, verified ${v.matched}/${v.compared} ` +
+    `(mismatched ${v.mismatched}), exit ${rc}`);
+  if (rc !== 0) fail.push(`${n}: lanced-load exit ${rc}: ` + fs.readFileSync(`${tmp}/${n}.err`, "utf8").slice(-400));
+  if (errs !== 0) fail.push(`${n}: ${errs} request errors`);
+  if (!v.compared || v.mismatched) fail.push(`${n}: verify ${JSON.stringify(v)}`);
+}
+if (alive !== "yes") fail.push("the daemon exited");
+if (rssEnd > rssWarm * 1.10 + 8192) fail.push(`RSS grew: ${rssWarm} KiB once warm, ${rssEnd} KiB at the end`);
+if (fdEnd > fdWarmMax) fail.push(`descriptors grew: ${fdWarmMax} once warm, ${fdEnd} at the end`);
+for (const f of fail) console.log("FAIL " + f);
+console.log(fail.length ? "soak: FAILED" : "soak: ok (no error, no mismatch, flat RSS and descriptors)");
+process.exit(fail.length ? 1 : 0);
+' "$TMP" "$SECS" "$alive"
