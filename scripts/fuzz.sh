@@ -4,6 +4,9 @@
 # coverage), run N seconds each over its committed corpus. Inputs that add coverage are merged
 # into tests/fuzz/corpus/<target>/ (commit them: CI replays them); a crash stops the run and
 # is left in build-fuzz/crashes/<target>/. Prints executions and coverage per target.
+# FUZZ_RUNS=N stops a target after N executions (within FUZZ_SECONDS). ASan records no
+# allocation stacks and keeps a small quarantine here (FUZZ_ASAN_OPTIONS): that runs the file
+# target ~1.5x faster; a crash found is replayed with full reports by `make fuzz-replay`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-60}
@@ -32,7 +35,8 @@ for t in $targets; do
     "tests/fuzz/$t.c" "${extra[@]}" $B/lib/liblance.a $LIBS -o "$B/fuzz/$t"
   mkdir -p "$B/corpus/$t" "$B/crashes/$t" "tests/fuzz/corpus/$t"
   log=$B/fuzz/$t.log
-  "$B/fuzz/$t" -max_total_time="$SECS" -print_final_stats=1 -artifact_prefix="$B/crashes/$t/" \
+  ASAN_OPTIONS=${FUZZ_ASAN_OPTIONS-malloc_context_size=0:quarantine_size_mb=16} \
+  "$B/fuzz/$t" -max_total_time="$SECS" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} -print_final_stats=1 -artifact_prefix="$B/crashes/$t/" \
     -rss_limit_mb=4096 "$B/corpus/$t" "tests/fuzz/corpus/$t" > "$log" 2>&1 || {
     echo "fuzz: $t found a failure (see $log and $B/crashes/$t/)" >&2; tail -30 "$log" >&2; exit 1; }
   "$B/fuzz/$t" -merge=1 "tests/fuzz/corpus/$t" "$B/corpus/$t" > "$B/fuzz/$t.merge.log" 2>&1

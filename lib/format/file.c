@@ -12,9 +12,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The footer, the file's last 40 bytes (Lance file format, "Footer"; little-endian): where
+ * the column metadata, its offset table and the global buffers' offset table start, how
+ * many global buffers and columns there are, the format version, and the magic. */
 #define FOOTER_LEN 40
+enum {
+  FOOT_CM_START = 0,   /* u64 */
+  FOOT_CMO_START = 8,  /* u64 */
+  FOOT_GBO_START = 16, /* u64 */
+  FOOT_N_GB = 24,      /* u32 */
+  FOOT_N_COLS = 28,    /* u32 */
+  FOOT_MAJOR = 32,     /* u16 */
+  FOOT_MINOR = 34,     /* u16 */
+  FOOT_MAGIC = 36,     /* "LANC" */
+};
+/* An entry of either offset table: (u64 position, u64 size). */
+#define OFFSET_ENTRY 16
 /* Metadata larger than this is refused rather than read into memory. */
 #define MAX_METADATA_BYTES (1ull << 30)
+/* Sanity bounds on footer counts (far above any real file; they keep a damaged footer from
+ * sizing allocations): global buffers and columns. */
+#define MAX_GLOBAL_BUFFERS 1000000u
+#define MAX_COLUMNS 10000000u
 
 
 int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
@@ -195,8 +214,16 @@ static void bind_columns(struct lnc_field *fld, struct lnc_file *f) {
   for (size_t i = 0; i < fld->n_children; i++) bind_columns(fld->children[i], f);
 }
 
-static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_error *err) {
-  *out = NULL;
+/* The footer as read (see the FOOT_* offsets). */
+struct footer {
+  uint64_t cm_start;  /* column metadata section */
+  uint64_t cmo_start; /* column metadata offset table */
+  uint64_t gbo_start; /* global buffer offset table */
+  uint32_t n_gb, n_cols;
+};
+
+/* A new lnc_file owning fd (closed on failure too). */
+static int file_new(int fd, const char *name, struct lnc_file **out, struct lnc_error *err) {
   struct lnc_file *f = calloc(1, sizeof *f);
   if (!f) { close(fd); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
   f->fd = fd;
@@ -204,138 +231,164 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   f->dir_fd = -1;
   f->name = strdup(name ? name : "(fd)");
   if (!f->name) { lnc_file_close(f); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
+  *out = f;
+  return 0;
+}
+
+/* Size and identity (device, inode, mtime) of a regular file. */
+static int stat_file(struct lnc_file *f, struct lnc_error *err) {
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int rc = lnc_errf(err, LNC_EIO, "%s: stat failed: %s", name, strerror(errno));
-    lnc_file_close(f);
-    return rc;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    lnc_file_close(f);
-    return lnc_errf(err, LNC_EINVAL, "%s: not a regular file", name);
-  }
+  if (fstat(f->fd, &st) != 0)
+    return lnc_errf(err, LNC_EIO, "%s: stat failed: %s", f->name, strerror(errno));
+  if (!S_ISREG(st.st_mode)) return lnc_errf(err, LNC_EINVAL, "%s: not a regular file", f->name);
   f->size = (uint64_t)st.st_size;
   f->dev = st.st_dev;
   f->ino = st.st_ino;
   f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+  return 0;
+}
 
-  int rc = 0;
-  uint8_t *meta = NULL;
-  Lance__File__FileDescriptor *fdsc = NULL;
-  uint8_t foot[FOOTER_LEN];
-  if (f->size < FOOTER_LEN) {
-    rc = lnc_errf(err, LNC_ECORRUPT, "%s: file is %llu bytes, too short for a Lance footer",
-                  name, (unsigned long long)f->size);
-    goto fail;
-  }
-  if ((rc = lnc_file_pread(f, foot, FOOTER_LEN, f->size - FOOTER_LEN, err))) goto fail;
-  if (memcmp(foot + 36, "LANC", 4) != 0) {
-    rc = lnc_errf(err, LNC_ECORRUPT, "%s: bad magic: not a Lance file", name);
-    goto fail;
-  }
-  uint64_t cm_start = lnc_rd64(foot), cmo_start = lnc_rd64(foot + 8), gbo_start = lnc_rd64(foot + 16);
-  uint32_t n_gb = lnc_rd32(foot + 24), n_cols = lnc_rd32(foot + 28);
-  f->major = lnc_rd16(foot + 32);
-  f->minor = lnc_rd16(foot + 34);
-  /* 2.0 is written with footer version 0.3 (Lance's readers accept 2.0 too); we call it 2.0. */
+/* The file's version from the footer: 2.0 is written as footer version 0.3 (Lance's readers
+ * accept 2.0 too), and is called 2.0 here. */
+static int set_version(struct lnc_file *f, const uint8_t *foot, struct lnc_error *err) {
+  f->major = lnc_rd16(foot + FOOT_MAJOR);
+  f->minor = lnc_rd16(foot + FOOT_MINOR);
   if ((f->major == 0 && f->minor == 3) || (f->major == 2 && f->minor == 0)) {
     f->v20 = true;
     f->major = 2;
     f->minor = 0;
-  } else if (!(f->major == 2 && (f->minor == 1 || f->minor == 2))) {
-    rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: unknown Lance file version %u.%u (supported: 2.0, 2.1, 2.2)",
-                  name, f->major, f->minor);
-    goto fail;
+    return 0;
   }
+  if (f->major == 2 && (f->minor == 1 || f->minor == 2)) return 0;
+  return lnc_errf(err, LNC_EUNSUPPORTED, "%s: unknown Lance file version %u.%u (supported: 2.0, 2.1, 2.2)",
+                  f->name, f->major, f->minor);
+}
+
+/* Reads the footer and checks that its sections lie in order inside the file: column
+ * metadata, then its offset table, then the global buffers' table, then the footer. */
+static int read_footer(struct lnc_file *f, struct footer *ft, struct lnc_error *err) {
+  uint8_t foot[FOOTER_LEN];
+  int rc;
+  if (f->size < FOOTER_LEN)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: file is %llu bytes, too short for a Lance footer",
+                    f->name, (unsigned long long)f->size);
+  if ((rc = lnc_file_pread(f, foot, FOOTER_LEN, f->size - FOOTER_LEN, err))) return rc;
+  if (memcmp(foot + FOOT_MAGIC, "LANC", 4) != 0)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: bad magic: not a Lance file", f->name);
+  *ft = (struct footer){.cm_start = lnc_rd64(foot + FOOT_CM_START), .cmo_start = lnc_rd64(foot + FOOT_CMO_START),
+                        .gbo_start = lnc_rd64(foot + FOOT_GBO_START), .n_gb = lnc_rd32(foot + FOOT_N_GB),
+                        .n_cols = lnc_rd32(foot + FOOT_N_COLS)};
+  if ((rc = set_version(f, foot, err))) return rc;
   uint64_t foot_at = f->size - FOOTER_LEN;
-  if (n_gb == 0 || n_gb > 1000000 || n_cols > 10000000 ||
-      gbo_start > foot_at || (foot_at - gbo_start) != 16ull * n_gb ||
-      cmo_start > gbo_start || (gbo_start - cmo_start) != 16ull * n_cols || cm_start > cmo_start) {
-    rc = lnc_errf(err, LNC_ECORRUPT,
-                  "%s: footer offsets are inconsistent (columns %u at %llu, table %llu, %u global buffers at %llu, file %llu bytes)",
-                  name, n_cols, (unsigned long long)cm_start, (unsigned long long)cmo_start, n_gb,
-                  (unsigned long long)gbo_start, (unsigned long long)f->size);
-    goto fail;
-  }
-  /* One read covers the column metadata, both offset tables and the footer. */
-  uint64_t meta_len = f->size - cm_start;
-  if (meta_len > MAX_METADATA_BYTES) {
-    rc = lnc_errf(err, LNC_ECORRUPT, "%s: metadata section of %llu bytes is too large", name,
-                  (unsigned long long)meta_len);
-    goto fail;
-  }
+  if (ft->n_gb == 0 || ft->n_gb > MAX_GLOBAL_BUFFERS || ft->n_cols > MAX_COLUMNS ||
+      ft->gbo_start > foot_at || (foot_at - ft->gbo_start) != (uint64_t)OFFSET_ENTRY * ft->n_gb ||
+      ft->cmo_start > ft->gbo_start || (ft->gbo_start - ft->cmo_start) != (uint64_t)OFFSET_ENTRY * ft->n_cols ||
+      ft->cm_start > ft->cmo_start)
+    return lnc_errf(err, LNC_ECORRUPT,
+                    "%s: footer offsets are inconsistent (columns %u at %llu, table %llu, %u global buffers at %llu, file %llu bytes)",
+                    f->name, ft->n_cols, (unsigned long long)ft->cm_start, (unsigned long long)ft->cmo_start, ft->n_gb,
+                    (unsigned long long)ft->gbo_start, (unsigned long long)f->size);
+  return 0;
+}
+
+/* One read covers the column metadata, both offset tables and the footer; every global
+ * buffer the table names must lie inside the file. The caller frees *meta. */
+static int read_metadata(struct lnc_file *f, const struct footer *ft, uint8_t **meta, struct lnc_error *err) {
+  uint64_t meta_len = f->size - ft->cm_start;
+  if (meta_len > MAX_METADATA_BYTES)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: metadata section of %llu bytes is too large", f->name,
+                    (unsigned long long)meta_len);
   f->meta_bytes = meta_len;
-  meta = malloc(meta_len ? meta_len : 1);
-  if (!meta) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto fail; }
-  if ((rc = lnc_file_pread(f, meta, meta_len, cm_start, err))) goto fail;
-  const uint8_t *gbo = meta + (gbo_start - cm_start);
+  *meta = malloc(meta_len ? meta_len : 1);
+  if (!*meta) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  int rc = lnc_file_pread(f, *meta, meta_len, ft->cm_start, err);
+  if (rc) return rc;
+  const uint8_t *gbo = *meta + (ft->gbo_start - ft->cm_start);
+  for (uint32_t g = 0; g < ft->n_gb; g++) {
+    uint64_t o = lnc_rd64(gbo + (uint64_t)OFFSET_ENTRY * g), l = lnc_rd64(gbo + (uint64_t)OFFSET_ENTRY * g + 8);
+    if (o > f->size || l > f->size - o)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: global buffer %u [%llu, +%llu) is outside the file", f->name, g,
+                      (unsigned long long)o, (unsigned long long)l);
+  }
+  return 0;
+}
+
+/* The FileDescriptor (schema and row count) is global buffer 0. */
+static int read_descriptor(struct lnc_file *f, const struct footer *ft, const uint8_t *meta,
+                           Lance__File__FileDescriptor **fdsc, struct lnc_error *err) {
+  const uint8_t *gbo = meta + (ft->gbo_start - ft->cm_start);
   uint64_t gb0_off = lnc_rd64(gbo), gb0_len = lnc_rd64(gbo + 8);
-  for (uint32_t g = 0; g < n_gb; g++) {
-    uint64_t o = lnc_rd64(gbo + 16ull * g), l = lnc_rd64(gbo + 16ull * g + 8);
-    if (o > f->size || l > f->size - o) {
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: global buffer %u [%llu, +%llu) is outside the file", name, g,
-                    (unsigned long long)o, (unsigned long long)l);
-      goto fail;
-    }
+  if (gb0_len > MAX_METADATA_BYTES)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: schema buffer of %llu bytes is too large", f->name,
+                    (unsigned long long)gb0_len);
+  uint8_t *gb0 = malloc(gb0_len ? gb0_len : 1);
+  if (!gb0) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  int rc = lnc_file_pread(f, gb0, gb0_len, gb0_off, err);
+  if (!rc) {
+    *fdsc = lance__file__file_descriptor__unpack(NULL, gb0_len, gb0);
+    if (!*fdsc) rc = lnc_errf(err, LNC_ECORRUPT, "%s: the file descriptor (global buffer 0) does not parse", f->name);
   }
-  if (gb0_len > MAX_METADATA_BYTES) {
-    rc = lnc_errf(err, LNC_ECORRUPT, "%s: schema buffer of %llu bytes is too large", name,
-                  (unsigned long long)gb0_len);
-    goto fail;
+  free(gb0);
+  if (!rc && !(*fdsc)->schema) rc = lnc_errf(err, LNC_ECORRUPT, "%s: file descriptor has no schema", f->name);
+  return rc;
+}
+
+/* Every column's metadata, each entry of the offset table checked to lie in the section. */
+static int load_columns(struct lnc_file *f, const struct footer *ft, const uint8_t *meta, struct lnc_error *err) {
+  f->n_columns = ft->n_cols;
+  f->columns = calloc(ft->n_cols ? ft->n_cols : 1, sizeof *f->columns);
+  if (!f->columns) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  const uint8_t *cmo = meta + (ft->cmo_start - ft->cm_start);
+  for (uint32_t c = 0; c < ft->n_cols; c++) {
+    uint64_t o = lnc_rd64(cmo + (uint64_t)OFFSET_ENTRY * c), l = lnc_rd64(cmo + (uint64_t)OFFSET_ENTRY * c + 8);
+    if (o < ft->cm_start || o > ft->cmo_start || l > ft->cmo_start - o)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: column %u metadata [%llu, +%llu) is outside the metadata section",
+                      f->name, c, (unsigned long long)o, (unsigned long long)l);
+    int rc = load_column_or_mark(f, c, meta + (o - ft->cm_start), (size_t)l, err);
+    if (rc) return rc;
   }
-  {
-    uint8_t *gb0 = malloc(gb0_len ? gb0_len : 1);
-    if (!gb0) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto fail; }
-    rc = lnc_file_pread(f, gb0, gb0_len, gb0_off, err);
-    if (!rc) {
-      fdsc = lance__file__file_descriptor__unpack(NULL, gb0_len, gb0);
-      if (!fdsc) rc = lnc_errf(err, LNC_ECORRUPT, "%s: the file descriptor (global buffer 0) does not parse", name);
-    }
-    free(gb0);
-    if (rc) goto fail;
-  }
-  if (!fdsc->schema) { rc = lnc_errf(err, LNC_ECORRUPT, "%s: file descriptor has no schema", name); goto fail; }
-  f->num_rows = fdsc->length;
-  if ((rc = lnc_schema_build(f, fdsc->schema, err))) { lnc_err_prefix(err, "%s", name); goto fail; }
-  f->n_columns = n_cols;
-  f->columns = calloc(n_cols ? n_cols : 1, sizeof *f->columns);
-  if (!f->columns) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto fail; }
-  const uint8_t *cmo = meta + (cmo_start - cm_start);
-  for (uint32_t c = 0; c < n_cols; c++) {
-    uint64_t o = lnc_rd64(cmo + 16ull * c), l = lnc_rd64(cmo + 16ull * c + 8);
-    if (o < cm_start || o > cmo_start || l > cmo_start - o) {
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u metadata [%llu, +%llu) is outside the metadata section",
-                    name, c, (unsigned long long)o, (unsigned long long)l);
-      goto fail;
-    }
-    if ((rc = load_column_or_mark(f, c, meta + (o - cm_start), (size_t)l, err))) goto fail;
-  }
+  return 0;
+}
+
+/* Schema and columns agree: every column is read by a field, every field's column exists. */
+static int bind_schema(struct lnc_file *f, struct lnc_error *err) {
   bind_columns(&f->root, f);
-  if ((rc = mark_unsupported_columns(f, err))) goto fail;
-  for (uint32_t c = 0; c < n_cols; c++) {
-    if (!f->columns[c].leaf) {
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u is not read by any field of the schema", name, c);
-      goto fail;
-    }
-  }
+  int rc = mark_unsupported_columns(f, err);
+  if (rc) return rc;
+  for (uint32_t c = 0; c < f->n_columns; c++)
+    if (!f->columns[c].leaf)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: column %u is not read by any field of the schema", f->name, c);
   for (size_t i = 0; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
-    if (fld->column >= (int)n_cols || fld->col20 >= (int)n_cols) {
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' needs column %d but the file has %u columns",
-                    name, fld->name, fld->column, n_cols);
-      goto fail;
-    }
+    if (fld->column >= (int)f->n_columns || fld->col20 >= (int)f->n_columns)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' needs column %d but the file has %u columns",
+                      f->name, fld->name, fld->column, f->n_columns);
   }
-  if (f->v20 && (rc = lnc_v20_link(f, err))) goto fail;
-  lance__file__file_descriptor__free_unpacked(fdsc, NULL);
-  free(meta);
-  *out = f;
-  return 0;
-fail:
+  return f->v20 ? lnc_v20_link(f, err) : 0;
+}
+
+static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_error *err) {
+  *out = NULL;
+  struct lnc_file *f = NULL;
+  int rc = file_new(fd, name, &f, err);
+  if (rc) return rc;
+  struct footer ft = {0};
+  uint8_t *meta = NULL;
+  Lance__File__FileDescriptor *fdsc = NULL;
+  if (!(rc = stat_file(f, err)) && !(rc = read_footer(f, &ft, err)) && !(rc = read_metadata(f, &ft, &meta, err)) &&
+      !(rc = read_descriptor(f, &ft, meta, &fdsc, err))) {
+    f->num_rows = fdsc->length;
+    if ((rc = lnc_schema_build(f, fdsc->schema, err))) lnc_err_prefix(err, "%s", f->name);
+    else if (!(rc = load_columns(f, &ft, meta, err))) rc = bind_schema(f, err);
+  }
   if (fdsc) lance__file__file_descriptor__free_unpacked(fdsc, NULL);
   free(meta);
-  lnc_file_close(f);
-  return rc;
+  if (rc) {
+    lnc_file_close(f);
+    return rc;
+  }
+  *out = f;
+  return 0;
 }
 
 int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err) {
