@@ -372,31 +372,155 @@ static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, bool n
   return rc;
 }
 
-/* nowait: a version that is not open yet (or being opened) is LNC_EAGAIN, not loaded. */
-static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
-                        struct dsver **out, struct lnc_error *err) {
-  *out = NULL;
-  if (!dir || !dir[0]) return lnc_errf(err, LNC_EINVAL, "empty dataset path");
-  int dfd = open_dir(c, dir, err);
-  if (dfd < 0) return -dfd;
-  struct stat dst, vst;
+/* Opens the dataset directory and its _versions/ beneath the root and stats both (the
+ * identities and the mtime that decide whether the cached listing still holds). */
+static int open_version_dirs(struct lnc_dscache *c, const char *dir, int *dfd, int *vfd,
+                             struct stat *dst, struct stat *vst, struct lnc_error *err) {
+  *dfd = open_dir(c, dir, err);
+  if (*dfd < 0) return -*dfd;
   struct lnc_error e2 = {0};
-  int vfd = lnc_ds_openat(dfd, "_versions", O_RDONLY | O_DIRECTORY, dir, &e2);
-  if (vfd < 0) {
-    close(dfd);
+  *vfd = lnc_ds_openat(*dfd, "_versions", O_RDONLY | O_DIRECTORY, dir, &e2);
+  if (*vfd < 0) {
+    close(*dfd);
     if (e2.code != LNC_ENOTFOUND) return lnc_errf(err, e2.code, "%s", e2.message);
     return lnc_errf(err, LNC_ENOTFOUND, "%s: a directory without _versions/ (not a Lance "
                     "dataset)", dir);
   }
-  int64_t checked_ns = lnc_engine_now_ns();
-  if (fstat(dfd, &dst) != 0 || fstat(vfd, &vst) != 0) {
+  if (fstat(*dfd, dst) != 0 || fstat(*vfd, vst) != 0) {
     int en = errno;
-    close(vfd);
-    close(dfd);
+    close(*vfd);
+    close(*dfd);
     return lnc_errf(err, LNC_EIO, "%s: %s", dir, strerror(en));
   }
-  struct dsver *dead = NULL;
-  int rc = 0;
+  return 0;
+}
+
+/* First sight of the directory, or it was replaced by another dataset: start over. */
+static void note_identity_locked(struct lnc_dscache *c, struct dsdir *d, const struct stat *dst,
+                                 struct dsver **dead) {
+  if (d->have_id && d->dev == dst->st_dev && d->ino == dst->st_ino) return;
+  drop_all(c, d, dead);
+  d->have_id = true;
+  d->dev = dst->st_dev;
+  d->ino = dst->st_ino;
+  d->have_latest = false;
+}
+
+/* The latest version into *v: the cached one while _versions/ is unchanged since a listing
+ * that can be trusted (not racy), else a new listing, made with the lock dropped. */
+static int resolve_latest_locked(struct lnc_dscache *c, struct dsdir *d, const char *dir, int vfd,
+                                 const struct stat *dst, const struct stat *vst, int64_t checked_ns,
+                                 uint64_t *v, struct dsver **dead, struct lnc_error *err) {
+  if (d->have_latest && !d->racy && d->vdev == vst->st_dev && d->vino == vst->st_ino &&
+      ts_ns(&d->vmtime) == ts_ns(&vst->st_mtim)) {
+    *v = d->latest;
+    d->checked_ns = checked_ns;
+    return 0;
+  }
+  d->busy++;
+  pthread_mutex_unlock(&c->lock);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int rc = list_latest(c, vfd, dir, v, err);
+  pthread_mutex_lock(&c->lock);
+  d->busy--;
+  if (!rc && d->have_id && d->dev == dst->st_dev && d->ino == dst->st_ino) {
+    if (!d->have_latest || d->latest != *v) drop_superseded(c, d, *v, dead);
+    d->have_latest = true;
+    d->latest = *v;
+    d->vdev = vst->st_dev;
+    d->vino = vst->st_ino;
+    d->vmtime = vst->st_mtim;
+    d->racy = ts_ns(&now) - ts_ns(&vst->st_mtim) < RACY_NS;
+    d->checked_ns = checked_ns;
+  }
+  return rc;
+}
+
+/* Version v of d (lock held), waiting while another request loads it. Found READY: *ver is
+ * referenced, *claimed false. Missing: a LOADING placeholder is linked so that concurrent
+ * requests wait for this one load, *claimed true, and the caller loads it (load_claimed).
+ * nowait: a version not open yet (or being opened) is LNC_EAGAIN. */
+static int find_or_claim_locked(struct lnc_dscache *c, struct dsdir *d, const char *dir, uint64_t v,
+                                bool nowait, struct dsver **ver, bool *claimed, struct lnc_error *err) {
+  *claimed = false;
+  for (;;) {
+    struct dsver *x;
+    for (x = d->versions; x && x->version != v; x = x->next) {}
+    if (nowait && (!x || x->state == V_LOADING))
+      return lnc_errf(err, LNC_EAGAIN, "%s: version %llu is not open yet", dir, (unsigned long long)v);
+    if (x && x->state == V_LOADING) {
+      d->busy++;
+      pthread_cond_wait(&c->loaded, &c->lock);
+      d->busy--;
+      continue;
+    }
+    if (x) { /* READY */
+      x->refs++;
+      *ver = x;
+      return 0;
+    }
+    x = calloc(1, sizeof *x);
+    if (!x || !(x->dir = strdup(dir))) {
+      free(x);
+      return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", dir);
+    }
+    x->version = v;
+    x->state = V_LOADING;
+    x->linked = true;
+    x->refs = 2; /* the directory's and ours */
+    x->d = d;
+    x->next = d->versions;
+    d->versions = x;
+    *ver = x;
+    *claimed = true;
+    return 0;
+  }
+}
+
+/* Opens the claimed placeholder's version (lock not held; dfd consumed) and publishes it
+ * READY, charged to the engine, waking the requests that wait for it. On failure the
+ * placeholder is unlinked and freed and they wake to find it gone. */
+static int load_claimed(struct lnc_dscache *c, struct dsver *ver, int dfd, const char *dir,
+                        struct lnc_error *err) {
+  atomic_fetch_add(&c->opens, 1);
+  lnc_dataset *ds = NULL;
+  int rc = lnc_ds_open_at(dfd, dir, ver->version, &ds, err);
+  if (!rc) rc = make_ready(ver, ds, err);
+  pthread_mutex_lock(&c->lock);
+  if (rc) {
+    if (ver->linked) {
+      struct dsdir *vd = ver->d;
+      unlink_ver(c, ver); /* LOADING: nothing charged; ours stays */
+      maybe_free_dir(c, vd);
+    }
+  } else {
+    ver->state = V_READY;
+    if (ver->linked) {
+      lnc_engine_charge(c->e, (int64_t)ver->bytes);
+      atomic_fetch_add(&c->bytes, ver->bytes);
+      atomic_fetch_add(&c->nversions, 1);
+    }
+  }
+  pthread_cond_broadcast(&c->loaded);
+  pthread_mutex_unlock(&c->lock);
+  if (rc) ver_free(ver);
+  return rc;
+}
+
+/* One resolution of `want` (0 = latest) for dir: the directories opened and checked, the
+ * latest resolved, the version found or loaded. nowait: see find_or_claim_locked. */
+static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
+                        struct dsver **out, struct lnc_error *err) {
+  *out = NULL;
+  if (!dir || !dir[0]) return lnc_errf(err, LNC_EINVAL, "empty dataset path");
+  int dfd, vfd;
+  struct stat dst, vst;
+  int64_t checked_ns = lnc_engine_now_ns();
+  int rc = open_version_dirs(c, dir, &dfd, &vfd, &dst, &vst, err);
+  if (rc) return rc;
+  struct dsver *dead = NULL, *ver = NULL;
+  bool claimed = false;
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = get_dir(c, dir);
   if (!d) {
@@ -405,111 +529,24 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
     close(dfd);
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", dir);
   }
-  if (!d->have_id || d->dev != dst.st_dev || d->ino != dst.st_ino) {
-    /* First sight, or the directory was replaced by another dataset: start over. */
-    drop_all(c, d, &dead);
-    d->have_id = true;
-    d->dev = dst.st_dev;
-    d->ino = dst.st_ino;
-    d->have_latest = false;
-  }
+  note_identity_locked(c, d, &dst, &dead);
   uint64_t v = want;
-  if (want == 0) {
-    if (d->have_latest && !d->racy && d->vdev == vst.st_dev && d->vino == vst.st_ino &&
-        ts_ns(&d->vmtime) == ts_ns(&vst.st_mtim)) {
-      v = d->latest;
-      d->checked_ns = checked_ns;
-    } else {
-      d->busy++;
-      pthread_mutex_unlock(&c->lock);
-      struct timespec now;
-      clock_gettime(CLOCK_REALTIME, &now);
-      rc = list_latest(c, vfd, dir, &v, err);
-      pthread_mutex_lock(&c->lock);
-      d->busy--;
-      if (!rc && d->have_id && d->dev == dst.st_dev && d->ino == dst.st_ino) {
-        if (!d->have_latest || d->latest != v) drop_superseded(c, d, v, &dead);
-        d->have_latest = true;
-        d->latest = v;
-        d->vdev = vst.st_dev;
-        d->vino = vst.st_ino;
-        d->vmtime = vst.st_mtim;
-        d->racy = ts_ns(&now) - ts_ns(&vst.st_mtim) < RACY_NS;
-        d->checked_ns = checked_ns;
-      }
-    }
-  }
+  if (want == 0) rc = resolve_latest_locked(c, d, dir, vfd, &dst, &vst, checked_ns, &v, &dead, err);
   close(vfd);
-  struct dsver *ver = NULL;
-  while (!rc) {
-    for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
-    if (nowait && (!ver || ver->state == V_LOADING)) {
-      ver = NULL;
-      rc = lnc_errf(err, LNC_EAGAIN, "%s: version %llu is not open yet", dir, (unsigned long long)v);
-      break;
-    }
-    if (ver && ver->state == V_LOADING) {
-      d->busy++;
-      pthread_cond_wait(&c->loaded, &c->lock);
-      d->busy--;
-      continue;
-    }
-    if (ver) { /* READY */
-      ver->refs++;
-      break;
-    }
-    /* Miss: a LOADING placeholder so concurrent requests wait for this one load. */
-    ver = calloc(1, sizeof *ver);
-    if (!ver || !(ver->dir = strdup(dir))) {
-      free(ver);
-      ver = NULL;
-      rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", dir);
-      break;
-    }
-    ver->version = v;
-    ver->state = V_LOADING;
-    ver->linked = true;
-    ver->refs = 2; /* the directory's and ours */
-    ver->d = d;
-    ver->next = d->versions;
-    d->versions = ver;
+  if (!rc) rc = find_or_claim_locked(c, d, dir, v, nowait, &ver, &claimed, err);
+  if (!rc && claimed) {
     pthread_mutex_unlock(&c->lock);
     free_list(dead);
-    dead = NULL;
-
-    atomic_fetch_add(&c->opens, 1);
-    lnc_dataset *ds = NULL;
-    rc = lnc_ds_open_at(dfd, dir, v, &ds, err);
-    dfd = -1; /* consumed */
-    if (!rc) rc = make_ready(ver, ds, err);
-    pthread_mutex_lock(&c->lock);
-    if (rc) {
-      if (ver->linked) {
-        struct dsdir *vd = ver->d;
-        unlink_ver(c, ver); /* LOADING: nothing charged; ours stays */
-        maybe_free_dir(c, vd);
-      }
-      pthread_cond_broadcast(&c->loaded);
-      pthread_mutex_unlock(&c->lock);
-      ver_free(ver);
-      return rc;
-    }
-    ver->state = V_READY;
-    if (ver->linked) {
-      lnc_engine_charge(c->e, (int64_t)ver->bytes);
-      atomic_fetch_add(&c->bytes, ver->bytes);
-      atomic_fetch_add(&c->nversions, 1);
-    }
-    pthread_cond_broadcast(&c->loaded);
-    break;
+    rc = load_claimed(c, ver, dfd, dir, err);
+    if (!rc) *out = ver;
+    return rc;
   }
   if (rc) maybe_free_dir(c, d);
   pthread_mutex_unlock(&c->lock);
   free_list(dead);
-  if (dfd >= 0) close(dfd);
-  if (rc) return rc;
-  *out = ver;
-  return 0;
+  close(dfd);
+  if (!rc) *out = ver;
+  return rc;
 }
 
 /* ---- reading data files through the engine ---------------------------------------------- */
