@@ -9,6 +9,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A mini-block page's buffers (Lance 2.1 MiniBlockLayout): the chunk table, the chunks'
+ * bytes, the dictionary when there is one, and the repetition index after it. */
+enum { MB_BUF_CHUNKS = 0, MB_BUF_DATA = 1, MB_BUF_DICT = 2 };
+/* A chunk table word is a little-endian u16, or a u32 when has_large_chunk: its low 4 bits
+ * are log2 of the chunk's value count (every chunk but the last), the rest the chunk's size
+ * in 8-byte units, minus one. */
+#define MB_WORD_SMALL 2u
+#define MB_WORD_LARGE 4u
+#define MB_LOG2_VALUES_BITS 4
+#define MB_SIZE_UNIT 8
+/* Bounds that keep a damaged page from sizing allocations: chunks in a table, and values in
+ * the last chunk (a full chunk holds at most 2^15, the most its 4-bit log2 can say). */
+#define MB_MAX_CHUNKS (1u << 26)
+#define MB_MAX_CHUNK_VALUES 65536
+/* A repetition index entry (depth 1): u64 rows that end in the chunk, u64 partial-row levels. */
+#define MB_REPIDX_ENTRY 16
+
 struct mb_chunk {
   uint64_t off;          /* byte offset in the file */
   uint32_t size;         /* bytes */
@@ -39,105 +56,100 @@ static void mb_free(void *p) {
 }
 
 
-static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state **out) {
-  const Lance__Encodings21__MiniBlockLayout *mb = pg->layout->mini_block_layout;
-  if (!mb || !mb->value_compression)
-    return lnc_page_err(c, LNC_ECORRUPT, "mini-block layout without a value encoding");
-  struct mb_state *s = calloc(1, sizeof *s);
-  if (!s) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-  lnc_arena_init(&s->dict_arena, 0);
-  s->mb = mb;
-  uint8_t *meta = NULL, *repidx = NULL;
-  int rc = lnc_page_layers(c, (const int *)mb->layers, mb->n_layers, &s->L);
-  if (rc) goto fail;
-  /* Page def values are numbered layer by layer, innermost first, so the visible ones (valid,
-   * or null below the innermost list) are a prefix 0..vis_limit-1: chunks count visible
-   * levels with one comparison. lnc_layers_init numbers them so; checked, not assumed. */
+/* Page def values are numbered layer by layer, innermost first, so the visible ones (valid,
+ * or null below the innermost list) are a prefix 0..vis_limit-1: chunks count visible
+ * levels with one comparison. lnc_layers_init numbers them so; checked, not assumed. */
+static int mb_visible_prefix(struct lnc_take_ctx *c, struct mb_state *s) {
   while (s->vis_limit <= s->L.max_def && lnc_def_visible(&s->L, s->L.def_map[s->vis_limit])) s->vis_limit++;
   for (uint32_t v = s->vis_limit; v <= s->L.max_def; v++)
-    if (lnc_def_visible(&s->L, s->L.def_map[v])) {
-      rc = lnc_page_err(c, LNC_EINTERNAL, "visible def values are not a prefix (def %u)", v);
-      goto fail;
-    }
+    if (lnc_def_visible(&s->L, s->L.def_map[v]))
+      return lnc_page_err(c, LNC_EINTERNAL, "visible def values are not a prefix (def %u)", v);
+  return 0;
+}
+
+/* Buffers: chunk table, chunk data, then the dictionary and the repetition index if any. */
+static int mb_check_buffers(struct lnc_take_ctx *c, const struct lnc_page *pg, const struct mb_state *s) {
+  const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
   uint32_t need = 2 + (mb->dictionary ? 1 : 0) + (mb->repetition_index_depth ? 1 : 0);
-  if (pg->n_buffers < need) {
-    rc = lnc_page_err(c, LNC_ECORRUPT, "mini-block page has %u buffers, needs %u", pg->n_buffers, need);
-    goto fail;
-  }
-  if (mb->repetition_index_depth > 1) {
-    rc = lnc_page_err(c, LNC_EUNSUPPORTED, "repetition index depth %u", mb->repetition_index_depth);
-    goto fail;
-  }
-  if ((mb->repetition_index_depth > 0) != (s->L.max_rep > 0)) {
-    rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index depth %u but %u list layers",
-                      mb->repetition_index_depth, s->L.max_rep);
-    goto fail;
-  }
-  int word = mb->has_large_chunk ? 4 : 2;
-  uint64_t meta_len = pg->buf_len[0];
-  if (meta_len % (uint64_t)word || meta_len / (uint64_t)word > (1u << 26)) {
-    rc = lnc_page_err(c, LNC_ECORRUPT, "chunk metadata of %llu bytes", (unsigned long long)meta_len);
-    goto fail;
-  }
-  s->n_chunks = (uint32_t)(meta_len / (uint64_t)word);
+  if (pg->n_buffers < need)
+    return lnc_page_err(c, LNC_ECORRUPT, "mini-block page has %u buffers, needs %u", pg->n_buffers, need);
+  if (mb->repetition_index_depth > 1)
+    return lnc_page_err(c, LNC_EUNSUPPORTED, "repetition index depth %u", mb->repetition_index_depth);
+  if ((mb->repetition_index_depth > 0) != (s->L.max_rep > 0))
+    return lnc_page_err(c, LNC_ECORRUPT, "repetition index depth %u but %u list layers",
+                        mb->repetition_index_depth, s->L.max_rep);
+  return 0;
+}
+
+/* Reads the chunk table and the repetition index in one batch (two reads at most); the
+ * caller frees *meta and *repidx (NULL without a rep index). */
+static int mb_read_tables(struct lnc_take_ctx *c, const struct lnc_page *pg, struct mb_state *s,
+                          uint8_t **meta, uint8_t **repidx, unsigned *word) {
+  const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
+  *word = mb->has_large_chunk ? MB_WORD_LARGE : MB_WORD_SMALL;
+  uint64_t meta_len = pg->buf_len[MB_BUF_CHUNKS];
+  if (meta_len % *word || meta_len / *word > MB_MAX_CHUNKS)
+    return lnc_page_err(c, LNC_ECORRUPT, "chunk metadata of %llu bytes", (unsigned long long)meta_len);
+  s->n_chunks = (uint32_t)(meta_len / *word);
   s->chunks = calloc(s->n_chunks ? s->n_chunks : 1, sizeof *s->chunks);
-  meta = malloc(meta_len ? meta_len : 1);
-  if (!s->chunks || !meta) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
-  /* The chunk table and repetition index are read in one batch (2 reads at most). */
+  *meta = malloc(meta_len ? meta_len : 1);
+  if (!s->chunks || !*meta) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   struct lnc_read reads[2];
   size_t nr = 0;
-  reads[nr++] = (struct lnc_read){pg->buf_off[0], meta_len, meta};
-  uint32_t ri_buf = mb->dictionary ? 3 : 2;
-  uint64_t ri_len = 0;
+  reads[nr++] = (struct lnc_read){pg->buf_off[MB_BUF_CHUNKS], meta_len, *meta};
   if (mb->repetition_index_depth) {
-    ri_len = pg->buf_len[ri_buf];
-    if (ri_len != (uint64_t)s->n_chunks * 16) {
-      rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index is %llu bytes for %u chunks",
-                        (unsigned long long)ri_len, s->n_chunks);
-      goto fail;
-    }
-    repidx = malloc(ri_len ? ri_len : 1);
-    if (!repidx) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
-    reads[nr++] = (struct lnc_read){pg->buf_off[ri_buf], ri_len, repidx};
+    uint32_t ri_buf = mb->dictionary ? MB_BUF_DICT + 1 : MB_BUF_DICT;
+    uint64_t ri_len = pg->buf_len[ri_buf];
+    if (ri_len != (uint64_t)s->n_chunks * MB_REPIDX_ENTRY)
+      return lnc_page_err(c, LNC_ECORRUPT, "repetition index is %llu bytes for %u chunks",
+                          (unsigned long long)ri_len, s->n_chunks);
+    *repidx = malloc(ri_len ? ri_len : 1);
+    if (!*repidx) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    reads[nr++] = (struct lnc_read){pg->buf_off[ri_buf], ri_len, *repidx};
   }
-  if ((rc = lnc_io_read(c->io, c->f, reads, nr, c->stats, c->err))) goto fail;
-  uint64_t off = pg->buf_off[1], end = pg->buf_off[1] + pg->buf_len[1], value = 0, row = 0;
+  return lnc_io_read(c->io, c->f, reads, nr, c->stats, c->err);
+}
+
+/* The chunk table: each chunk's byte range, its values (a power of two but the last, which
+ * holds what is left of the page's items) and, with a rep index, the rows that start in it
+ * and whether it begins with the tail of a row (preamble) or ends inside one (trailer). The
+ * table must cover the page's items and rows exactly. */
+static int mb_build_chunks(struct lnc_take_ctx *c, const struct lnc_page *pg, struct mb_state *s,
+                           const uint8_t *meta, unsigned word, const uint8_t *repidx) {
+  const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
+  uint64_t off = pg->buf_off[MB_BUF_DATA], end = off + pg->buf_len[MB_BUF_DATA], value = 0, row = 0;
   bool prev_partial = false;
   for (uint32_t k = 0; k < s->n_chunks; k++) {
-    uint64_t w = lnc_rdw(meta + (size_t)k * (size_t)word, (unsigned)word);
+    uint64_t w = lnc_rdw(meta + (size_t)k * word, word);
     struct mb_chunk *ch = &s->chunks[k];
-    uint64_t size = ((w >> 4) + 1) * 8;
-    if (size > end - off) {
-      rc = lnc_page_err(c, LNC_ECORRUPT, "chunk %u (%llu bytes) runs past the data buffer", k,
-                        (unsigned long long)size);
-      goto fail;
-    }
+    uint64_t size = ((w >> MB_LOG2_VALUES_BITS) + 1) * MB_SIZE_UNIT;
+    if (size > end - off)
+      return lnc_page_err(c, LNC_ECORRUPT, "chunk %u (%llu bytes) runs past the data buffer", k,
+                          (unsigned long long)size);
     ch->off = off;
     ch->size = (uint32_t)size;
     off += size;
     ch->first_value = value;
     if (k + 1 < s->n_chunks) {
-      ch->n_values = 1u << (w & 15);
+      ch->n_values = 1u << (w & ((1u << MB_LOG2_VALUES_BITS) - 1));
     } else {
-      if (mb->num_items < value) {
-        rc = lnc_page_err(c, LNC_ECORRUPT, "chunks hold more values than the page's %llu",
-                          (unsigned long long)mb->num_items);
-        goto fail;
-      }
+      if (mb->num_items < value)
+        return lnc_page_err(c, LNC_ECORRUPT, "chunks hold more values than the page's %llu",
+                            (unsigned long long)mb->num_items);
       uint64_t last = mb->num_items - value;
-      if (last > 65536) { rc = lnc_page_err(c, LNC_ECORRUPT, "last chunk holds %llu values", (unsigned long long)last); goto fail; }
+      if (last > MB_MAX_CHUNK_VALUES)
+        return lnc_page_err(c, LNC_ECORRUPT, "last chunk holds %llu values", (unsigned long long)last);
       ch->n_values = (uint32_t)last;
     }
     value += ch->n_values;
     if (repidx) {
-      uint64_t ends = lnc_rd64(repidx + 16 * (size_t)k), partial = lnc_rd64(repidx + 16 * (size_t)k + 8);
+      uint64_t ends = lnc_rd64(repidx + MB_REPIDX_ENTRY * (size_t)k);
+      uint64_t partial = lnc_rd64(repidx + MB_REPIDX_ENTRY * (size_t)k + 8);
       ch->preamble = prev_partial;
       ch->trailer = partial > 0;
       int64_t started = (int64_t)ends + ch->trailer - ch->preamble;
-      if (started < 0 || ends > pg->rows) {
-        rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %u is inconsistent", k);
-        goto fail;
-      }
+      if (started < 0 || ends > pg->rows)
+        return lnc_page_err(c, LNC_ECORRUPT, "repetition index entry %u is inconsistent", k);
       ch->first_row = row;
       ch->rows_started = (uint32_t)started;
       row += (uint64_t)started;
@@ -147,34 +159,55 @@ static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state 
       ch->rows_started = ch->n_values;
     }
   }
-  if (value != mb->num_items || (repidx && row != pg->rows) || (!repidx && value != pg->rows)) {
-    rc = lnc_page_err(c, LNC_ECORRUPT, "chunk table covers %llu values / %llu rows; page has %llu items, %llu rows",
-                      (unsigned long long)value, (unsigned long long)(repidx ? row : value),
-                      (unsigned long long)mb->num_items, (unsigned long long)pg->rows);
-    goto fail;
-  }
-  if (mb->dictionary) {
-    uint64_t dl = pg->buf_len[2];
-    uint8_t *d = lnc_arena_alloc(&s->dict_arena, dl ? dl : 1);
-    if (!d) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
-    struct lnc_read r = {pg->buf_off[2], dl, d};
-    if ((rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err))) goto fail;
-    rc = lnc_enc_block(mb->dictionary, (struct lnc_slice){d, dl}, mb->num_dictionary_items,
-                       &s->dict_arena, &s->dict, c->err);
-    if (rc) { rc = lnc_page_err(c, rc, "dictionary: %s", c->err->message); goto fail; }
-    s->has_dict = true;
-  }
+  if (value != mb->num_items || (repidx && row != pg->rows) || (!repidx && value != pg->rows))
+    return lnc_page_err(c, LNC_ECORRUPT, "chunk table covers %llu values / %llu rows; page has %llu items, %llu rows",
+                        (unsigned long long)value, (unsigned long long)(repidx ? row : value),
+                        (unsigned long long)mb->num_items, (unsigned long long)pg->rows);
+  return 0;
+}
+
+/* The page dictionary, read and decoded once into the state's arena. */
+static int mb_load_dictionary(struct lnc_take_ctx *c, const struct lnc_page *pg, struct mb_state *s) {
+  const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
+  uint64_t dl = pg->buf_len[MB_BUF_DICT];
+  uint8_t *d = lnc_arena_alloc(&s->dict_arena, dl ? dl : 1);
+  if (!d) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  struct lnc_read r = {pg->buf_off[MB_BUF_DICT], dl, d};
+  int rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err);
+  if (rc) return rc;
+  rc = lnc_enc_block(mb->dictionary, (struct lnc_slice){d, dl}, mb->num_dictionary_items,
+                     &s->dict_arena, &s->dict, c->err);
+  if (rc) return lnc_page_err(c, rc, "dictionary: %s", c->err->message);
+  s->has_dict = true;
+  return 0;
+}
+
+static int mb_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct mb_state **out) {
+  const Lance__Encodings21__MiniBlockLayout *mb = pg->layout->mini_block_layout;
+  if (!mb || !mb->value_compression)
+    return lnc_page_err(c, LNC_ECORRUPT, "mini-block layout without a value encoding");
+  struct mb_state *s = calloc(1, sizeof *s);
+  if (!s) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  lnc_arena_init(&s->dict_arena, 0);
+  s->mb = mb;
+  uint8_t *meta = NULL, *repidx = NULL;
+  unsigned word = 0;
+  int rc = lnc_page_layers(c, (const int *)mb->layers, mb->n_layers, &s->L);
+  if (!rc) rc = mb_visible_prefix(c, s);
+  if (!rc) rc = mb_check_buffers(c, pg, s);
+  if (!rc) rc = mb_read_tables(c, pg, s, &meta, &repidx, &word);
+  if (!rc) rc = mb_build_chunks(c, pg, s, meta, word, repidx);
+  if (!rc && mb->dictionary) rc = mb_load_dictionary(c, pg, s);
   free(meta);
   free(repidx);
+  if (rc) {
+    mb_free(s);
+    return rc;
+  }
   pg->state_bytes = sizeof *s + (size_t)s->n_chunks * sizeof *s->chunks + s->dict_arena.total;
   pg->n_chunks = s->n_chunks;
   *out = s;
   return 0;
-fail:
-  free(meta);
-  free(repidx);
-  mb_free(s);
-  return rc;
 }
 
 /* A chunk read and decoded for this take. A take usually wants one row of a chunk of ~1000
