@@ -302,6 +302,48 @@ LNC_API bool lnc_loop_uses_uring(const lnc_loop *l);
  * descriptor (the caller closes it) or -1 with errno (EXDEV / ELOOP: the path would leave). */
 LNC_API int lnc_open_beneath(int dirfd, const char *rel, int flags);
 
+/* ---- Arrow types: the one vocabulary ----------------------------------------------------
+ * Every Arrow C Data format string liblance produces or encodes, parsed once into a kind and
+ * its parameters. The reader's schema, the encoders, concatenation and lanced's protocol
+ * code all classify types with it, so they accept exactly the same set. */
+enum lnc_atype {
+  LNC_AT_NULL,
+  LNC_AT_BOOL,
+  LNC_AT_INT,          /* bits 8/16/32/64, is_signed */
+  LNC_AT_FLOAT,        /* bits 16/32/64 */
+  LNC_AT_BINARY,       /* int32 offsets */
+  LNC_AT_LARGE_BINARY, /* int64 offsets */
+  LNC_AT_UTF8,
+  LNC_AT_LARGE_UTF8,
+  LNC_AT_FIXED_BINARY, /* width bytes */
+  LNC_AT_DECIMAL,      /* precision, scale, bits 32/64/128/256 */
+  LNC_AT_DATE32,       /* days */
+  LNC_AT_DATE64,       /* milliseconds */
+  LNC_AT_TIME,         /* unit, bits 32 (s, ms) / 64 (us, ns) */
+  LNC_AT_TIMESTAMP,    /* unit, tz (NULL or "" = none; points into the format string) */
+  LNC_AT_DURATION,     /* unit */
+  LNC_AT_LIST,
+  LNC_AT_LARGE_LIST,
+  LNC_AT_FIXED_LIST,   /* width items */
+  LNC_AT_STRUCT
+};
+
+enum lnc_tunit { LNC_TU_S = 0, LNC_TU_MS = 1, LNC_TU_US = 2, LNC_TU_NS = 3 }; /* = Arrow's TimeUnit */
+
+struct lnc_atype_info {
+  enum lnc_atype kind;
+  int bits;        /* INT, FLOAT, DECIMAL, TIME; byte width*8 of fixed-width values */
+  bool is_signed;  /* INT */
+  int unit;        /* enum lnc_tunit for TIME, TIMESTAMP, DURATION */
+  int32_t width;   /* FIXED_BINARY bytes, FIXED_LIST items */
+  int32_t precision, scale; /* DECIMAL */
+  const char *tz;  /* TIMESTAMP: the zone text after the ':' (may be empty), else NULL */
+};
+
+/* Parses one format string. Dictionary-encoded fields carry their index type in `format`;
+ * callers check schema->dictionary themselves. Unknown or malformed → LNC_EUNSUPPORTED. */
+LNC_API int lnc_arrow_parse_format(const char *format, struct lnc_atype_info *out, struct lnc_error *err);
+
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* Appends s[0..n) to out as a JSON string literal: quoted, escaped, and every byte that is
  * not part of valid UTF-8 replaced by U+FFFD, so a body is valid UTF-8 JSON whatever bytes a

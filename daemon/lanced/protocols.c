@@ -83,23 +83,36 @@ void ld_arrow_type_name(const struct ArrowSchema *s, struct lnc_buf *o) {
 /* ---- values ---------------------------------------------------------------------------------- */
 enum kind { K_NONE, K_BOOL, K_I64, K_U64, K_F64, K_STR, K_BIN, K_DEC };
 
-static enum kind kind_of(const struct ArrowSchema *s) {
-  if (s->dictionary) return kind_of(s->dictionary);
-  const char *f = s->format;
-  if (!strcmp(f, "b")) return K_BOOL;
-  if (strchr("csil", f[0]) && !f[1]) return K_I64;
-  if (strchr("CSIL", f[0]) && !f[1]) return K_U64;
-  if (strchr("efg", f[0]) && !f[1]) return K_F64;
-  if ((f[0] == 'u' || f[0] == 'U') && !f[1]) return K_STR;
-  if (((f[0] == 'z' || f[0] == 'Z') && !f[1]) || !strncmp(f, "w:", 2)) return K_BIN;
-  if (!strncmp(f, "d:", 2)) {
-    int p, sc, bits = 128;
-    if (sscanf(f + 2, "%d,%d,%d", &p, &sc, &bits) >= 2 && bits == 128) return K_DEC;
-    return K_NONE;
+/* How a column's values are read: the protobuf value kind, from lance.h's one type
+ * vocabulary, parsed once per column (a dictionary column by its values, the index type
+ * kept for reading indices). Kinds the protocol has no field for are K_NONE. */
+struct vtype {
+  enum kind k;
+  struct lnc_atype_info t;  /* the values' type */
+  struct lnc_atype_info it; /* dictionary columns: the index type */
+  bool dict;
+};
+
+static enum kind kind_of_info(const struct lnc_atype_info *t) {
+  switch (t->kind) {
+  case LNC_AT_BOOL: return K_BOOL;
+  case LNC_AT_INT: return t->is_signed ? K_I64 : K_U64;
+  case LNC_AT_FLOAT: return K_F64;
+  case LNC_AT_UTF8: case LNC_AT_LARGE_UTF8: return K_STR;
+  case LNC_AT_BINARY: case LNC_AT_LARGE_BINARY: case LNC_AT_FIXED_BINARY: return K_BIN;
+  case LNC_AT_DECIMAL: return t->bits == 128 ? K_DEC : K_NONE;
+  case LNC_AT_DATE32: case LNC_AT_DATE64: case LNC_AT_TIME: case LNC_AT_TIMESTAMP: case LNC_AT_DURATION:
+    return K_I64;
+  default: return K_NONE;
   }
-  if (f[0] == 't' && (f[1] == 'd' || f[1] == 't' || f[1] == 's' || f[1] == 'D')) return K_I64;
-  if (!strcmp(f, "n")) return K_NONE;
-  return K_NONE;
+}
+
+static void vtype_of(const struct ArrowSchema *s, struct vtype *vt) {
+  memset(vt, 0, sizeof *vt);
+  vt->dict = s->dictionary != NULL;
+  const struct ArrowSchema *vs = vt->dict ? s->dictionary : s;
+  if (vt->dict && (lnc_arrow_parse_format(s->format, &vt->it, NULL) || vt->it.kind != LNC_AT_INT)) return;
+  if (lnc_arrow_parse_format(vs->format, &vt->t, NULL) == 0) vt->k = kind_of_info(&vt->t);
 }
 
 struct val {
@@ -130,54 +143,48 @@ static double half_to_double(uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
-static int64_t int_at(const char *f, const void *buf, int64_t i) {
-  switch (f[0]) {
-  case 'c': return ((const int8_t *)buf)[i];
-  case 'C': return ((const uint8_t *)buf)[i];
-  case 's': return ((const int16_t *)buf)[i];
-  case 'S': return ((const uint16_t *)buf)[i];
-  case 'i': return ((const int32_t *)buf)[i];
-  case 'I': return ((const uint32_t *)buf)[i];
+/* An integer of `bits` bits at index i; signed unless it is an unsigned INT (temporal
+ * values are signed). */
+static int64_t int_at(const struct lnc_atype_info *t, const void *buf, int64_t i) {
+  bool sign = t->kind != LNC_AT_INT || t->is_signed;
+  switch (t->bits) {
+  case 8: return sign ? (int64_t)((const int8_t *)buf)[i] : (int64_t)((const uint8_t *)buf)[i];
+  case 16: return sign ? (int64_t)((const int16_t *)buf)[i] : (int64_t)((const uint16_t *)buf)[i];
+  case 32: return sign ? (int64_t)((const int32_t *)buf)[i] : (int64_t)((const uint32_t *)buf)[i];
   default: return ((const int64_t *)buf)[i];
   }
 }
 
-/* Row i (logical, before the array's own offset) of a scalar column. */
-static void value_at(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
-                     struct val *v) {
+/* Row i (logical, before the array's own offset) of a scalar column; a dictionary column's
+ * value is the dictionary's row its index names. */
+static void value_at(const struct vtype *vt, const struct ArrowArray *a, int64_t i, struct val *v) {
   int64_t j = a->offset + i;
   memset(v, 0, sizeof *v);
   v->valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], j);
   if (!v->valid) return;
-  if (s->dictionary) {
-    int64_t k = int_at(s->format, a->buffers[1], j);
-    value_at(s->dictionary, a->dictionary, k, v);
+  if (vt->dict) {
+    struct vtype values = *vt;
+    values.dict = false;
+    value_at(&values, a->dictionary, int_at(&vt->it, a->buffers[1], j), v);
     return;
   }
-  const char *f = s->format;
+  const struct lnc_atype_info *t = &vt->t;
   const void *data = a->buffers[1];
-  switch (kind_of(s)) {
+  switch (vt->k) {
   case K_BOOL: v->u = bit(data, j); break;
-  case K_I64:
-    if (f[0] == 't' && ((f[1] == 'd' && f[2] == 'D') || (f[1] == 't' && (f[2] == 's' || f[2] == 'm'))))
-      v->i = ((const int32_t *)data)[j];
-    else if (f[0] == 't')
-      v->i = ((const int64_t *)data)[j];
-    else
-      v->i = int_at(f, data, j);
-    break;
-  case K_U64: v->u = f[0] == 'L' ? ((const uint64_t *)data)[j] : (uint64_t)int_at(f, data, j); break;
+  case K_I64: v->i = int_at(t, data, j); break;
+  case K_U64: v->u = t->bits == 64 ? ((const uint64_t *)data)[j] : (uint64_t)int_at(t, data, j); break;
   case K_F64:
-    v->d = f[0] == 'g' ? ((const double *)data)[j]
-           : f[0] == 'f' ? (double)((const float *)data)[j]
-                         : half_to_double(((const uint16_t *)data)[j]);
+    v->d = t->bits == 64 ? ((const double *)data)[j]
+           : t->bits == 32 ? (double)((const float *)data)[j]
+                           : half_to_double(((const uint16_t *)data)[j]);
     break;
   case K_STR:
   case K_BIN:
-    if (f[0] == 'w') {
-      size_t w = (size_t)atoi(f + 2);
+    if (t->kind == LNC_AT_FIXED_BINARY) {
+      size_t w = (size_t)t->width;
       v->p = (const uint8_t *)data + (size_t)j * w, v->len = w;
-    } else if (f[0] == 'U' || f[0] == 'Z') {
+    } else if (t->kind == LNC_AT_LARGE_UTF8 || t->kind == LNC_AT_LARGE_BINARY) {
       const int64_t *off = data;
       v->p = (const uint8_t *)a->buffers[2] + off[j], v->len = (size_t)(off[j + 1] - off[j]);
     } else {
@@ -361,7 +368,9 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   if (!col->type) return ld_errf(e, 503, "resource_exhausted", "out of memory");
   memcpy(col->type, tn.data, tn.len);
   lnc_buf_free(&tn);
-  enum kind k = kind_of(s);
+  struct vtype vt;
+  vtype_of(s, &vt);
+  enum kind k = vt.k;
   int tr = k == K_NONE ? fill_tensor(pl, s, a, parent_off, n, col, e) : 1;
   if (tr != 1 && tr != 0) return tr;
   if (k == K_NONE && strcmp(s->format, "n") && tr == 1)
@@ -390,17 +399,12 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   default: vals = validity; break;
   }
   if (!vals) return ld_errf(e, 503, "resource_exhausted", "out of memory");
-  int scale = 0;
-  if (k == K_DEC) {
-    const char *f = s->dictionary ? s->dictionary->format : s->format;
-    int p;
-    sscanf(f + 2, "%d,%d", &p, &scale);
-  }
+  int scale = k == K_DEC ? vt.t.scale : 0;
   for (int64_t r = 0; r < n; r++) {
     struct val v;
     if (tr == 0) v.valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], a->offset + parent_off + r);
     else if (k == K_NONE) v.valid = false;
-    else value_at(s, a, parent_off + r, &v);
+    else value_at(&vt, a, parent_off + r, &v);
     validity[r] = v.valid;
     any_null |= !v.valid;
     switch (k) {

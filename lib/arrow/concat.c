@@ -16,65 +16,29 @@ struct ktype {
   int64_t width; /* K_FIXED: bytes per value; K_FSL: items per row */
 };
 
-static int parse_int(const char *s, int64_t *out) {
-  int64_t v = 0;
-  if (*s < '0' || *s > '9') return -1;
-  while (*s >= '0' && *s <= '9') {
-    v = v * 10 + (*s++ - '0');
-    if (v > (int64_t)1 << 40) return -1;
-  }
-  if (*s != '\0') return -1;
-  *out = v;
-  return 0;
-}
-
+/* The layout class of an array, from lance.h's one type vocabulary: what gather needs to
+ * know is only how values are laid out (fixed width, 32/64-bit offsets, children). */
 static int classify(const struct ArrowSchema *s, struct ktype *t, struct lnc_error *err) {
-  const char *f = s->format;
   t->width = 0;
-  if (!f) return lnc_errf(err, LNC_EINVAL, "arrow: schema without a format string");
-  size_t len = strlen(f);
-  if (len == 1) {
-    switch (f[0]) {
-    case 'n': t->kind = K_NULL; return 0;
-    case 'b': t->kind = K_BOOL; return 0;
-    case 'c': case 'C': t->kind = K_FIXED; t->width = 1; return 0;
-    case 's': case 'S': case 'e': t->kind = K_FIXED; t->width = 2; return 0;
-    case 'i': case 'I': case 'f': t->kind = K_FIXED; t->width = 4; return 0;
-    case 'l': case 'L': case 'g': t->kind = K_FIXED; t->width = 8; return 0;
-    case 'z': case 'u': t->kind = K_VAR32; return 0;
-    case 'Z': case 'U': t->kind = K_VAR64; return 0;
-    default: break;
-    }
-  } else if (f[0] == 'w' && f[1] == ':') {
-    if (parse_int(f + 2, &t->width) == 0 && t->width > 0) { t->kind = K_FIXED; return 0; }
-  } else if (f[0] == 'd' && f[1] == ':') {
-    const char *c2 = strchr(f + 2, ',');
-    const char *c3 = c2 ? strchr(c2 + 1, ',') : NULL;
-    int64_t bits = 128;
-    if (c2 && (!c3 || (parse_int(c3 + 1, &bits) == 0 && bits % 8 == 0 && bits > 0))) {
+  if (!s->format) return lnc_errf(err, LNC_EINVAL, "arrow: schema without a format string");
+  struct lnc_atype_info a;
+  if (lnc_arrow_parse_format(s->format, &a, NULL) == 0) {
+    switch (a.kind) {
+    case LNC_AT_NULL: t->kind = K_NULL; return 0;
+    case LNC_AT_BOOL: t->kind = K_BOOL; return 0;
+    case LNC_AT_BINARY: case LNC_AT_UTF8: t->kind = K_VAR32; return 0;
+    case LNC_AT_LARGE_BINARY: case LNC_AT_LARGE_UTF8: t->kind = K_VAR64; return 0;
+    case LNC_AT_LIST: t->kind = K_LIST32; return 0;
+    case LNC_AT_LARGE_LIST: t->kind = K_LIST64; return 0;
+    case LNC_AT_STRUCT: t->kind = K_STRUCT; return 0;
+    case LNC_AT_FIXED_LIST: t->kind = K_FSL; t->width = a.width; return 0;
+    default: /* every other kind is fixed-width values */
       t->kind = K_FIXED;
-      t->width = bits / 8;
-      return 0;
-    }
-  } else if (f[0] == 't' && len >= 3) {
-    t->kind = K_FIXED;
-    if (!strcmp(f, "tdD") || !strcmp(f, "tts") || !strcmp(f, "ttm") || !strcmp(f, "tiM")) {
-      t->width = 4; return 0;
-    }
-    if (!strcmp(f, "tdm") || !strcmp(f, "ttu") || !strcmp(f, "ttn") || !strcmp(f, "tiD") ||
-        (f[1] == 's' && len >= 4 && f[3] == ':') || (f[1] == 'D' && len == 3)) {
-      t->width = 8; return 0;
-    }
-    if (!strcmp(f, "tin")) { t->width = 16; return 0; }
-  } else if (f[0] == '+') {
-    if (!strcmp(f, "+l") || !strcmp(f, "+m")) { t->kind = K_LIST32; return 0; }
-    if (!strcmp(f, "+L")) { t->kind = K_LIST64; return 0; }
-    if (!strcmp(f, "+s")) { t->kind = K_STRUCT; return 0; }
-    if (f[1] == 'w' && f[2] == ':' && parse_int(f + 3, &t->width) == 0) {
-      t->kind = K_FSL; return 0;
+      t->width = a.bits / 8;
+      if (t->width > 0) return 0;
     }
   }
-  return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: cannot concatenate arrays of format '%s'", f);
+  return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: cannot concatenate arrays of format '%s'", s->format);
 }
 
 static int n_buffers_of(enum kind k) {

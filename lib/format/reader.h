@@ -12,21 +12,11 @@
 #include "lance/file2.pb-c.h"
 
 /* Arrow type of a field, as far as the reader needs to know it. */
-enum lnc_type {
-  LNC_T_NULL, LNC_T_BOOL,
-  LNC_T_INT8, LNC_T_INT16, LNC_T_INT32, LNC_T_INT64,
-  LNC_T_UINT8, LNC_T_UINT16, LNC_T_UINT32, LNC_T_UINT64,
-  LNC_T_FLOAT16, LNC_T_FLOAT32, LNC_T_FLOAT64,
-  LNC_T_DECIMAL128, LNC_T_DECIMAL256,
-  LNC_T_DATE32, LNC_T_DATE64, LNC_T_TIME32, LNC_T_TIME64, LNC_T_TIMESTAMP, LNC_T_DURATION,
-  LNC_T_UTF8, LNC_T_LARGE_UTF8, LNC_T_BINARY, LNC_T_LARGE_BINARY, LNC_T_FIXED_BINARY,
-  LNC_T_LIST, LNC_T_LARGE_LIST, LNC_T_FIXED_LIST, LNC_T_STRUCT
-};
 
 struct lnc_field {
   char *name;
   int32_t id, parent_id;
-  enum lnc_type type;
+  enum lnc_atype type;   /* the Arrow kind of format (lance.h's vocabulary) */
   char *format;          /* Arrow C format string, e.g. "i", "tsu:UTC", "+w:128" */
   bool nullable;
   uint32_t byte_width;   /* fixed-width leaves: bytes per value (0 for bool and var-width) */

@@ -81,7 +81,7 @@ static int mark_unsupported(struct lnc_field *fld, const char *why) {
   free(fld->format);
   fld->unsupported = xstrdup(why);
   fld->format = xstrdup("n");
-  fld->type = LNC_T_NULL;
+  fld->type = LNC_AT_NULL;
   fld->byte_width = 0;
   fld->dict_index[0] = 0;
   size_t k = 0; /* a synthetic child (a fixed-size list's item) is ours, not the file's: drop it */
@@ -134,44 +134,50 @@ static int parse_dict(struct lnc_file *f, struct lnc_field *fld, const char *lt,
   if (!fld->dict_index[0]) goto bad;
   int rc = parse_logical(f, fld, buf, err);
   if (rc) return rc;
-  if (fld->n_children || fld->type == LNC_T_STRUCT || fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST ||
-      fld->type == LNC_T_BOOL || fld->type == LNC_T_NULL)
+  if (fld->n_children || fld->type == LNC_AT_STRUCT || fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST ||
+      fld->type == LNC_AT_BOOL || fld->type == LNC_AT_NULL)
     return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': dictionary of %s values is not supported", fld->name, buf);
   return 0;
 bad:
   return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': malformed dictionary logical type '%s'", fld->name, lt);
 }
 
+/* fld's format, and its kind and widths as lance.h's vocabulary reads the format: bytes per
+ * value for fixed-width kinds (0 for bool, variable-width and nested), the size of a fixed
+ * binary or fixed-size list. */
+static int set_format(struct lnc_field *fld, const char *format, struct lnc_error *err) {
+  struct lnc_atype_info t;
+  int rc = lnc_arrow_parse_format(format, &t, err);
+  if (rc) return lnc_errf(err, LNC_EINTERNAL, "field '%s': format '%s' of its logical type does not parse", fld->name, format);
+  free(fld->format);
+  if (!(fld->format = xstrdup(format))) return LNC_ENOMEM;
+  fld->type = t.kind;
+  fld->byte_width = t.kind == LNC_AT_BOOL || t.kind == LNC_AT_NULL ? 0 : (uint32_t)t.bits / 8;
+  if (t.kind == LNC_AT_FIXED_BINARY || t.kind == LNC_AT_FIXED_LIST) fld->fixed_size = t.width;
+  return 0;
+}
+
 /* Sets type, format and widths of fld from a Lance logical type string. Fixed-size lists
  * get a synthetic child "item" (Lance stores none). */
 static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *lt,
                          struct lnc_error *err) {
-  static const struct { const char *lt, *fmt; enum lnc_type t; uint32_t w; } simple[] = {
-    {"null", "n", LNC_T_NULL, 0},       {"bool", "b", LNC_T_BOOL, 0},
-    {"int8", "c", LNC_T_INT8, 1},       {"uint8", "C", LNC_T_UINT8, 1},
-    {"int16", "s", LNC_T_INT16, 2},     {"uint16", "S", LNC_T_UINT16, 2},
-    {"int32", "i", LNC_T_INT32, 4},     {"uint32", "I", LNC_T_UINT32, 4},
-    {"int64", "l", LNC_T_INT64, 8},     {"uint64", "L", LNC_T_UINT64, 8},
-    {"halffloat", "e", LNC_T_FLOAT16, 2}, {"float", "f", LNC_T_FLOAT32, 4},
-    {"double", "g", LNC_T_FLOAT64, 8},  {"string", "u", LNC_T_UTF8, 0},
-    {"large_string", "U", LNC_T_LARGE_UTF8, 0}, {"binary", "z", LNC_T_BINARY, 0},
-    {"large_binary", "Z", LNC_T_LARGE_BINARY, 0}, {"json", "Z", LNC_T_LARGE_BINARY, 0},
-    {"date32:day", "tdD", LNC_T_DATE32, 4}, {"date64:ms", "tdm", LNC_T_DATE64, 8},
-    {"time32:s", "tts", LNC_T_TIME32, 4}, {"time32:ms", "ttm", LNC_T_TIME32, 4},
-    {"time64:us", "ttu", LNC_T_TIME64, 8}, {"time64:ns", "ttn", LNC_T_TIME64, 8},
-    {"duration:s", "tDs", LNC_T_DURATION, 8}, {"duration:ms", "tDm", LNC_T_DURATION, 8},
-    {"duration:us", "tDu", LNC_T_DURATION, 8}, {"duration:ns", "tDn", LNC_T_DURATION, 8},
-    {"struct", "+s", LNC_T_STRUCT, 0},  {"list", "+l", LNC_T_LIST, 0},
-    {"list.struct", "+l", LNC_T_LIST, 0}, {"large_list", "+L", LNC_T_LARGE_LIST, 0},
-    {"large_list.struct", "+L", LNC_T_LARGE_LIST, 0},
+  /* Lance's logical type names and the Arrow format each stands for; the kind and widths
+   * follow from the format (set_format), so they are written down once. */
+  static const struct { const char *lt, *fmt; } simple[] = {
+    {"null", "n"},           {"bool", "b"},
+    {"int8", "c"},           {"uint8", "C"},          {"int16", "s"},       {"uint16", "S"},
+    {"int32", "i"},          {"uint32", "I"},         {"int64", "l"},       {"uint64", "L"},
+    {"halffloat", "e"},      {"float", "f"},          {"double", "g"},
+    {"string", "u"},         {"large_string", "U"},   {"binary", "z"},      {"large_binary", "Z"},
+    {"json", "Z"},
+    {"date32:day", "tdD"},   {"date64:ms", "tdm"},
+    {"time32:s", "tts"},     {"time32:ms", "ttm"},    {"time64:us", "ttu"}, {"time64:ns", "ttn"},
+    {"duration:s", "tDs"},   {"duration:ms", "tDm"},  {"duration:us", "tDu"}, {"duration:ns", "tDn"},
+    {"struct", "+s"},        {"list", "+l"},          {"list.struct", "+l"},
+    {"large_list", "+L"},    {"large_list.struct", "+L"},
   };
   for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-    if (strcmp(lt, simple[i].lt) == 0) {
-      fld->type = simple[i].t;
-      fld->byte_width = simple[i].w;
-      fld->format = xstrdup(simple[i].fmt);
-      return fld->format ? 0 : LNC_ENOMEM;
-    }
+    if (strcmp(lt, simple[i].lt) == 0) return set_format(fld, simple[i].fmt, err);
   }
   char buf[256];
   if (strncmp(lt, "timestamp:", 10) == 0) {
@@ -183,31 +189,21 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
     if (!uc) goto bad;
     const char *tz = colon + 1;
     snprintf(buf, sizeof buf, "ts%c:%s", uc, strcmp(tz, "-") == 0 ? "" : tz);
-    fld->type = LNC_T_TIMESTAMP;
-    fld->byte_width = 8;
-    fld->format = xstrdup(buf);
-    return fld->format ? 0 : LNC_ENOMEM;
+    return set_format(fld, buf, err);
   }
   if (strncmp(lt, "decimal:", 8) == 0) {
     int bits, p, s;
     if (sscanf(lt + 8, "%d:%d:%d", &bits, &p, &s) != 3 || (bits != 128 && bits != 256)) goto bad;
     if (bits == 128) snprintf(buf, sizeof buf, "d:%d,%d", p, s);
     else snprintf(buf, sizeof buf, "d:%d,%d,256", p, s);
-    fld->type = bits == 128 ? LNC_T_DECIMAL128 : LNC_T_DECIMAL256;
-    fld->byte_width = (uint32_t)bits / 8;
-    fld->format = xstrdup(buf);
-    return fld->format ? 0 : LNC_ENOMEM;
+    return set_format(fld, buf, err);
   }
   if (strncmp(lt, "fixed_size_binary:", 18) == 0) {
     char *end;
     long n = strtol(lt + 18, &end, 10);
     if (*end || n <= 0 || n > (1 << 30)) goto bad;
     snprintf(buf, sizeof buf, "w:%ld", n);
-    fld->type = LNC_T_FIXED_BINARY;
-    fld->fixed_size = (int32_t)n;
-    fld->byte_width = (uint32_t)n;
-    fld->format = xstrdup(buf);
-    return fld->format ? 0 : LNC_ENOMEM;
+    return set_format(fld, buf, err);
   }
   if (strncmp(lt, "fixed_size_list:", 16) == 0) {
     const char *inner = lt + 16, *last = strrchr(lt, ':');
@@ -221,10 +217,8 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
     memcpy(inner_lt, inner, il);
     inner_lt[il] = 0;
     snprintf(buf, sizeof buf, "+w:%ld", n);
-    fld->type = LNC_T_FIXED_LIST;
-    fld->fixed_size = (int32_t)n;
-    fld->format = xstrdup(buf);
-    if (!fld->format) return LNC_ENOMEM;
+    int frc = set_format(fld, buf, err);
+    if (frc) return frc;
     struct lnc_field *item = field_new(f);
     if (!item) return LNC_ENOMEM;
     item->name = xstrdup("item");
@@ -246,8 +240,8 @@ bad:
 
 static bool is_leaf_column(const struct lnc_field *fld) {
   if (fld->unsupported) return fld->n_children == 0; /* its children's columns, if it has any */
-  if (fld->type == LNC_T_STRUCT) return fld->packed || fld->blob;
-  if (fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST) return false;
+  if (fld->type == LNC_AT_STRUCT) return fld->packed || fld->blob;
+  if (fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST) return false;
   return true; /* primitives, FSL of primitives (synthetic child), binary, ... */
 }
 
@@ -274,7 +268,7 @@ static void assign_columns20(struct lnc_field *fld, int *next) {
 
 int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, struct lnc_error *err) {
   f->root.name = xstrdup("");
-  f->root.type = LNC_T_STRUCT;
+  f->root.type = LNC_AT_STRUCT;
   f->root.format = xstrdup("+s");
   f->root.id = -1;
   f->root.column = -1;
@@ -330,19 +324,19 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
                         fld->name, fld->id, pf->parent_id);
     }
     if ((rc = add_child(parent, fld))) return lnc_errf(err, rc, "out of memory");
-    if (fld->blob && fld->type == LNC_T_STRUCT) blob_owner = fld;
+    if (fld->blob && fld->type == LNC_AT_STRUCT) blob_owner = fld;
     else if (parent != blob_owner) blob_owner = NULL;
   }
   /* Shape checks: lists have one child, structs at least one (unless packed/blob leaf). */
   for (size_t i = start; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
     if (lnc_schema_unsupported_below(fld) == fld) continue;
-    if ((fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST) && fld->n_children != 1)
+    if ((fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST) && fld->n_children != 1)
       return lnc_errf(err, LNC_ECORRUPT, "list field '%s' has %zu children", fld->name, fld->n_children);
-    if (fld->type == LNC_T_STRUCT && fld->n_children == 0)
+    if (fld->type == LNC_AT_STRUCT && fld->n_children == 0)
       return lnc_errf(err, LNC_ECORRUPT, "struct field '%s' has no children", fld->name);
-    if (fld->type != LNC_T_STRUCT && fld->type != LNC_T_LIST && fld->type != LNC_T_LARGE_LIST &&
-        fld->type != LNC_T_FIXED_LIST && fld->n_children)
+    if (fld->type != LNC_AT_STRUCT && fld->type != LNC_AT_LIST && fld->type != LNC_AT_LARGE_LIST &&
+        fld->type != LNC_AT_FIXED_LIST && fld->n_children)
       return lnc_errf(err, LNC_ECORRUPT, "field '%s' of type %s has children", fld->name, fld->logical_type);
   }
   int next = 0;

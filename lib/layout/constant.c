@@ -114,8 +114,8 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
   }
   /* The constant value as a one-value lnc_values. */
   const struct lnc_field *leaf = c->leaf;
-  bool var = leaf->type == LNC_T_UTF8 || leaf->type == LNC_T_LARGE_UTF8 || leaf->type == LNC_T_BINARY ||
-             leaf->type == LNC_T_LARGE_BINARY;
+  bool var = leaf->type == LNC_AT_UTF8 || leaf->type == LNC_AT_LARGE_UTF8 || leaf->type == LNC_AT_BINARY ||
+             leaf->type == LNC_AT_LARGE_BINARY;
   struct lnc_slice bytes = {0};
   if (inline_v) bytes = (struct lnc_slice){cl->inline_value.data, cl->inline_value.len};
   if (has_scalar) {
@@ -144,8 +144,8 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
       s->value.offsets = offs;
     } else {
       s->value.kind = LNC_VALUES_FIXED;
-      s->value.bits = leaf->type == LNC_T_BOOL ? 1 : leaf->byte_width * 8;
-      if (leaf->type == LNC_T_FIXED_LIST) {
+      s->value.bits = leaf->type == LNC_AT_BOOL ? 1 : leaf->byte_width * 8;
+      if (leaf->type == LNC_AT_FIXED_LIST) {
         rc = lnc_page_err(c, LNC_EUNSUPPORTED, "constant fixed-size-list page");
         goto fail;
       }

@@ -102,7 +102,7 @@ int lnc_v20_link(struct lnc_file *f, struct lnc_error *err) {
     const struct lnc_field *fld = f->all_fields[i];
     if (fld->col20 < 0 || lnc_schema_unsupported(fld)) continue; /* served by no take */
     struct lnc_column *c = &f->columns[fld->col20];
-    bool list = fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST;
+    bool list = fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST;
     uint64_t items = 0;
     for (uint32_t p = 0; p < c->n_pages; p++) {
       struct v20_page *s = P(&c->pages[p]);
@@ -127,7 +127,7 @@ int lnc_v20_link(struct lnc_file *f, struct lnc_error *err) {
       const struct lnc_column *pc = &f->columns[par->col20];
       want = 0;
       for (uint32_t p = 0; p < pc->n_pages; p++)
-        want += (par->type == LNC_T_LIST || par->type == LNC_T_LARGE_LIST) ? P(&pc->pages[p])->enc->list->num_items
+        want += (par->type == LNC_AT_LIST || par->type == LNC_AT_LARGE_LIST) ? P(&pc->pages[p])->enc->list->num_items
                                                                              : pc->pages[p].rows;
     }
     if (rows != want)
@@ -771,8 +771,8 @@ int lnc_v20_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
   for (size_t i = 0; i < n && !rc; i++) {
     const Lance__Encodings__Dictionary *dc = found[i]->dictionary;
     if (dc->num_dictionary_items > V20_MAX_DICT_ITEMS) { rc = lnc_page_err(c, LNC_ECORRUPT, "dictionary of %u items", dc->num_dictionary_items); break; }
-    A.variable = c->leaf->type == LNC_T_UTF8 || c->leaf->type == LNC_T_LARGE_UTF8 || c->leaf->type == LNC_T_BINARY ||
-                 c->leaf->type == LNC_T_LARGE_BINARY;
+    A.variable = c->leaf->type == LNC_AT_UTF8 || c->leaf->type == LNC_AT_LARGE_UTF8 || c->leaf->type == LNC_AT_BINARY ||
+                 c->leaf->type == LNC_AT_LARGE_BINARY;
     struct v20_out o;
     if ((rc = dec_sync(&A, dc->items, 0, dc->num_dictionary_items, &o))) break;
     if (o.v.kind == 0) { /* every item null: an empty item of the leaf's shape */
@@ -881,9 +881,9 @@ static int leaf_values(struct v20_walk *W, uint64_t pos, uint64_t count, uint16_
 static int walk(struct v20_walk *W, uint32_t k, uint64_t pos, uint16_t rep) {
   const struct lnc_field *f = W->path[k];
   if (k == W->D - 1) return leaf_values(W, pos, 1, rep, rep);
-  if (f->type == LNC_T_STRUCT) return walk(W, k + 1, pos, rep); /* 2.0 stores no struct validity */
+  if (f->type == LNC_AT_STRUCT) return walk(W, k + 1, pos, rep); /* 2.0 stores no struct validity */
   uint32_t layer = W->D - 1 - k, m = 0;
-  for (uint32_t x = 0; x <= k; x++) m += W->path[x]->type == LNC_T_LIST || W->path[x]->type == LNC_T_LARGE_LIST;
+  for (uint32_t x = 0; x <= k; x++) m += W->path[x]->type == LNC_AT_LIST || W->path[x]->type == LNC_AT_LARGE_LIST;
   uint64_t s = 0, e = 0;
   bool valid = false;
   int rc = list_range(W, f, pos, &s, &e, &valid);
@@ -925,7 +925,7 @@ static int walk_init(struct v20_walk *W, struct lnc_page_job *j, struct v20_job 
   for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
     W->path[--k] = x;
     if (x->col20 < 0) return lnc_page_err(&j->c, LNC_ECORRUPT, "field '%s' has no column", x->name);
-    if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) {
+    if (x->type == LNC_AT_LIST || x->type == LNC_AT_LARGE_LIST) {
       W->lists++;
       if (W->first_list == D) W->first_list = D - 1 - k;
     }

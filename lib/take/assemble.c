@@ -125,7 +125,7 @@ static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd
       lnc_array_release(out);
     goto done;
   }
-  if (fld->type == LNC_T_STRUCT) {
+  if (fld->type == LNC_AT_STRUCT) {
     if ((rc = lnc_array_init(out, (int64_t)sl.n, nulls, 1, (int64_t)p->n_children))) {
       free(validity);
       rc = lnc_errf(a->err, rc, "out of memory");
@@ -144,8 +144,8 @@ static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd
     }
     goto done;
   }
-  if (fld->type == LNC_T_LIST || fld->type == LNC_T_LARGE_LIST) {
-    bool large = fld->type == LNC_T_LARGE_LIST;
+  if (fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST) {
+    bool large = fld->type == LNC_AT_LARGE_LIST;
     struct ctx_node cn = {nd.k + 1, nd.lists + 1, nd.k + 1};
     /* Count child slots per list slot by walking levels once. */
     void *offs = calloc(sl.n + 1, large ? 8 : 4);
@@ -193,7 +193,7 @@ done:
 }
 
 static uint32_t field_bits(const struct lnc_field *f) {
-  return f->type == LNC_T_BOOL ? 1 : f->byte_width * 8;
+  return f->type == LNC_AT_BOOL ? 1 : f->byte_width * 8;
 }
 
 /* Arrow array for fixed-width values (n values of `bits` each) with optional validity. */
@@ -242,9 +242,9 @@ static int packed_var(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_va
   for (size_t fi = 0; fi < nf; fi++) {
     const struct lnc_field *ch = fields[fi];
     if (!bytes && (pc >= p->n_children || p->children[pc].field != ch)) continue;
-    bool var = ch->byte_width == 0 || ch->type == LNC_T_BOOL;
-    bool large = ch->type == LNC_T_LARGE_BINARY || ch->type == LNC_T_LARGE_UTF8;
-    if (var && ch->type != LNC_T_UTF8 && ch->type != LNC_T_BINARY && !large)
+    bool var = ch->byte_width == 0 || ch->type == LNC_AT_BOOL;
+    bool large = ch->type == LNC_AT_LARGE_BINARY || ch->type == LNC_AT_LARGE_UTF8;
+    if (var && ch->type != LNC_AT_UTF8 && ch->type != LNC_AT_BINARY && !large)
       return lnc_errf(a->err, LNC_EUNSUPPORTED, "packed struct '%s': child '%s' of type %s", fld->name, ch->name, ch->format);
     size_t w = var ? (large ? 8 : 4) : ch->byte_width;
     uint8_t *data = NULL, *offs = calloc((size_t)n + 1, w);
@@ -308,16 +308,16 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
   int rc = make_validity(a, sl, &validity, &nulls);
   if (rc) return rc;
   int64_t n = (int64_t)sl->n;
-  if (fld->blob && fld->type != LNC_T_STRUCT && a->blobs == LNC_BLOBS_DESCRIPTORS)
+  if (fld->blob && fld->type != LNC_AT_STRUCT && a->blobs == LNC_BLOBS_DESCRIPTORS)
     return blob_descriptors(a, v, n, nulls, validity, out);
   switch (fld->type) {
-  case LNC_T_NULL:
+  case LNC_AT_NULL:
     free(validity);
     if (lnc_array_init(out, n, n, 0, 0)) return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
     return 0;
-  case LNC_T_UTF8: case LNC_T_BINARY: case LNC_T_LARGE_UTF8: case LNC_T_LARGE_BINARY: {
+  case LNC_AT_UTF8: case LNC_AT_BINARY: case LNC_AT_LARGE_UTF8: case LNC_AT_LARGE_BINARY: {
     if (v->kind != LNC_VALUES_VARIABLE) { free(validity); return lnc_errf(a->err, LNC_ECORRUPT, "column '%s': fixed-width values for a variable-width type", fld->name); }
-    bool large = fld->type == LNC_T_LARGE_UTF8 || fld->type == LNC_T_LARGE_BINARY;
+    bool large = fld->type == LNC_AT_LARGE_UTF8 || fld->type == LNC_AT_LARGE_BINARY;
     void *offs;
     if (large) {
       offs = v->offsets;
@@ -340,7 +340,7 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
     lnc_array_set_buffer(out, 2, data);
     return 0;
   }
-  case LNC_T_FIXED_LIST: {
+  case LNC_AT_FIXED_LIST: {
     const struct lnc_field *item = fld->children[0];
     if (v->kind != LNC_VALUES_FIXED || item->n_children) {
       free(validity);
@@ -358,7 +358,7 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
     }
     return fixed_array(a, items, inulls, iv, take_buf(&v->data, 8), out->children[0]);
   }
-  case LNC_T_STRUCT: { /* packed struct: split each row's bytes into the children */
+  case LNC_AT_STRUCT: { /* packed struct: split each row's bytes into the children */
     if (v->kind == LNC_VALUES_VARIABLE) return packed_var(a, p, v, n, nulls, validity, out);
     if (v->kind != LNC_VALUES_FIXED || v->bits % 8) { free(validity); return lnc_errf(a->err, LNC_ECORRUPT, "column '%s': packed struct values malformed", fld->name); }
     size_t row_bytes = v->bits / 8, at = 0;

@@ -70,7 +70,7 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
   struct lnc_valbuf *in = &rows->values, out;
   int rc = lnc_valbuf_init(&out, LNC_VALUES_VARIABLE, 0, 1);
   if (rc) return lnc_errf(err, rc, "out of memory");
-  bool v2 = leaf->type == LNC_T_STRUCT;
+  bool v2 = leaf->type == LNC_AT_STRUCT;
   for (uint64_t i = 0; i < in->n && !rc; i++) {
     uint64_t kind = 0, pos, size, blob_id = 0;
     const uint8_t *uri = NULL;

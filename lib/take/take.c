@@ -27,7 +27,7 @@ static int proj_whole(struct lnc_proj *p, const struct lnc_field *f) {
   p->field = f;
   p->n_children = 0;
   p->children = NULL;
-  if (f->n_children == 0 || (f->column >= 0 && f->type != LNC_T_STRUCT)) return 0;
+  if (f->n_children == 0 || (f->column >= 0 && f->type != LNC_AT_STRUCT)) return 0;
   p->children = calloc(f->n_children, sizeof *p->children);
   if (!p->children) return LNC_ENOMEM;
   p->n_children = f->n_children;
@@ -69,18 +69,18 @@ static int proj_add_path(struct lnc_proj *p, const struct lnc_field *target) {
   return proj_add_path(&nc[at], target);
 }
 
-static struct lnc_field blob_data = {.name = (char *)"data", .type = LNC_T_LARGE_BINARY, .format = (char *)"Z",
+static struct lnc_field blob_data = {.name = (char *)"data", .type = LNC_AT_LARGE_BINARY, .format = (char *)"Z",
                                      .nullable = true, .column = -1, .id = -2};
-static struct lnc_field blob_uri = {.name = (char *)"uri", .type = LNC_T_UTF8, .format = (char *)"u",
+static struct lnc_field blob_uri = {.name = (char *)"uri", .type = LNC_AT_UTF8, .format = (char *)"u",
                                     .nullable = true, .column = -1, .id = -2};
 const struct lnc_field *const lnc_blob_bytes_fields[2] = {&blob_data, &blob_uri};
 
 /* Schema of a blob column as served: see enum lnc_blob_mode in lance.h. */
 static int blob_schema(const struct lnc_field *f, int blobs, struct ArrowSchema *out, struct lnc_error *err) {
-  if (f->type != LNC_T_STRUCT && blobs == LNC_BLOBS_BYTES) return lnc_schema_export(f, out, err);
-  if (f->type == LNC_T_STRUCT && blobs == LNC_BLOBS_DESCRIPTORS) return lnc_schema_export(f, out, err);
+  if (f->type != LNC_AT_STRUCT && blobs == LNC_BLOBS_BYTES) return lnc_schema_export(f, out, err);
+  if (f->type == LNC_AT_STRUCT && blobs == LNC_BLOBS_DESCRIPTORS) return lnc_schema_export(f, out, err);
   const char *names[2] = {"position", "size"}, *fmts[2] = {"L", "L"};
-  if (f->type == LNC_T_STRUCT) { names[0] = "data"; names[1] = "uri"; fmts[0] = "Z"; fmts[1] = "u"; }
+  if (f->type == LNC_AT_STRUCT) { names[0] = "data"; names[1] = "uri"; fmts[0] = "Z"; fmts[1] = "u"; }
   if (lnc_schema_init(out, "+s", f->name, f->nullable ? ARROW_FLAG_NULLABLE : 0, 2))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   for (int i = 0; i < 2; i++)
@@ -94,7 +94,7 @@ static int blob_schema(const struct lnc_field *f, int blobs, struct ArrowSchema 
 int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out, struct lnc_error *err) {
   const struct lnc_field *f = p->field;
   if (f->blob && f->column >= 0) return blob_schema(f, blobs, out, err);
-  bool leafcol = f->column >= 0 && f->type != LNC_T_STRUCT;
+  bool leafcol = f->column >= 0 && f->type != LNC_AT_STRUCT;
   if (leafcol) return lnc_schema_export(f, out, err);
   if (lnc_schema_init(out, f->format, f->name, f->nullable ? ARROW_FLAG_NULLABLE : 0,
                       (int64_t)p->n_children))
@@ -151,7 +151,7 @@ static bool ctx_init(struct lnc_take_ctx *tc, struct lnc_file *f, uint32_t col, 
   bool has_list = false, nullable = false;
   for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
     tc->depth++;
-    if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) has_list = true;
+    if (x->type == LNC_AT_LIST || x->type == LNC_AT_LARGE_LIST) has_list = true;
     if (x->nullable) nullable = true;
   }
   tc->levels = has_list || nullable;
@@ -233,36 +233,36 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
   /* Shape of the leaf's values. */
   int rc;
   switch (leaf->type) {
-  case LNC_T_UTF8: case LNC_T_LARGE_UTF8: case LNC_T_BINARY: case LNC_T_LARGE_BINARY:
+  case LNC_AT_UTF8: case LNC_AT_LARGE_UTF8: case LNC_AT_BINARY: case LNC_AT_LARGE_BINARY:
     /* A legacy blob column reads 16-byte descriptors (u64 position, u64 size). */
     if (leaf->blob) rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, 128, 1);
     else rc = lnc_valbuf_init(&out->values, LNC_VALUES_VARIABLE, 0, 1);
     break;
-  case LNC_T_FIXED_LIST: {
+  case LNC_AT_FIXED_LIST: {
     const struct lnc_field *item = leaf->children[0];
     uint64_t ipv = (uint64_t)leaf->fixed_size;
-    while (item->type == LNC_T_FIXED_LIST) { ipv *= (uint64_t)item->fixed_size; item = item->children[0]; }
-    uint32_t bits = item->type == LNC_T_BOOL ? 1 : item->byte_width * 8;
+    while (item->type == LNC_AT_FIXED_LIST) { ipv *= (uint64_t)item->fixed_size; item = item->children[0]; }
+    uint32_t bits = item->type == LNC_AT_BOOL ? 1 : item->byte_width * 8;
     if (!bits) return lnc_errf(err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", leaf->name, item->format);
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, ipv);
     break;
   }
-  case LNC_T_STRUCT: { /* packed struct: fixed rows, or length-prefixed fields if any is variable */
+  case LNC_AT_STRUCT: { /* packed struct: fixed rows, or length-prefixed fields if any is variable */
     uint32_t bits = 0;
     bool var = false;
     for (size_t i = 0; i < leaf->n_children; i++) {
       const struct lnc_field *ch = leaf->children[i];
-      if (ch->type == LNC_T_BOOL || ch->n_children || ch->byte_width == 0) var = true;
+      if (ch->type == LNC_AT_BOOL || ch->n_children || ch->byte_width == 0) var = true;
       bits += ch->byte_width * 8;
     }
     rc = lnc_valbuf_init(&out->values, var ? LNC_VALUES_VARIABLE : LNC_VALUES_FIXED, var ? 0 : bits, 1);
     break;
   }
-  case LNC_T_NULL:
+  case LNC_AT_NULL:
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, 8, 1);
     break;
   default:
-    rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, leaf->type == LNC_T_BOOL ? 1 : leaf->byte_width * 8, 1);
+    rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, leaf->type == LNC_AT_BOOL ? 1 : leaf->byte_width * 8, 1);
   }
   if (rc) return lnc_errf(err, rc, "out of memory");
   if (f->v20) return plan_column20(f, col, uniq, nu, out, &tc, jobs, err);
@@ -423,7 +423,7 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
     if (!t->need[c]) continue;
     for (const struct lnc_field *x = f->columns[c].leaf; x && x->parent; x = x->parent) {
       t->depth[c]++;
-      if (x->type == LNC_T_LIST || x->type == LNC_T_LARGE_LIST) t->lists[c]++;
+      if (x->type == LNC_AT_LIST || x->type == LNC_AT_LARGE_LIST) t->lists[c]++;
     }
     rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, stats, &jobs, err);
   }
