@@ -23,11 +23,12 @@ PORT=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/lanced.log
 [[ -n $PORT ]] || { cat "$TMP/lanced.log"; echo "soak: the daemon did not start" >&2; exit 1; }
 URL=http://127.0.0.1:$PORT
 
-sample() { # seconds-since-start rss-kib fds
-  local rss fds
+sample() { # seconds-since-start rss-kib fds search-cache-bytes
+  local rss fds cache
   rss=$(awk '/^VmRSS/ {print $2}' /proc/$PID/status 2>/dev/null) || return 1
   fds=$(ls /proc/$PID/fd 2>/dev/null | wc -l)
-  echo "$1 $rss $fds"
+  cache=$(curl -s --max-time 2 "$URL/metrics" | awk '$1 == "lanced_cache_resident_bytes" {print $2}')
+  echo "$1 $rss $fds ${cache:-0}"
 }
 
 load() { # name, then lanced-load options
@@ -58,6 +59,10 @@ alive=yes; kill -0 $PID 2>/dev/null || alive=no
 node -e '
 const fs = require("fs"), [tmp, secs, alive] = process.argv.slice(1);
 const s = fs.readFileSync(tmp + "/samples", "utf8").trim().split("\n").map(l => l.split(" ").map(Number));
+if (process.env.SOAK_OUT) fs.copyFileSync(tmp + "/samples", process.env.SOAK_OUT);
+const fifths = [1, 2, 3, 4, 5].map(k => s.find(x => x[0] >= secs * k / 5) || s[s.length - 1]);
+console.log("soak: RSS MiB / search cache MiB at each fifth: " +
+  fifths.map(x => `${x[0]} s ${(x[1] / 1024).toFixed(1)} / ${(x[3] / 1048576).toFixed(1)}`).join(", "));
 const warmAt = secs / 5, warm = s.filter(x => x[0] >= warmAt);
 const rssWarm = warm[0][1], rssEnd = s[s.length - 1][1], rssMax = Math.max(...s.map(x => x[1]));
 const fdWarmMax = Math.max(...warm.slice(0, Math.max(1, Math.ceil(warm.length / 2))).map(x => x[2]));

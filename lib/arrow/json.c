@@ -645,6 +645,140 @@ static int corrupt(struct jctx *c, const char *what, int64_t a, int64_t b) {
                   (long long)b);
 }
 
+static int put_value(struct jctx *c, const struct jnode *n, int64_t i);
+
+/* Dates, times, timestamps and durations at physical index j, written at p (room checked by
+ * the caller: 64 bytes); returns the end. */
+static char *put_temporal(char *p, const struct jnode *n, const void *b1, int64_t j) {
+  switch (n->t.kind) {
+  case LNC_AT_DURATION: return put_i64(p, ((const int64_t *)b1)[j]);
+  case LNC_AT_DATE32:
+    *p++ = '"';
+    p = put_date(p, ((const int32_t *)b1)[j]);
+    *p++ = '"';
+    return p;
+  case LNC_AT_DATE64: {
+    int64_t v = ((const int64_t *)b1)[j];
+    if (v % 86400000 != 0) return put_timestamp(p, v, LNC_TU_MS, n); /* not whole days */
+    *p++ = '"';
+    p = put_date(p, v / 86400000);
+    *p++ = '"';
+    return p;
+  }
+  case LNC_AT_TIMESTAMP: return put_timestamp(p, ((const int64_t *)b1)[j], n->t.unit, n);
+  default: { /* LNC_AT_TIME: the time of day */
+    int64_t v = n->t.bits == 32 ? ((const int32_t *)b1)[j] : ((const int64_t *)b1)[j];
+    int64_t per = UNIT_PER_SEC[n->t.unit];
+    int64_t secs = floor_div(v, per), frac = v - secs * per;
+    secs -= floor_div(secs, 86400) * 86400;
+    *p++ = '"';
+    p = put_clock(p, secs, frac, n->t.unit);
+    *p++ = '"';
+    return p;
+  }
+  }
+}
+
+/* A fixed-width scalar at physical index j: bool, integer, float, decimal or temporal. The
+ * hot path of the encoder: one room check, then digits written in place. */
+static int put_scalar(struct jctx *c, const struct jnode *n, int64_t j) {
+  struct lnc_buf *o = c->out;
+  const void *b1 = n->a->n_buffers > 1 ? n->a->buffers[1] : NULL;
+  char *p;
+  switch (n->t.kind) {
+  case LNC_AT_BOOL:
+    NEED(o, 5);
+    p = (char *)o->data + o->len;
+    p = bit_get(b1, j) ? put_lit(p, "true", 4) : put_lit(p, "false", 5);
+    break;
+  case LNC_AT_INT:
+    NEED(o, 24);
+    p = (char *)o->data + o->len;
+    if (n->t.bits == 64 && !n->t.is_signed) p = put_u64(p, ((const uint64_t *)b1)[j]);
+    else p = put_i64(p, read_int(b1, n->t.bits, n->t.is_signed, j));
+    break;
+  case LNC_AT_FLOAT:
+    NEED(o, 40);
+    p = (char *)o->data + o->len;
+    if (n->t.bits == 64) p = put_float(p, ((const double *)b1)[j], 64, 0);
+    else if (n->t.bits == 32) p = put_float(p, ((const float *)b1)[j], 32, 0);
+    else {
+      uint16_t h = ((const uint16_t *)b1)[j];
+      p = put_float(p, half_to_double(h), 16, h);
+    }
+    break;
+  case LNC_AT_DECIMAL:
+    NEED(o, 100 + (n->t.scale < 0 ? (size_t)-(int64_t)n->t.scale : (size_t)n->t.scale));
+    p = put_decimal((char *)o->data + o->len, (const uint8_t *)b1 + (size_t)j * (size_t)(n->t.bits / 8),
+                    n->t.bits, n->t.scale);
+    break;
+  case LNC_AT_DATE32: case LNC_AT_DATE64: case LNC_AT_TIMESTAMP: case LNC_AT_TIME: case LNC_AT_DURATION:
+    NEED(o, 64);
+    p = put_temporal((char *)o->data + o->len, n, b1, j);
+    break;
+  default:
+    return lnc_errf(c->err, LNC_EINTERNAL, "json: unhandled type %d", (int)n->t.kind);
+  }
+  o->len = (size_t)((uint8_t *)p - o->data);
+  return 0;
+}
+
+/* A string (JSON string) or binary (base64) value with 32- or 64-bit offsets. */
+static int put_varbin(struct jctx *c, const struct jnode *n, int64_t j) {
+  const struct ArrowArray *a = n->a;
+  bool large = n->t.kind == LNC_AT_LARGE_UTF8 || n->t.kind == LNC_AT_LARGE_BINARY;
+  int64_t s = large ? ((const int64_t *)a->buffers[1])[j] : ((const int32_t *)a->buffers[1])[j];
+  int64_t e = large ? ((const int64_t *)a->buffers[1])[j + 1] : ((const int32_t *)a->buffers[1])[j + 1];
+  if (s < 0 || e < s) return corrupt(c, "bad offsets", s, e);
+  const uint8_t *d = (const uint8_t *)a->buffers[2] + s;
+  bool text = n->t.kind == LNC_AT_UTF8 || n->t.kind == LNC_AT_LARGE_UTF8;
+  return text ? put_string(c->out, d, (size_t)(e - s)) : put_base64(c->out, d, (size_t)(e - s));
+}
+
+/* A list, large list or fixed-size list: its items as a JSON array. */
+static int put_list(struct jctx *c, const struct jnode *n, int64_t j) {
+  struct lnc_buf *o = c->out;
+  const void *b1 = n->a->buffers[1];
+  int64_t s, e;
+  if (n->t.kind == LNC_AT_LIST) { s = ((const int32_t *)b1)[j]; e = ((const int32_t *)b1)[j + 1]; }
+  else if (n->t.kind == LNC_AT_LARGE_LIST) { s = ((const int64_t *)b1)[j]; e = ((const int64_t *)b1)[j + 1]; }
+  else { s = j * n->t.width; e = s + n->t.width; }
+  const struct jnode *ch = &n->children[0];
+  if (s < 0 || e < s || e > ch->a->length) return corrupt(c, "bad list offsets", s, e);
+  NEED(o, 2);
+  o->data[o->len++] = '[';
+  for (int64_t k = s; k < e; k++) {
+    if (k > s) {
+      NEED(o, 1);
+      o->data[o->len++] = ',';
+    }
+    int rc = put_value(c, ch, k);
+    if (rc) return rc;
+  }
+  NEED(o, 1);
+  o->data[o->len++] = ']';
+  return 0;
+}
+
+/* A struct: its children as a JSON object, keys precompiled. */
+static int put_struct(struct jctx *c, const struct jnode *n, int64_t j) {
+  struct lnc_buf *o = c->out;
+  NEED(o, 2);
+  o->data[o->len++] = '{';
+  for (int64_t k = 0; k < n->nchildren; k++) {
+    const struct jnode *ch = &n->children[k];
+    NEED(o, ch->key_len + 1);
+    if (k) o->data[o->len++] = ',';
+    memcpy(o->data + o->len, ch->key, ch->key_len);
+    o->len += ch->key_len;
+    int rc = put_value(c, ch, j);
+    if (rc) return rc;
+  }
+  NEED(o, 1);
+  o->data[o->len++] = '}';
+  return 0;
+}
+
 /* Writes the value at logical index i (before a->offset) of node n. */
 static int put_value(struct jctx *c, const struct jnode *n, int64_t i) {
   struct lnc_buf *o = c->out;
@@ -661,140 +795,18 @@ static int put_value(struct jctx *c, const struct jnode *n, int64_t i) {
     if (k < 0 || k >= n->dict->a->length) return corrupt(c, "dictionary index out of range", k, n->dict->a->length);
     return put_value(c, n->dict, k);
   }
-  const void *b1 = a->n_buffers > 1 ? a->buffers[1] : NULL;
-  char *p;
   switch (n->t.kind) {
-  case LNC_AT_BOOL:
-    NEED(o, 5);
-    p = (char *)o->data + o->len;
-    p = bit_get(b1, j) ? put_lit(p, "true", 4) : put_lit(p, "false", 5);
-    break;
-  case LNC_AT_INT:
-    NEED(o, 24);
-    p = (char *)o->data + o->len;
-    if (n->t.bits == 64 && !n->t.is_signed) p = put_u64(p, ((const uint64_t *)b1)[j]);
-    else p = put_i64(p, read_int(b1, n->t.bits, n->t.is_signed, j));
-    break;
-  case LNC_AT_DURATION:
-    NEED(o, 24);
-    p = put_i64((char *)o->data + o->len, ((const int64_t *)b1)[j]);
-    break;
-  case LNC_AT_FLOAT: {
-    NEED(o, 40);
-    p = (char *)o->data + o->len;
-    if (n->t.bits == 64) p = put_float(p, ((const double *)b1)[j], 64, 0);
-    else if (n->t.bits == 32) p = put_float(p, ((const float *)b1)[j], 32, 0);
-    else {
-      uint16_t h = ((const uint16_t *)b1)[j];
-      p = put_float(p, half_to_double(h), 16, h);
-    }
-    break;
-  }
-  case LNC_AT_UTF8:
-  case LNC_AT_BINARY: {
-    const int32_t *off = b1;
-    int64_t s = off[j], e = off[j + 1];
-    if (s < 0 || e < s) return corrupt(c, "bad offsets", s, e);
-    const uint8_t *d = (const uint8_t *)a->buffers[2] + s;
-    return n->t.kind == LNC_AT_UTF8 ? put_string(o, d, (size_t)(e - s))
-                                    : put_base64(o, d, (size_t)(e - s));
-  }
-  case LNC_AT_LARGE_UTF8:
-  case LNC_AT_LARGE_BINARY: {
-    const int64_t *off = b1;
-    int64_t s = off[j], e = off[j + 1];
-    if (s < 0 || e < s) return corrupt(c, "bad offsets", s, e);
-    const uint8_t *d = (const uint8_t *)a->buffers[2] + s;
-    return n->t.kind == LNC_AT_LARGE_UTF8 ? put_string(o, d, (size_t)(e - s))
-                                          : put_base64(o, d, (size_t)(e - s));
-  }
+  case LNC_AT_UTF8: case LNC_AT_BINARY: case LNC_AT_LARGE_UTF8: case LNC_AT_LARGE_BINARY:
+    return put_varbin(c, n, j);
   case LNC_AT_FIXED_BINARY:
-    return put_base64(o, (const uint8_t *)b1 + (size_t)j * (size_t)n->t.width, (size_t)n->t.width);
-  case LNC_AT_DECIMAL:
-    NEED(o, 100 + (n->t.scale < 0 ? (size_t)-(int64_t)n->t.scale : (size_t)n->t.scale));
-    p = put_decimal((char *)o->data + o->len, (const uint8_t *)b1 + (size_t)j * (size_t)(n->t.bits / 8),
-                    n->t.bits, n->t.scale);
-    break;
-  case LNC_AT_DATE32:
-    NEED(o, 32);
-    p = (char *)o->data + o->len;
-    *p++ = '"';
-    p = put_date(p, ((const int32_t *)b1)[j]);
-    *p++ = '"';
-    break;
-  case LNC_AT_DATE64: {
-    NEED(o, 48);
-    int64_t v = ((const int64_t *)b1)[j];
-    p = (char *)o->data + o->len;
-    if (v % 86400000 == 0) {
-      *p++ = '"';
-      p = put_date(p, v / 86400000);
-      *p++ = '"';
-    } else {
-      p = put_timestamp(p, v, LNC_TU_MS, n);
-    }
-    break;
-  }
-  case LNC_AT_TIMESTAMP:
-    NEED(o, 64);
-    p = put_timestamp((char *)o->data + o->len, ((const int64_t *)b1)[j], n->t.unit, n);
-    break;
-  case LNC_AT_TIME: {
-    NEED(o, 32);
-    int64_t v = n->t.bits == 32 ? ((const int32_t *)b1)[j] : ((const int64_t *)b1)[j];
-    int64_t per = UNIT_PER_SEC[n->t.unit];
-    int64_t secs = floor_div(v, per), frac = v - secs * per;
-    secs -= floor_div(secs, 86400) * 86400;
-    p = (char *)o->data + o->len;
-    *p++ = '"';
-    p = put_clock(p, secs, frac, n->t.unit);
-    *p++ = '"';
-    break;
-  }
-  case LNC_AT_LIST:
-  case LNC_AT_LARGE_LIST:
-  case LNC_AT_FIXED_LIST: {
-    int64_t s, e;
-    if (n->t.kind == LNC_AT_LIST) { s = ((const int32_t *)b1)[j]; e = ((const int32_t *)b1)[j + 1]; }
-    else if (n->t.kind == LNC_AT_LARGE_LIST) { s = ((const int64_t *)b1)[j]; e = ((const int64_t *)b1)[j + 1]; }
-    else { s = j * n->t.width; e = s + n->t.width; }
-    const struct jnode *ch = &n->children[0];
-    if (s < 0 || e < s || e > ch->a->length) return corrupt(c, "bad list offsets", s, e);
-    NEED(o, 2);
-    o->data[o->len++] = '[';
-    for (int64_t k = s; k < e; k++) {
-      if (k > s) {
-        NEED(o, 1);
-        o->data[o->len++] = ',';
-      }
-      int rc = put_value(c, ch, k);
-      if (rc) return rc;
-    }
-    NEED(o, 1);
-    o->data[o->len++] = ']';
-    return 0;
-  }
-  case LNC_AT_STRUCT: {
-    NEED(o, 2);
-    o->data[o->len++] = '{';
-    for (int64_t k = 0; k < n->nchildren; k++) {
-      const struct jnode *ch = &n->children[k];
-      NEED(o, ch->key_len + 1);
-      if (k) o->data[o->len++] = ',';
-      memcpy(o->data + o->len, ch->key, ch->key_len);
-      o->len += ch->key_len;
-      int rc = put_value(c, ch, j);
-      if (rc) return rc;
-    }
-    NEED(o, 1);
-    o->data[o->len++] = '}';
-    return 0;
-  }
+    return put_base64(o, (const uint8_t *)a->buffers[1] + (size_t)j * (size_t)n->t.width, (size_t)n->t.width);
+  case LNC_AT_LIST: case LNC_AT_LARGE_LIST: case LNC_AT_FIXED_LIST:
+    return put_list(c, n, j);
+  case LNC_AT_STRUCT:
+    return put_struct(c, n, j);
   default:
-    return lnc_errf(c->err, LNC_EINTERNAL, "json: unhandled type %d", (int)n->t.kind);
+    return put_scalar(c, n, j);
   }
-  o->len = (size_t)((uint8_t *)p - o->data);
-  return 0;
 }
 
 /* ---- schema compilation --------------------------------------------------------------------- */
