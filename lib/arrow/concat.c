@@ -225,6 +225,126 @@ done:
   return rc;
 }
 
+static int oom(const struct ArrowSchema *s, size_t n, struct lnc_error *err) {
+  return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory gathering %zu rows of '%s'", n, s->format);
+}
+
+/* The validity bitmap and null count: no bitmap at all when no gathered row is null. */
+static int gather_validity(const struct ArrowSchema *s, const struct ktype *t, const struct ArrowArray *const *parts,
+                           const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out,
+                           struct lnc_error *err) {
+  int64_t nulls = 0;
+  if (t->kind == K_NULL) {
+    out->null_count = (int64_t)n;
+    return 0;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[refs[i].part];
+    if (a->buffers[0] && !get_bit(a->buffers[0], (uint64_t)a->offset + refs[i].row)) nulls++;
+  }
+  out->null_count = nulls;
+  if (nulls == 0) return 0;
+  uint8_t *v = arr_buf(out, 0, (n + 7) / 8);
+  if (!v) return oom(s, n, err);
+  for (size_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[refs[i].part];
+    if (!a->buffers[0] || get_bit(a->buffers[0], (uint64_t)a->offset + refs[i].row)) set_bit(v, i);
+  }
+  return 0;
+}
+
+static int gather_bool(const struct ArrowSchema *s, const struct ArrowArray *const *parts,
+                       const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out, struct lnc_error *err) {
+  uint8_t *d = arr_buf(out, 1, (n + 7) / 8);
+  if (!d) return oom(s, n, err);
+  for (size_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[refs[i].part];
+    if (get_bit(a->buffers[1], (uint64_t)a->offset + refs[i].row)) set_bit(d, i);
+  }
+  return 0;
+}
+
+static int gather_fixed(const struct ArrowSchema *s, const struct ktype *t, const struct ArrowArray *const *parts,
+                        const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out, struct lnc_error *err) {
+  size_t w = (size_t)t->width;
+  if (n > SIZE_MAX / w) return oom(s, n, err);
+  uint8_t *d = arr_buf(out, 1, n * w);
+  if (!d) return oom(s, n, err);
+  for (size_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[refs[i].part];
+    memcpy(d + i * w, (const uint8_t *)a->buffers[1] + ((uint64_t)a->offset + refs[i].row) * w, w);
+  }
+  return 0;
+}
+
+/* Strings and binaries: the total size first (offsets checked, 32-bit range kept), then
+ * offsets and bytes in one pass. */
+static int gather_var(const struct ArrowSchema *s, const struct ktype *t, const struct ArrowArray *const *parts,
+                      const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out, struct lnc_error *err) {
+  bool big = t->kind == K_VAR64;
+  uint64_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[refs[i].part];
+    uint64_t r = (uint64_t)a->offset + refs[i].row;
+    int64_t st, en;
+    var_range(a, r, big, &st, &en);
+    if (st < 0 || en < st)
+      return lnc_errf(err, LNC_EINVAL, "arrow: '%s' offsets decrease at row %llu", s->format, (unsigned long long)r);
+    total += (uint64_t)(en - st);
+  }
+  if (!big && total > INT32_MAX)
+    return lnc_errf(err, LNC_ELIMIT, "arrow: '%s' data exceeds the int32 offset range", s->format);
+  void *offs = arr_buf(out, 1, (n + 1) * (big ? 8 : 4));
+  uint8_t *d = arr_buf(out, 2, (size_t)total);
+  if (!offs || !d) return oom(s, n, err);
+  uint64_t pos = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[refs[i].part];
+    int64_t st, en;
+    var_range(a, (uint64_t)a->offset + refs[i].row, big, &st, &en);
+    if (en > st) {
+      if (!a->buffers[2]) return lnc_errf(err, LNC_EINVAL, "arrow: '%s' data buffer is NULL", s->format);
+      memcpy(d + pos, (const uint8_t *)a->buffers[2] + st, (size_t)(en - st));
+    }
+    pos += (uint64_t)(en - st);
+    if (big) ((int64_t *)offs)[i + 1] = (int64_t)pos;
+    else ((int32_t *)offs)[i + 1] = (int32_t)pos;
+  }
+  return 0;
+}
+
+/* Lists: the rows' offsets, then their items gathered as one child gather. */
+static int gather_list(const struct ArrowSchema *s, const struct ktype *t, const struct ArrowArray *const *parts,
+                       size_t nparts, const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out,
+                       struct lnc_error *err, int depth) {
+  void *offs = NULL;
+  if (t->kind != K_FSL && !(offs = arr_buf(out, 1, (n + 1) * (t->kind == K_LIST64 ? 8 : 4)))) return oom(s, n, err);
+  struct lnc_row_ref *crefs = NULL;
+  size_t nc = 0;
+  int rc = list_child_refs(t, parts, refs, n, offs, &crefs, &nc, err);
+  if (rc) return rc;
+  rc = gather_children_of(s, 0, parts, nparts, crefs, nc, out->children[0], err, depth);
+  free(crefs);
+  return rc;
+}
+
+/* Structs: each child gathered at the same rows (shifted by the parent's offset). */
+static int gather_struct(const struct ArrowSchema *s, const struct ArrowArray *const *parts, size_t nparts,
+                         const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out,
+                         struct lnc_error *err, int depth) {
+  struct lnc_row_ref *crefs = malloc((n ? n : 1) * sizeof *crefs);
+  if (!crefs) return oom(s, n, err);
+  for (size_t i = 0; i < n; i++) {
+    crefs[i].part = refs[i].part;
+    crefs[i].row = (uint64_t)parts[refs[i].part]->offset + refs[i].row;
+  }
+  int rc = 0;
+  for (int64_t c = 0; c < s->n_children && !rc; c++)
+    rc = gather_children_of(s, c, parts, nparts, crefs, n, out->children[c], err, depth);
+  free(crefs);
+  return rc;
+}
+
 static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *parts,
                   size_t nparts, const struct lnc_row_ref *refs, size_t n,
                   struct ArrowArray *out, struct lnc_error *err, int depth) {
@@ -234,140 +354,21 @@ static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *p
   if (s->dictionary) return gather_dict(s, parts, nparts, refs, n, out, err, depth);
   if ((rc = classify(s, &t, err))) return rc;
   if ((rc = check_parts(s, &t, parts, nparts, refs, n, err))) return rc;
-  int nb = n_buffers_of(t.kind);
-  if (lnc_array_init(out, (int64_t)n, 0, nb, s->n_children))
+  if (lnc_array_init(out, (int64_t)n, 0, n_buffers_of(t.kind), s->n_children))
     return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
-
-  /* validity */
-  int64_t nulls = 0;
-  if (t.kind == K_NULL) {
-    nulls = (int64_t)n;
-  } else {
-    for (size_t i = 0; i < n; i++) {
-      const struct ArrowArray *a = parts[refs[i].part];
-      if (a->buffers[0] && !get_bit(a->buffers[0], (uint64_t)a->offset + refs[i].row)) nulls++;
-    }
-    if (nulls > 0) {
-      uint8_t *v = arr_buf(out, 0, (n + 7) / 8);
-      if (!v) goto oom;
-      for (size_t i = 0; i < n; i++) {
-        const struct ArrowArray *a = parts[refs[i].part];
-        if (!a->buffers[0] || get_bit(a->buffers[0], (uint64_t)a->offset + refs[i].row))
-          set_bit(v, i);
-      }
+  rc = gather_validity(s, &t, parts, refs, n, out, err);
+  if (!rc) {
+    switch (t.kind) {
+    case K_NULL: break;
+    case K_BOOL: rc = gather_bool(s, parts, refs, n, out, err); break;
+    case K_FIXED: rc = gather_fixed(s, &t, parts, refs, n, out, err); break;
+    case K_VAR32: case K_VAR64: rc = gather_var(s, &t, parts, refs, n, out, err); break;
+    case K_LIST32: case K_LIST64: case K_FSL: rc = gather_list(s, &t, parts, nparts, refs, n, out, err, depth); break;
+    case K_STRUCT: rc = gather_struct(s, parts, nparts, refs, n, out, err, depth); break;
     }
   }
-  out->null_count = nulls;
-
-  switch (t.kind) {
-  case K_NULL:
-    return 0;
-  case K_BOOL: {
-    uint8_t *d = arr_buf(out, 1, (n + 7) / 8);
-    if (!d) goto oom;
-    for (size_t i = 0; i < n; i++) {
-      const struct ArrowArray *a = parts[refs[i].part];
-      if (get_bit(a->buffers[1], (uint64_t)a->offset + refs[i].row)) set_bit(d, i);
-    }
-    return 0;
-  }
-  case K_FIXED: {
-    size_t w = (size_t)t.width;
-    if (n > SIZE_MAX / w) goto oom;
-    uint8_t *d = arr_buf(out, 1, n * w);
-    if (!d) goto oom;
-    for (size_t i = 0; i < n; i++) {
-      const struct ArrowArray *a = parts[refs[i].part];
-      memcpy(d + i * w, (const uint8_t *)a->buffers[1] + ((uint64_t)a->offset + refs[i].row) * w,
-             w);
-    }
-    return 0;
-  }
-  case K_VAR32:
-  case K_VAR64: {
-    bool big = t.kind == K_VAR64;
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++) {
-      const struct ArrowArray *a = parts[refs[i].part];
-      uint64_t r = (uint64_t)a->offset + refs[i].row;
-      int64_t st, en;
-      var_range(a, r, big, &st, &en);
-      if (st < 0 || en < st) {
-        out->release(out);
-        return lnc_errf(err, LNC_EINVAL, "arrow: '%s' offsets decrease at row %llu", s->format,
-                        (unsigned long long)r);
-      }
-      total += (uint64_t)(en - st);
-    }
-    if (!big && total > INT32_MAX) {
-      out->release(out);
-      return lnc_errf(err, LNC_ELIMIT, "arrow: '%s' data exceeds the int32 offset range",
-                      s->format);
-    }
-    void *offs = arr_buf(out, 1, (n + 1) * (big ? 8 : 4));
-    uint8_t *d = arr_buf(out, 2, (size_t)total);
-    if (!offs || !d) goto oom;
-    uint64_t pos = 0;
-    for (size_t i = 0; i < n; i++) {
-      const struct ArrowArray *a = parts[refs[i].part];
-      uint64_t r = (uint64_t)a->offset + refs[i].row;
-      int64_t st, en;
-      var_range(a, r, big, &st, &en);
-      if (en > st) {
-        if (!a->buffers[2]) {
-          out->release(out);
-          return lnc_errf(err, LNC_EINVAL, "arrow: '%s' data buffer is NULL", s->format);
-        }
-        memcpy(d + pos, (const uint8_t *)a->buffers[2] + st, (size_t)(en - st));
-      }
-      pos += (uint64_t)(en - st);
-      if (big) ((int64_t *)offs)[i + 1] = (int64_t)pos;
-      else ((int32_t *)offs)[i + 1] = (int32_t)pos;
-    }
-    return 0;
-  }
-  case K_LIST32:
-  case K_LIST64:
-  case K_FSL: {
-    void *offs = NULL;
-    if (t.kind != K_FSL) {
-      offs = arr_buf(out, 1, (n + 1) * (t.kind == K_LIST64 ? 8 : 4));
-      if (!offs) goto oom;
-    }
-    struct lnc_row_ref *crefs = NULL;
-    size_t nc = 0;
-    if ((rc = list_child_refs(&t, parts, refs, n, offs, &crefs, &nc, err))) {
-      out->release(out);
-      return rc;
-    }
-    rc = gather_children_of(s, 0, parts, nparts, crefs, nc, out->children[0], err, depth);
-    free(crefs);
-    if (rc) out->release(out);
-    return rc;
-  }
-  case K_STRUCT: {
-    struct lnc_row_ref *crefs = malloc((n ? n : 1) * sizeof *crefs);
-    if (!crefs) goto oom;
-    for (size_t i = 0; i < n; i++) {
-      crefs[i].part = refs[i].part;
-      crefs[i].row = (uint64_t)parts[refs[i].part]->offset + refs[i].row;
-    }
-    for (int64_t c = 0; c < s->n_children; c++) {
-      rc = gather_children_of(s, c, parts, nparts, crefs, n, out->children[c], err, depth);
-      if (rc) {
-        free(crefs);
-        out->release(out);
-        return rc;
-      }
-    }
-    free(crefs);
-    return 0;
-  }
-  }
-oom:
-  out->release(out);
-  return lnc_errf(err, LNC_ENOMEM, "arrow: out of memory gathering %zu rows of '%s'", n,
-                  s->format);
+  if (rc) out->release(out);
+  return rc;
 }
 
 int lnc_arrow_gather_multi(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,
