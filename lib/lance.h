@@ -83,9 +83,9 @@ LNC_API int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_
 
 /* ---- take -------------------------------------------------------------------------- */
 struct lnc_take_stats {
-  uint64_t reads;          /* read requests issued to the device */
-  uint64_t bytes_read;     /* bytes those reads covered */
-  uint64_t bytes_decoded;  /* bytes of pages actually decoded */
+  uint64_t reads;         /* read requests issued to the device */
+  uint64_t bytes_read;    /* bytes those reads covered */
+  uint64_t bytes_decoded; /* bytes of pages actually decoded */
   uint64_t cache_hits, cache_misses, cache_loads;
 };
 
@@ -95,8 +95,8 @@ struct lnc_take_stats {
  * order. The caller owns *schema and *array and releases both. `stats` may be NULL; when
  * given, counts are added to it. */
 LNC_API int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
-             size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
-             struct lnc_take_stats *stats, struct lnc_error *err);
+                     size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
+                     struct lnc_take_stats *stats, struct lnc_error *err);
 
 /* ---- datasets (a <name>.lance directory: _versions/, data/, _deletions/) --------------- */
 typedef struct lnc_dataset lnc_dataset;
@@ -106,11 +106,11 @@ typedef struct lnc_dataset lnc_dataset;
  * themselves are opened on first take. The handle is owned by the caller (lnc_dataset_close)
  * and is immutable: any number of threads may use one handle concurrently. */
 LNC_API int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
-                     struct lnc_error *err);
+                             struct lnc_error *err);
 /* Same, for `name` relative to the directory descriptor dirfd (which stays the caller's;
  * name "." opens dirfd itself). Paths from the manifest never leave the dataset directory. */
 LNC_API int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_dataset **out,
-                        struct lnc_error *err);
+                                struct lnc_error *err);
 LNC_API void lnc_dataset_close(lnc_dataset *ds);
 
 LNC_API uint64_t lnc_dataset_num_rows(const lnc_dataset *ds); /* live (not deleted) rows */
@@ -127,8 +127,8 @@ LNC_API int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, 
  * LNC_ERANGE. Output: one child per selected top-level field (schema order when columns is
  * NULL, else in the order the fields are first named), rows in request order. Thread-safe. */
 LNC_API int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
-                     size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
-                     struct lnc_take_stats *stats, struct lnc_error *err);
+                             size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
+                             struct lnc_take_stats *stats, struct lnc_error *err);
 
 /* JSON description (versions present, this version, schema, fragments with physical/live
  * rows, data files, deletion files) appended to *out. */
@@ -137,19 +137,20 @@ LNC_API int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out
 struct lnc_take_options;
 /* lnc_dataset_take with options (blob mode; NULL = defaults), as lnc_take_ex. */
 LNC_API int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
-                        const char *const *columns, size_t ncolumns,
-                        const struct lnc_take_options *opts, struct ArrowSchema *schema,
-                        struct ArrowArray *array, struct lnc_take_stats *stats,
-                        struct lnc_error *err);
+                                const char *const *columns, size_t ncolumns,
+                                const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                                struct ArrowArray *array, struct lnc_take_stats *stats,
+                                struct lnc_error *err);
 
 /* How blob columns (`lance-encoding:blob`, 2.2 blob v2) come back. Lance's own reader
  * returns descriptors; lanced serves the bytes they point to unless asked otherwise.
  * BYTES: a legacy blob column as its binary type; a blob v2 column as struct<data, uri>.
  * DESCRIPTORS: struct<position, size> (legacy) / struct<kind, position, size, blob_id,
  * blob_uri> (v2), exactly what Lance's takeOffsets returns. */
-enum lnc_blob_mode { LNC_BLOBS_BYTES = 0, LNC_BLOBS_DESCRIPTORS = 1 };
+enum lnc_blob_mode { LNC_BLOBS_BYTES = 0,
+                     LNC_BLOBS_DESCRIPTORS = 1 };
 struct lnc_take_options {
-  int blobs;   /* enum lnc_blob_mode */
+  int blobs; /* enum lnc_blob_mode */
   /* Engine takes only (enum lnc_nowait). NEVER: never wait for the disk; the take fails at
    * once with LNC_EAGAIN if the file (or dataset version) is not in the search cache, the
    * engine reads O_DIRECT, or a read would miss the page cache (RWF_NOWAIT). A server calls
@@ -159,11 +160,13 @@ struct lnc_take_options {
    * search cache yet, blob bytes) fails with LNC_EAGAIN, for a thread that may block. */
   int nowait;
 };
-enum lnc_nowait { LNC_NOWAIT_OFF = 0, LNC_NOWAIT_NEVER = 1, LNC_NOWAIT_RING = 2 };
+enum lnc_nowait { LNC_NOWAIT_OFF = 0,
+                  LNC_NOWAIT_NEVER = 1,
+                  LNC_NOWAIT_RING = 2 };
 /* lnc_take with options (NULL = defaults: blobs as bytes). */
 LNC_API int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
-                size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
-                struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err);
+                        size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                        struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err);
 
 /* ---- the take engine: a shared search cache and one I/O ring per worker thread --------
  * An engine keeps, for every file it has served, the file's search cache (footer, schema,
@@ -176,21 +179,22 @@ LNC_API int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *
 typedef struct lnc_engine lnc_engine;
 typedef struct lnc_worker lnc_worker;
 
-enum lnc_io_mode { LNC_IO_DIRECT = 0, LNC_IO_BUFFERED = 1 };
+enum lnc_io_mode { LNC_IO_DIRECT = 0,
+                   LNC_IO_BUFFERED = 1 };
 
 struct lnc_engine_config {
-  const char *root;          /* paths are relative to this directory and never leave it
+  const char *root;        /* paths are relative to this directory and never leave it
                                 (openat2 RESOLVE_BENEATH); NULL = paths as given */
-  uint64_t cache_budget;     /* bytes of search cache across all files (0 = 1 GiB) */
-  uint32_t max_open_files;   /* files kept open (0 = a sixth of RLIMIT_NOFILE: each holds up to
+  uint64_t cache_budget;   /* bytes of search cache across all files (0 = 1 GiB) */
+  uint32_t max_open_files; /* files kept open (0 = a sixth of RLIMIT_NOFILE: each holds up to
                                 three descriptors; <= 65536) */
-  int io_mode;               /* enum lnc_io_mode */
-  uint64_t repidx_max;       /* keep full-zip repetition indices up to this many bytes per
+  int io_mode;             /* enum lnc_io_mode */
+  uint64_t repidx_max;     /* keep full-zip repetition indices up to this many bytes per
                                 page (UINT64_MAX = always, 0 = never: two reads per row) */
-  uint64_t merge_gap;        /* merge reads this close together (bytes) */
-  uint32_t block_size;       /* O_DIRECT alignment (0 = 4096) */
-  unsigned ring_depth;       /* io_uring entries per worker (0 = 256) */
-  uint32_t revalidate_ms;    /* a cached file's identity (device, inode, size, mtime) and a
+  uint64_t merge_gap;      /* merge reads this close together (bytes) */
+  uint32_t block_size;     /* O_DIRECT alignment (0 = 4096) */
+  unsigned ring_depth;     /* io_uring entries per worker (0 = 256) */
+  uint32_t revalidate_ms;  /* a cached file's identity (device, inode, size, mtime) and a
                                 dataset's latest version are checked against the disk at most
                                 this often; 0 = on every call */
 };
@@ -219,15 +223,15 @@ LNC_API void lnc_worker_free(lnc_worker *w);
  * directory is taken as a dataset, its latest version (lnc_engine_dataset_take, version 0),
  * found by the same stat that checks a cached file for changes. */
 LNC_API int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
-                    const char *const *columns, size_t ncolumns,
-                    const struct lnc_take_options *opts, struct ArrowSchema *schema,
-                    struct ArrowArray *array, struct lnc_take_stats *stats,
-                    struct lnc_error *err);
+                            const char *const *columns, size_t ncolumns,
+                            const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                            struct ArrowArray *array, struct lnc_take_stats *stats,
+                            struct lnc_error *err);
 /* lnc_file_describe_json of the cached file (search-cache state included), the Arrow schema
  * (caller releases; may be NULL), rows and version. Any output pointer may be NULL. */
 LNC_API int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf *json,
-                        struct ArrowSchema *schema, uint64_t *num_rows, int *major, int *minor,
-                        struct lnc_error *err);
+                                struct ArrowSchema *schema, uint64_t *num_rows, int *major, int *minor,
+                                struct lnc_error *err);
 
 /* ---- datasets through the engine ------------------------------------------------------
  * A dataset is a directory (relative to the engine's root, opened beneath it) holding
@@ -246,18 +250,18 @@ LNC_API int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf 
 LNC_API int lnc_engine_is_dataset(lnc_worker *w, const char *path);
 /* As lnc_dataset_take_ex on version `version` (0 = latest) of the dataset at dir. */
 LNC_API int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
-                            const uint64_t *ids, size_t n, const char *const *columns,
-                            size_t ncolumns, const struct lnc_take_options *opts,
-                            struct ArrowSchema *schema, struct ArrowArray *array,
-                            struct lnc_take_stats *stats, struct lnc_error *err);
+                                    const uint64_t *ids, size_t n, const char *const *columns,
+                                    size_t ncolumns, const struct lnc_take_options *opts,
+                                    struct ArrowSchema *schema, struct ArrowArray *array,
+                                    struct lnc_take_stats *stats, struct lnc_error *err);
 /* lnc_dataset_describe_json of that version (appended to *json), its Arrow schema (one child
  * per top-level field, read through the engine; caller releases), live rows, the version
  * number resolved and the data files' format version (lnc_dataset_data_format). Any output
  * pointer may be NULL. */
 LNC_API int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
-                                struct lnc_buf *json, struct ArrowSchema *schema,
-                                uint64_t *num_rows, uint64_t *version_out, int *major,
-                                int *minor, struct lnc_error *err);
+                                        struct lnc_buf *json, struct ArrowSchema *schema,
+                                        uint64_t *num_rows, uint64_t *version_out, int *major,
+                                        int *minor, struct lnc_error *err);
 
 /* ---- an event loop that drives takes on io_uring ---------------------------------------
  * A loop belongs to one thread and owns an io_uring that carries the thread's device reads
@@ -276,11 +280,11 @@ LNC_API void lnc_loop_free(lnc_loop *l); /* parked tasks are dropped, not resume
 LNC_API lnc_worker *lnc_loop_worker(lnc_loop *l);
 /* Not from inside a task. LNC_ELIMIT when 4096 tasks are parked already. */
 LNC_API int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
-                   struct lnc_error *err);
+                           struct lnc_error *err);
 /* One iteration. fds[0..nfds) (nfds <= 64) are watched for POLLIN; bit i of *ready is set
  * when fds[i] became readable. timeout_ms < 0 = no timeout. */
 LNC_API int lnc_loop_wait(lnc_loop *l, const int *fds, int nfds, int timeout_ms, uint64_t *ready,
-                  struct lnc_error *err);
+                          struct lnc_error *err);
 /* Inside a task: parks it for ms milliseconds (an io_uring timeout). Elsewhere: sleeps. */
 LNC_API void lnc_loop_sleep(unsigned ms);
 struct lnc_loop_stats {
@@ -324,20 +328,23 @@ enum lnc_atype {
   LNC_AT_DURATION,     /* unit */
   LNC_AT_LIST,
   LNC_AT_LARGE_LIST,
-  LNC_AT_FIXED_LIST,   /* width items */
+  LNC_AT_FIXED_LIST, /* width items */
   LNC_AT_STRUCT
 };
 
-enum lnc_tunit { LNC_TU_S = 0, LNC_TU_MS = 1, LNC_TU_US = 2, LNC_TU_NS = 3 }; /* = Arrow's TimeUnit */
+enum lnc_tunit { LNC_TU_S = 0,
+                 LNC_TU_MS = 1,
+                 LNC_TU_US = 2,
+                 LNC_TU_NS = 3 }; /* = Arrow's TimeUnit */
 
 struct lnc_atype_info {
   enum lnc_atype kind;
-  int bits;        /* INT, FLOAT, DECIMAL, TIME; byte width*8 of fixed-width values */
-  bool is_signed;  /* INT */
-  int unit;        /* enum lnc_tunit for TIME, TIMESTAMP, DURATION */
-  int32_t width;   /* FIXED_BINARY bytes, FIXED_LIST items */
+  int bits;                 /* INT, FLOAT, DECIMAL, TIME; byte width*8 of fixed-width values */
+  bool is_signed;           /* INT */
+  int unit;                 /* enum lnc_tunit for TIME, TIMESTAMP, DURATION */
+  int32_t width;            /* FIXED_BINARY bytes, FIXED_LIST items */
   int32_t precision, scale; /* DECIMAL */
-  const char *tz;  /* TIMESTAMP: the zone text after the ':' (may be empty), else NULL */
+  const char *tz;           /* TIMESTAMP: the zone text after the ':' (may be empty), else NULL */
 };
 
 /* Parses one format string. Dictionary-encoded fields carry their index type in `format`;
@@ -351,10 +358,10 @@ LNC_API int lnc_arrow_parse_format(const char *format, struct lnc_atype_info *ou
 LNC_API int lnc_json_str(struct lnc_buf *out, const char *s, size_t n);
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */
 LNC_API int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
-                    struct lnc_buf *out, struct lnc_error *err);
+                            struct lnc_buf *out, struct lnc_error *err);
 /* Arrow IPC stream: schema message, one record batch, end-of-stream marker. */
 LNC_API int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
-                         struct lnc_buf *out, struct lnc_error *err);
+                                 struct lnc_buf *out, struct lnc_error *err);
 
 #ifdef __cplusplus
 }

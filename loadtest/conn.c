@@ -123,11 +123,17 @@ static ld_conn_event on_readable(ld_conn *c, char *rbuf, size_t rcap) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return LD_CEV_NONE;
-      if (c->state != LD_CONN_BUSY) { ld_conn_close(c); return LD_CEV_IDLE_CLOSED; }
+      if (c->state != LD_CONN_BUSY) {
+        ld_conn_close(c);
+        return LD_CEV_IDLE_CLOSED;
+      }
       return io_failure(c, LD_ERR_IO, errno);
     }
     if (n == 0) {
-      if (c->state != LD_CONN_BUSY) { ld_conn_close(c); return LD_CEV_IDLE_CLOSED; }
+      if (c->state != LD_CONN_BUSY) {
+        ld_conn_close(c);
+        return LD_CEV_IDLE_CLOSED;
+      }
       if (ld_http_resp_untouched(&c->resp)) return io_failure(c, LD_ERR_SHORT_BODY, 0);
       if (ld_http_resp_eof(&c->resp) == LD_HTTP_DONE) {
         c->served++;
@@ -147,8 +153,12 @@ static ld_conn_event on_readable(ld_conn *c, char *rbuf, size_t rcap) {
       c->served++;
       /* A server may answer (413, 400) before reading all of a request: the rest of it
        * would be taken as the next request, so such a connection is not reused. */
-      if (c->resp.close || c->out_off < c->out.len) ld_conn_close(c);
-      else { c->state = LD_CONN_IDLE; set_events(c, EPOLLIN); }
+      if (c->resp.close || c->out_off < c->out.len)
+        ld_conn_close(c);
+      else {
+        c->state = LD_CONN_IDLE;
+        set_events(c, EPOLLIN);
+      }
       return LD_CEV_RESPONSE;
     }
     if ((size_t)n < rcap) return LD_CEV_NONE; /* drained; level-triggered epoll calls back */

@@ -10,7 +10,10 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-typedef enum { LD_CONN_CLOSED, LD_CONN_CONNECTING, LD_CONN_IDLE, LD_CONN_BUSY } ld_conn_state;
+typedef enum { LD_CONN_CLOSED,
+               LD_CONN_CONNECTING,
+               LD_CONN_IDLE,
+               LD_CONN_BUSY } ld_conn_state;
 
 typedef enum {
   LD_CEV_NONE,           /* nothing for the worker yet */
@@ -26,26 +29,26 @@ typedef struct ld_conn {
   int fd;
   int epfd;
   ld_conn_state state;
-  uint32_t events;        /* currently registered epoll mask */
-  ld_sbuf out;            /* request being written */
+  uint32_t events; /* currently registered epoll mask */
+  ld_sbuf out;     /* request being written */
   size_t out_off;
   ld_http_resp resp;
-  uint64_t served;        /* responses on the current TCP connection */
+  uint64_t served; /* responses on the current TCP connection */
   ld_err_kind err;
-  int sys_errno;          /* errno behind the last failure, for messages */
-  uint64_t bytes_in;      /* of the current response, headers included */
+  int sys_errno;     /* errno behind the last failure, for messages */
+  uint64_t bytes_in; /* of the current response, headers included */
   /* Worker bookkeeping for the outstanding request. */
-  uint64_t t_origin;      /* latency origin: intended (open loop) or actual send time, ns */
-  uint64_t deadline;      /* connect or response deadline, ns; 0 = none */
-  uint64_t retry_at;      /* CLOSED: do not reconnect before this, ns */
+  uint64_t t_origin; /* latency origin: intended (open loop) or actual send time, ns */
+  uint64_t deadline; /* connect or response deadline, ns; 0 = none */
+  uint64_t retry_at; /* CLOSED: do not reconnect before this, ns */
   unsigned backoff_ms;
   bool retried;
-  bool resend;            /* CLOSED after LD_CEV_RETRY: send c->out again once reconnected */
+  bool resend; /* CLOSED after LD_CEV_RETRY: send c->out again once reconnected */
   bool post;
-  int verify_slot;        /* -1 unless this request's body is kept for --verify */
-  uint64_t *ids;          /* ids of the outstanding request (batch entries) */
-  uint32_t index;         /* position in the worker's array (epoll user data) */
-  uint32_t idle_pos;      /* bookkeeping for the worker's idle stack */
+  int verify_slot;   /* -1 unless this request's body is kept for --verify */
+  uint64_t *ids;     /* ids of the outstanding request (batch entries) */
+  uint32_t index;    /* position in the worker's array (epoll user data) */
+  uint32_t idle_pos; /* bookkeeping for the worker's idle stack */
 } ld_conn;
 
 void ld_conn_init(ld_conn *c, int epfd, uint32_t index);

@@ -5,16 +5,16 @@
 #define LD_HIST_H
 #include <stdint.h>
 
-#define LD_HIST_SUB_BITS 11                       /* 2048 exact values below the log part */
-#define LD_HIST_HALF (1u << (LD_HIST_SUB_BITS - 1))
-#define LD_HIST_MAX_BIT 35                        /* highest bit of the largest value kept */
-#define LD_HIST_NBUCKETS ((1u << LD_HIST_SUB_BITS) + (LD_HIST_MAX_BIT - LD_HIST_SUB_BITS + 1) * LD_HIST_HALF)
+#define LD_HIST_SUB_BITS  11 /* 2048 exact values below the log part */
+#define LD_HIST_HALF      (1u << (LD_HIST_SUB_BITS - 1))
+#define LD_HIST_MAX_BIT   35 /* highest bit of the largest value kept */
+#define LD_HIST_NBUCKETS  ((1u << LD_HIST_SUB_BITS) + (LD_HIST_MAX_BIT - LD_HIST_SUB_BITS + 1) * LD_HIST_HALF)
 #define LD_HIST_MAX_VALUE ((UINT64_C(1) << (LD_HIST_MAX_BIT + 1)) - 1)
 
 typedef struct ld_hist {
-  uint64_t total;      /* number of recorded values */
-  uint64_t min, max;   /* exact extremes (min is UINT64_MAX while empty) */
-  double sum, sumsq;   /* for mean and standard deviation */
+  uint64_t total;    /* number of recorded values */
+  uint64_t min, max; /* exact extremes (min is UINT64_MAX while empty) */
+  double sum, sumsq; /* for mean and standard deviation */
   uint64_t counts[LD_HIST_NBUCKETS];
 } ld_hist;
 

@@ -9,14 +9,14 @@
 #include <strings.h>
 
 enum {
-  ST_STATUS,       /* reading the status line */
-  ST_HEADER,       /* reading header lines until the empty one */
-  ST_BODY_LEN,     /* Content-Length body */
-  ST_BODY_CLOSE,   /* body delimited by connection close */
-  ST_CHUNK_SIZE,   /* chunk-size line */
+  ST_STATUS,     /* reading the status line */
+  ST_HEADER,     /* reading header lines until the empty one */
+  ST_BODY_LEN,   /* Content-Length body */
+  ST_BODY_CLOSE, /* body delimited by connection close */
+  ST_CHUNK_SIZE, /* chunk-size line */
   ST_CHUNK_DATA,
-  ST_CHUNK_CRLF,   /* CRLF after chunk data */
-  ST_TRAILER,      /* trailer lines after the last chunk */
+  ST_CHUNK_CRLF, /* CRLF after chunk data */
+  ST_TRAILER,    /* trailer lines after the last chunk */
   ST_DONE,
 };
 
@@ -148,7 +148,10 @@ static ld_http_result headers_end(ld_http_resp *p) {
     p->state = ST_CHUNK_SIZE;
   } else if (p->content_length >= 0) {
     p->remaining = (uint64_t)p->content_length;
-    if (p->remaining == 0) { p->state = ST_DONE; return LD_HTTP_DONE; }
+    if (p->remaining == 0) {
+      p->state = ST_DONE;
+      return LD_HTTP_DONE;
+    }
     p->state = ST_BODY_LEN;
   } else {
     p->close = true;
@@ -201,7 +204,10 @@ ld_http_result ld_http_resp_feed(ld_http_resp *p, const char *d, size_t len, siz
       size_t before = i;
       int got = take_line(p, d, len, &i);
       if (p->state == ST_STATUS || p->state == ST_HEADER) p->header_bytes += i - before;
-      if (got < 0) { r = parse_fail(p, "line too long"); break; }
+      if (got < 0) {
+        r = parse_fail(p, "line too long");
+        break;
+      }
       if (got == 0) break;
       char *line = p->line;
       size_t ll = p->line_len;
@@ -224,26 +230,41 @@ ld_http_result ld_http_resp_feed(ld_http_resp *p, const char *d, size_t len, siz
     case ST_CHUNK_DATA: {
       size_t n = len - i;
       if (n > p->remaining) n = (size_t)p->remaining;
-      if (capture(p, d + i, n) < 0) { r = parse_fail(p, "out of memory"); break; }
+      if (capture(p, d + i, n) < 0) {
+        r = parse_fail(p, "out of memory");
+        break;
+      }
       i += n;
       p->remaining -= n;
       if (p->remaining == 0) {
-        if (p->state == ST_BODY_LEN) { p->state = ST_DONE; r = LD_HTTP_DONE; }
-        else p->state = ST_CHUNK_CRLF;
+        if (p->state == ST_BODY_LEN) {
+          p->state = ST_DONE;
+          r = LD_HTTP_DONE;
+        } else
+          p->state = ST_CHUNK_CRLF;
       }
       break;
     }
     case ST_CHUNK_CRLF: {
       /* Exactly CRLF (a bare LF is tolerated); a byte split between reads is fine. */
       char c = d[i++];
-      if (c == '\r' && p->line_len == 0) { p->line_len = 1; break; }
-      if (c != '\n') { r = parse_fail(p, "missing CRLF after chunk"); break; }
+      if (c == '\r' && p->line_len == 0) {
+        p->line_len = 1;
+        break;
+      }
+      if (c != '\n') {
+        r = parse_fail(p, "missing CRLF after chunk");
+        break;
+      }
       p->line_len = 0;
       p->state = ST_CHUNK_SIZE;
       break;
     }
     case ST_BODY_CLOSE:
-      if (capture(p, d + i, len - i) < 0) { r = parse_fail(p, "out of memory"); break; }
+      if (capture(p, d + i, len - i) < 0) {
+        r = parse_fail(p, "out of memory");
+        break;
+      }
       i = len;
       break;
     case ST_DONE:

@@ -9,19 +9,21 @@
 
 #define LD_HTTP_LINE_MAX 8192 /* longest status/header/chunk-size line accepted */
 
-typedef enum { LD_HTTP_MORE = 0, LD_HTTP_DONE = 1, LD_HTTP_ERROR = -1 } ld_http_result;
+typedef enum { LD_HTTP_MORE = 0,
+               LD_HTTP_DONE = 1,
+               LD_HTTP_ERROR = -1 } ld_http_result;
 
 typedef struct ld_http_resp {
   int state;
-  int status;            /* e.g. 200 */
-  int minor;             /* HTTP/1.<minor> */
+  int status; /* e.g. 200 */
+  int minor;  /* HTTP/1.<minor> */
   bool chunked;
-  bool close;            /* server will close after this response (or HTTP/1.0 w/o keep-alive) */
-  bool keep_alive_hdr;   /* "Connection: keep-alive" seen (matters for HTTP/1.0) */
-  bool no_body;          /* 1xx/204/304 or a response to HEAD */
-  bool head_request;     /* the request was HEAD: no body whatever the headers say */
-  int64_t content_length;/* -1 when absent */
-  uint64_t remaining;    /* bytes left in the Content-Length body or current chunk */
+  bool close;             /* server will close after this response (or HTTP/1.0 w/o keep-alive) */
+  bool keep_alive_hdr;    /* "Connection: keep-alive" seen (matters for HTTP/1.0) */
+  bool no_body;           /* 1xx/204/304 or a response to HEAD */
+  bool head_request;      /* the request was HEAD: no body whatever the headers say */
+  int64_t content_length; /* -1 when absent */
+  uint64_t remaining;     /* bytes left in the Content-Length body or current chunk */
   uint64_t header_bytes, body_bytes;
   char content_type[64];
   /* Optional capture of the body (decoded, without chunk framing). */

@@ -49,9 +49,18 @@ uint64_t ld_rng_below(ld_rng *r, uint64_t n) {
 double ld_rng_double(ld_rng *r) { return (double)(ld_rng_next(r) >> 11) * 0x1.0p-53; }
 
 int ld_ids_spec_parse(const char *str, ld_ids_spec *out) {
-  if (strcmp(str, "uniform") == 0) { *out = (ld_ids_spec){LD_IDS_UNIFORM, 0}; return 0; }
-  if (strcmp(str, "sequential") == 0) { *out = (ld_ids_spec){LD_IDS_SEQUENTIAL, 0}; return 0; }
-  if (strcmp(str, "zipf") == 0) { *out = (ld_ids_spec){LD_IDS_ZIPF, 1.1}; return 0; }
+  if (strcmp(str, "uniform") == 0) {
+    *out = (ld_ids_spec){LD_IDS_UNIFORM, 0};
+    return 0;
+  }
+  if (strcmp(str, "sequential") == 0) {
+    *out = (ld_ids_spec){LD_IDS_SEQUENTIAL, 0};
+    return 0;
+  }
+  if (strcmp(str, "zipf") == 0) {
+    *out = (ld_ids_spec){LD_IDS_ZIPF, 1.1};
+    return 0;
+  }
   if (strncmp(str, "zipf:", 5) == 0) {
     char *end;
     double s = strtod(str + 5, &end);
@@ -105,7 +114,8 @@ uint64_t ld_zipf_sample(const ld_zipf *z, ld_rng *r) {
     double u = z->h_n + ld_rng_double(r) * (z->h_x1 - z->h_n);
     double x = zHinv(z, u);
     double kd = floor(x + 0.5);
-    uint64_t k = kd < 1 ? 1 : kd > (double)z->n ? z->n : (uint64_t)kd;
+    uint64_t k = kd < 1 ? 1 : kd > (double)z->n ? z->n
+                                                : (uint64_t)kd;
     if ((double)k - x <= z->s_val || u >= zH(z, (double)k + 0.5) - zh(z, (double)k)) return k;
   }
   return 1;

@@ -17,7 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_SERVER = 2, EXIT_VERIFY = 3 };
+enum { EXIT_OK = 0,
+       EXIT_USAGE = 1,
+       EXIT_SERVER = 2,
+       EXIT_VERIFY = 3 };
 
 static int resolve(const ld_options *o, struct sockaddr_storage *ss, socklen_t *len) {
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
@@ -104,8 +107,7 @@ int main(int argc, char **argv) {
   if (rc != EXIT_OK) return rc;
 
   ld_req_tmpl tmpl;
-  ld_req_params rp = {.host_header = o.host_header, .prefix = o.prefix, .file = o.path, .columns = o.columns,
-                      .format = o.format, .post_threshold = o.post_threshold, .raw_path = o.raw_path};
+  ld_req_params rp = {.host_header = o.host_header, .prefix = o.prefix, .file = o.path, .columns = o.columns, .format = o.format, .post_threshold = o.post_threshold, .raw_path = o.raw_path};
   ld_req_tmpl_init(&tmpl, &rp);
   ld_verify_pool pool;
   if (o.verify && ld_verify_pool_init(&pool, o.verify) < 0) {
@@ -126,11 +128,23 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < nt; i++) {
     unsigned conns = o.connections / nt + (i < o.connections % nt);
     ld_worker_cfg cfg = {
-        .addr = (struct sockaddr *)&ss, .addrlen = salen, .tmpl = &tmpl, .raw = o.raw_path != NULL,
-        .ids = o.ids, .num_rows = num_rows, .batch = o.batch, .seed = o.seed, .index = i, .nthreads = nt,
-        .nconns = conns, .rate = o.rate > 0 ? o.rate * conns / o.connections : 0, .start_ns = start,
-        .end_ns = end, .timeout_ns = (uint64_t)(o.timeout * 1e9),
-        .busy_poll_ns = (uint64_t)o.busy_poll_us * 1000, .verify = o.verify ? &pool : NULL,
+        .addr = (struct sockaddr *)&ss,
+        .addrlen = salen,
+        .tmpl = &tmpl,
+        .raw = o.raw_path != NULL,
+        .ids = o.ids,
+        .num_rows = num_rows,
+        .batch = o.batch,
+        .seed = o.seed,
+        .index = i,
+        .nthreads = nt,
+        .nconns = conns,
+        .rate = o.rate > 0 ? o.rate * conns / o.connections : 0,
+        .start_ns = start,
+        .end_ns = end,
+        .timeout_ns = (uint64_t)(o.timeout * 1e9),
+        .busy_poll_ns = (uint64_t)o.busy_poll_us * 1000,
+        .verify = o.verify ? &pool : NULL,
     };
     if (ld_worker_init(&workers[i], &cfg) < 0 || ld_worker_start(&workers[i]) != 0) {
       fprintf(stderr, "lanced-load: cannot start thread %u\n", i);
@@ -153,8 +167,7 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < nt; i++) ld_worker_join(&workers[i]);
   if (!o.quiet && tty) fputc('\n', stderr);
 
-  ld_report rep = {.opt = &o, .threads = nt, .num_rows = num_rows, .elapsed_s = (double)(end - start) / 1e9,
-                   .hist = total_hist, .verdict = "ok"};
+  ld_report rep = {.opt = &o, .threads = nt, .num_rows = num_rows, .elapsed_s = (double)(end - start) / 1e9, .hist = total_hist, .verdict = "ok"};
   sum_stats(workers, nt, &rep.stats, NULL);
   int last_errno = 0;
   for (unsigned i = 0; i < nt; i++) {

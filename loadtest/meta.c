@@ -57,10 +57,16 @@ int ld_http_exchange(const struct sockaddr *sa, socklen_t salen, const char *req
   while (off < len) {
     ssize_t n = send(fd, request + off, len - off, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (wait_fd(fd, POLLOUT, deadline) <= 0) { snprintf(err, errcap, "send: timed out"); goto out; }
+      if (wait_fd(fd, POLLOUT, deadline) <= 0) {
+        snprintf(err, errcap, "send: timed out");
+        goto out;
+      }
       continue;
     }
-    if (n < 0) { snprintf(err, errcap, "send: %s", strerror(errno)); goto out; }
+    if (n < 0) {
+      snprintf(err, errcap, "send: %s", strerror(errno));
+      goto out;
+    }
     off += (size_t)n;
   }
   ld_http_resp_reset(resp, false, true);
@@ -68,17 +74,29 @@ int ld_http_exchange(const struct sockaddr *sa, socklen_t salen, const char *req
   for (;;) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (wait_fd(fd, POLLIN, deadline) <= 0) { snprintf(err, errcap, "no response within %d ms", timeout_ms); goto out; }
+      if (wait_fd(fd, POLLIN, deadline) <= 0) {
+        snprintf(err, errcap, "no response within %d ms", timeout_ms);
+        goto out;
+      }
       continue;
     }
-    if (n < 0) { snprintf(err, errcap, "read: %s", strerror(errno)); goto out; }
+    if (n < 0) {
+      snprintf(err, errcap, "read: %s", strerror(errno));
+      goto out;
+    }
     if (n == 0) {
-      if (ld_http_resp_eof(resp) != LD_HTTP_DONE) { snprintf(err, errcap, "%s", resp->error); goto out; }
+      if (ld_http_resp_eof(resp) != LD_HTTP_DONE) {
+        snprintf(err, errcap, "%s", resp->error);
+        goto out;
+      }
       break;
     }
     size_t used;
     ld_http_result r = ld_http_resp_feed(resp, buf, (size_t)n, &used);
-    if (r == LD_HTTP_ERROR) { snprintf(err, errcap, "bad response: %s", resp->error); goto out; }
+    if (r == LD_HTTP_ERROR) {
+      snprintf(err, errcap, "bad response: %s", resp->error);
+      goto out;
+    }
     if (r == LD_HTTP_DONE) break;
   }
   rc = 0;

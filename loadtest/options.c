@@ -69,10 +69,14 @@ static int parse_duration(const char *s, double *out) {
   if (!n || n >= sizeof buf) return -1;
   memcpy(buf, s, n + 1);
   double mult = 1;
-  if (n > 2 && !strcmp(buf + n - 2, "ms")) mult = 0.001, buf[n - 2] = 0;
-  else if (buf[n - 1] == 's') buf[n - 1] = 0;
-  else if (buf[n - 1] == 'm') mult = 60, buf[n - 1] = 0;
-  else if (buf[n - 1] == 'h') mult = 3600, buf[n - 1] = 0;
+  if (n > 2 && !strcmp(buf + n - 2, "ms"))
+    mult = 0.001, buf[n - 2] = 0;
+  else if (buf[n - 1] == 's')
+    buf[n - 1] = 0;
+  else if (buf[n - 1] == 'm')
+    mult = 60, buf[n - 1] = 0;
+  else if (buf[n - 1] == 'h')
+    mult = 3600, buf[n - 1] = 0;
   char *end;
   errno = 0;
   double v = strtod(buf, &end);
@@ -148,9 +152,30 @@ static int parse_url(ld_options *o) {
 }
 
 enum {
-  OPT_URL = 256, OPT_PATH, OPT_RAW, OPT_BATCH, OPT_CONNS, OPT_DURATION, OPT_RATE, OPT_FORMAT,
-  OPT_COLUMNS, OPT_IDS, OPT_SEED, OPT_THREADS, OPT_POSTT, OPT_TIMEOUT, OPT_MAXERR, OPT_NROWS,
-  OPT_VERIFY, OPT_VFILE, OPT_LANCECTL, OPT_JSON, OPT_QUIET, OPT_HELP, OPT_BUSYPOLL, OPT_VERSION,
+  OPT_URL = 256,
+  OPT_PATH,
+  OPT_RAW,
+  OPT_BATCH,
+  OPT_CONNS,
+  OPT_DURATION,
+  OPT_RATE,
+  OPT_FORMAT,
+  OPT_COLUMNS,
+  OPT_IDS,
+  OPT_SEED,
+  OPT_THREADS,
+  OPT_POSTT,
+  OPT_TIMEOUT,
+  OPT_MAXERR,
+  OPT_NROWS,
+  OPT_VERIFY,
+  OPT_VFILE,
+  OPT_LANCECTL,
+  OPT_JSON,
+  OPT_QUIET,
+  OPT_HELP,
+  OPT_BUSYPOLL,
+  OPT_VERSION,
 };
 
 /* A URL given as wrk takes it (positional, with its path): the base goes to o->url, the path
@@ -216,11 +241,16 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "c:d:t:hv", longopts, NULL)) != -1) {
     const char *name = c >= OPT_URL && c <= OPT_HELP ? longopts[c - OPT_URL].name : "?";
-    if (c == 'c') c = OPT_CONNS, name = "connections";
-    else if (c == 'd') c = OPT_DURATION, name = "duration";
-    else if (c == 't') c = OPT_THREADS, name = "threads";
-    else if (c == 'h') c = OPT_HELP;
-    else if (c == 'v') c = OPT_VERSION;
+    if (c == 'c')
+      c = OPT_CONNS, name = "connections";
+    else if (c == 'd')
+      c = OPT_DURATION, name = "duration";
+    else if (c == 't')
+      c = OPT_THREADS, name = "threads";
+    else if (c == 'h')
+      c = OPT_HELP;
+    else if (c == 'v')
+      c = OPT_VERSION;
     switch (c) {
     case OPT_VERSION: printf("lanced-load %s\n", LD_LOAD_VERSION); return 2;
     case OPT_URL: o->url = optarg; break;
@@ -296,7 +326,10 @@ int ld_options_parse(int argc, char **argv, ld_options *o) {
     fprintf(stderr, "lanced-load: unexpected argument '%s'\n", argv[optind]);
     return 1;
   }
-  if (!o->url) { fprintf(stderr, "lanced-load: --url is required\n"); return 1; }
+  if (!o->url) {
+    fprintf(stderr, "lanced-load: --url is required\n");
+    return 1;
+  }
   if (parse_url(o) < 0) return bad("url", o->url);
   if (!o->path == !o->raw_path) {
     fprintf(stderr, "lanced-load: give exactly one of --path and --raw-path\n");

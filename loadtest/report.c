@@ -5,9 +5,12 @@
 #include <string.h>
 
 static const char *fmt_us(char *buf, size_t cap, uint64_t us) {
-  if (us < 1000) snprintf(buf, cap, "%lluus", (unsigned long long)us);
-  else if (us < 1000000) snprintf(buf, cap, "%.2fms", us / 1e3);
-  else snprintf(buf, cap, "%.2fs", us / 1e6);
+  if (us < 1000)
+    snprintf(buf, cap, "%lluus", (unsigned long long)us);
+  else if (us < 1000000)
+    snprintf(buf, cap, "%.2fms", us / 1e3);
+  else
+    snprintf(buf, cap, "%.2fs", us / 1e6);
   return buf;
 }
 

@@ -11,15 +11,15 @@
 
 typedef struct ld_report {
   const ld_options *opt;
-  unsigned threads;         /* threads actually used */
-  uint64_t num_rows;        /* 0 in --raw-path mode */
-  double elapsed_s;         /* measured run time */
+  unsigned threads;  /* threads actually used */
+  uint64_t num_rows; /* 0 in --raw-path mode */
+  double elapsed_s;  /* measured run time */
   ld_stats stats;
   const ld_hist *hist;
   bool verify_ran;
   ld_verify_result verify;
   int exit_code;
-  const char *verdict;      /* why the exit code is not 0, or "ok" */
+  const char *verdict; /* why the exit code is not 0, or "ok" */
 } ld_report;
 
 /* cur - prev over dt seconds; interval holds the latencies of that second. */

@@ -31,14 +31,20 @@ void ld_sbuf_putc(ld_sbuf *b, char c) { ld_sbuf_append(b, &c, 1); }
 
 unsigned ld_u64_digits(uint64_t v) {
   unsigned d = 1;
-  while (v >= 10) { v /= 10; d++; }
+  while (v >= 10) {
+    v /= 10;
+    d++;
+  }
   return d;
 }
 
 void ld_sbuf_u64(ld_sbuf *b, uint64_t v) {
   char tmp[20];
   int n = 0;
-  do { tmp[19 - n++] = (char)('0' + v % 10); v /= 10; } while (v);
+  do {
+    tmp[19 - n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
   ld_sbuf_append(b, tmp + 20 - n, (size_t)n);
 }
 

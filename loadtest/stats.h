@@ -5,8 +5,8 @@
 #include <stdint.h>
 
 typedef enum {
-  LD_ERR_CONNECT,    /* connect() refused / failed / timed out */
-  LD_ERR_TIMEOUT,    /* no complete response within --timeout */
+  LD_ERR_CONNECT, /* connect() refused / failed / timed out */
+  LD_ERR_TIMEOUT, /* no complete response within --timeout */
   LD_ERR_HTTP_4XX,
   LD_ERR_HTTP_5XX,
   LD_ERR_PARSE,      /* malformed response, or bytes nobody asked for */
@@ -19,18 +19,18 @@ static const char *const ld_err_names[LD_ERR_COUNT] = {
     "connect", "timeout", "http_4xx", "http_5xx", "parse", "short_body", "io"};
 
 typedef struct ld_stats {
-  uint64_t responses;     /* complete HTTP responses, any status */
+  uint64_t responses;       /* complete HTTP responses, any status */
   uint64_t status_class[6]; /* [1]..[5]: 1xx..5xx */
-  uint64_t rows;          /* ids requested by 2xx-answered requests */
-  uint64_t bytes_in;      /* response bytes, headers included */
+  uint64_t rows;            /* ids requested by 2xx-answered requests */
+  uint64_t bytes_in;        /* response bytes, headers included */
   uint64_t body_bytes;
   uint64_t bytes_out;
-  uint64_t posts;         /* requests sent as POST */
+  uint64_t posts; /* requests sent as POST */
   uint64_t errors[LD_ERR_COUNT];
-  uint64_t connects;      /* successful TCP connects */
-  uint64_t retries;       /* requests resent after the server dropped an idle keep-alive */
-  uint64_t unsent;        /* open loop: scheduled but never sent by the end */
-  uint64_t inflight_end;  /* outstanding when the run ended */
+  uint64_t connects;     /* successful TCP connects */
+  uint64_t retries;      /* requests resent after the server dropped an idle keep-alive */
+  uint64_t unsent;       /* open loop: scheduled but never sent by the end */
+  uint64_t inflight_end; /* outstanding when the run ended */
 } ld_stats;
 
 static inline void ld_stats_add(ld_stats *d, const ld_stats *s) {

@@ -82,11 +82,17 @@ static int run_tool(char *const argv[], ld_sbuf *out) {
   char buf[65536];
   for (;;) {
     uint64_t now = now_ms();
-    if (now >= deadline) { timed_out = true; break; }
+    if (now >= deadline) {
+      timed_out = true;
+      break;
+    }
     struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
     int r = poll(&pfd, 1, (int)(deadline - now));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) { timed_out = r == 0; break; }
+    if (r <= 0) {
+      timed_out = r == 0;
+      break;
+    }
     ssize_t n = read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
@@ -119,7 +125,10 @@ void ld_verify_run(const ld_verify_pool *p, const char *lancectl, const char *fi
   ld_sbuf ids = {0}, got = {0};
   for (size_t i = 0; i < n; i++) {
     const ld_verify_sample *s = &p->samples[i];
-    if (!s->completed || s->status / 100 != 2) { out->skipped++; continue; }
+    if (!s->completed || s->status / 100 != 2) {
+      out->skipped++;
+      continue;
+    }
     ld_sbuf_clear(&ids);
     ld_ids_join(&ids, s->ids, s->n);
     char *argv[12];

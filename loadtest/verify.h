@@ -10,21 +10,21 @@
 typedef struct ld_verify_sample {
   uint64_t *ids;
   size_t n;
-  bool completed;    /* a response arrived */
+  bool completed; /* a response arrived */
   int status;
-  char *body;        /* owned */
+  char *body; /* owned */
   size_t body_len;
 } ld_verify_sample;
 
 typedef struct ld_verify_pool {
   size_t cap;
-  unsigned claimed;  /* atomically incremented by worker threads */
+  unsigned claimed; /* atomically incremented by worker threads */
   ld_verify_sample *samples;
 } ld_verify_pool;
 
 typedef struct ld_verify_result {
   size_t sampled, compared, matched, mismatched, skipped; /* skipped: no 2xx response */
-  size_t tool_failures; /* lancectl could not be run or failed */
+  size_t tool_failures;                                   /* lancectl could not be run or failed */
 } ld_verify_result;
 
 int ld_verify_pool_init(ld_verify_pool *p, size_t cap);

@@ -10,11 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RBUF_SIZE (256 * 1024)
-#define TICK_NS (10 * 1000000ULL)     /* timeouts and reconnects are checked this often */
-#define PUBLISH_NS (50 * 1000000ULL)  /* counters reach the progress line this often */
+#define RBUF_SIZE  (256 * 1024)
+#define TICK_NS    (10 * 1000000ULL) /* timeouts and reconnects are checked this often */
+#define PUBLISH_NS (50 * 1000000ULL) /* counters reach the progress line this often */
 #define MAX_EVENTS 256
-#define NOT_IDLE UINT32_MAX
+#define NOT_IDLE   UINT32_MAX
 
 uint64_t ld_now_ns(void) {
   struct timespec ts;
@@ -27,16 +27,16 @@ typedef struct loop {
   const ld_worker_cfg *cfg;
   int epfd;
   ld_conn *conns;
-  uint32_t *idle;        /* stack of IDLE connection indices */
+  uint32_t *idle; /* stack of IDLE connection indices */
   uint32_t nidle;
   ld_idgen gen;
-  ld_rng sample_rng;     /* decides which requests --verify keeps */
-  uint64_t *ids;         /* nconns * batch */
+  ld_rng sample_rng; /* decides which requests --verify keeps */
+  uint64_t *ids;     /* nconns * batch */
   char *rbuf;
-  ld_stats stats;        /* private; published under w->mu */
-  ld_hist *interval;     /* private interval latencies */
-  uint64_t scheduled;    /* open loop: requests whose intended time has been handed out */
-  double phase;          /* open loop: this thread's offset within one interval */
+  ld_stats stats;     /* private; published under w->mu */
+  ld_hist *interval;  /* private interval latencies */
+  uint64_t scheduled; /* open loop: requests whose intended time has been handed out */
+  double phase;       /* open loop: this thread's offset within one interval */
   bool use_pwait2;
 } loop;
 
@@ -162,8 +162,10 @@ static void handle_event(loop *L, ld_conn *c, ld_conn_event ev, uint64_t now) {
     break;
   case LD_CEV_RESPONSE:
     on_response(L, c, now);
-    if (c->state == LD_CONN_IDLE) idle_push(L, c);
-    else reopen(L, c, now);
+    if (c->state == LD_CONN_IDLE)
+      idle_push(L, c);
+    else
+      reopen(L, c, now);
     break;
   case LD_CEV_RETRY:
     L->stats.retries++;
@@ -245,7 +247,10 @@ static void wait_events(loop *L, struct epoll_event *evs, int *nev, uint64_t now
     uint64_t spin_end = now + (wait < spin ? wait : spin);
     do {
       n = epoll_wait(L->epfd, evs, MAX_EVENTS, 0);
-      if (n != 0) { *nev = n < 0 ? 0 : n; return; }
+      if (n != 0) {
+        *nev = n < 0 ? 0 : n;
+        return;
+      }
     } while (ld_now_ns() < spin_end);
     now = ld_now_ns();
     wait = until > now ? until - now : 0;
@@ -337,8 +342,14 @@ static void *worker_main(void *arg) {
       handle_event(&L, c, ev, ev == LD_CEV_NONE ? 0 : ld_now_ns());
     }
     now = ld_now_ns();
-    if (now >= next_tick) { maintain(&L, now); next_tick = now + TICK_NS; }
-    if (now >= next_publish) { publish(&L); next_publish = now + PUBLISH_NS; }
+    if (now >= next_tick) {
+      maintain(&L, now);
+      next_tick = now + TICK_NS;
+    }
+    if (now >= next_publish) {
+      publish(&L);
+      next_publish = now + PUBLISH_NS;
+    }
   }
   finish(&L, cfg->end_ns);
   publish(&L);

@@ -18,14 +18,14 @@ typedef struct ld_worker_cfg {
   const struct sockaddr *addr;
   socklen_t addrlen;
   const ld_req_tmpl *tmpl;
-  bool raw;               /* --raw-path: fixed request, no ids */
+  bool raw; /* --raw-path: fixed request, no ids */
   ld_ids_spec ids;
   uint64_t num_rows;
   size_t batch;
   uint64_t seed;
   unsigned index, nthreads;
   unsigned nconns;
-  double rate;            /* this thread's requests/s; 0 = closed loop */
+  double rate;               /* this thread's requests/s; 0 = closed loop */
   uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
   uint64_t timeout_ns;
   uint64_t busy_poll_ns;  /* see wait_events() in worker.c */
@@ -36,14 +36,14 @@ typedef struct ld_worker {
   ld_worker_cfg cfg;
   pthread_t tid;
   bool started;
-  int setup_errno;        /* non-zero when the thread could not start its loop */
+  int setup_errno; /* non-zero when the thread could not start its loop */
   /* Guarded by mu: read by the progress reporter while the run goes on. */
   pthread_mutex_t mu;
   ld_stats stats;
-  ld_hist *interval;      /* latencies since the last progress tick */
+  ld_hist *interval; /* latencies since the last progress tick */
   /* Owned by the thread until it is joined. */
-  ld_hist *hist;          /* all latencies */
-  int last_errno;         /* last socket error, for the unreachable-server message */
+  ld_hist *hist;  /* all latencies */
+  int last_errno; /* last socket error, for the unreachable-server message */
 } ld_worker;
 
 int ld_worker_init(ld_worker *w, const ld_worker_cfg *cfg);

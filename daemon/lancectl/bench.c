@@ -56,7 +56,10 @@ static void *take_main(void *arg) {
   struct take_thread *t = arg;
   struct lnc_error err = {0};
   lnc_worker *w;
-  if ((t->rc = lnc_worker_new(t->e, &w, &err))) { snprintf(t->msg, sizeof t->msg, "%s", err.message); return NULL; }
+  if ((t->rc = lnc_worker_new(t->e, &w, &err))) {
+    snprintf(t->msg, sizeof t->msg, "%s", err.message);
+    return NULL;
+  }
   uint64_t *ids = malloc(t->o->batch * sizeof *ids), s = t->seed;
   struct lnc_take_options opts = {.blobs = LNC_BLOBS_DESCRIPTORS};
   while (ids && now_s() < t->deadline) {
@@ -66,7 +69,10 @@ static void *take_main(void *arg) {
     struct lnc_take_stats st = {0};
     t->rc = lnc_engine_take(w, t->path, ids, t->o->batch, (const char *const *)t->o->cols, t->o->ncols, &opts,
                             &sc, &ar, &st, &err);
-    if (t->rc) { snprintf(t->msg, sizeof t->msg, "%s", err.message); break; }
+    if (t->rc) {
+      snprintf(t->msg, sizeof t->msg, "%s", err.message);
+      break;
+    }
     ar.release(&ar);
     sc.release(&sc);
     t->takes++;
@@ -84,7 +90,7 @@ struct raw_thread {
   int fd;
   bool direct;
   uint64_t file_size, read_len, depth, seed;
-  double p_long;             /* share of reads one block longer than read_len */
+  double p_long; /* share of reads one block longer than read_len */
   double deadline;
   uint64_t reads;
   int rc;
@@ -97,7 +103,10 @@ static void *raw_main(void *arg) {
   struct lnc_ring *ring;
   struct lnc_ring_config cfg;
   lnc_ring_config_default(&cfg);
-  if ((t->rc = lnc_ring_new(&cfg, &ring, &err))) { snprintf(t->msg, sizeof t->msg, "%s", err.message); return NULL; }
+  if ((t->rc = lnc_ring_new(&cfg, &ring, &err))) {
+    snprintf(t->msg, sizeof t->msg, "%s", err.message);
+    return NULL;
+  }
   struct lnc_read *reads = calloc(t->depth, sizeof *reads);
   uint8_t *buf = malloc(t->depth * (t->read_len + 4096));
   uint64_t s = t->seed, span = t->file_size > t->read_len ? t->file_size - t->read_len : 1;
@@ -128,18 +137,34 @@ int lnc_cli_bench(int argc, char **argv) {
   char *cols_s = NULL;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) { fprintf(stderr, "lancectl: %s needs a value\n", a); return 1; }
-    if (!strcmp(a, "--columns")) cols_s = argv[++i];
-    else if (!strcmp(a, "--batch")) o.batch = (unsigned)strtoul(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--threads")) o.threads = (unsigned)strtoul(argv[++i], NULL, 10);
-    else if (!strcmp(a, "--seconds")) o.seconds = strtod(argv[++i], NULL);
-    else if (!strcmp(a, "--seed")) o.seed = strtoull(argv[++i], NULL, 10);
+    if (!v) {
+      fprintf(stderr, "lancectl: %s needs a value\n", a);
+      return 1;
+    }
+    if (!strcmp(a, "--columns"))
+      cols_s = argv[++i];
+    else if (!strcmp(a, "--batch"))
+      o.batch = (unsigned)strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--threads"))
+      o.threads = (unsigned)strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(a, "--seconds"))
+      o.seconds = strtod(argv[++i], NULL);
+    else if (!strcmp(a, "--seed"))
+      o.seed = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(a, "--io")) {
       const char *m = argv[++i];
-      if (!strcmp(m, "direct")) o.io_mode = LNC_IO_DIRECT;
-      else if (!strcmp(m, "buffered")) o.io_mode = LNC_IO_BUFFERED;
-      else { fprintf(stderr, "lancectl: --io direct|buffered\n"); return 1; }
-    } else { fprintf(stderr, "lancectl: unknown bench option %s\n", a); return 1; }
+      if (!strcmp(m, "direct"))
+        o.io_mode = LNC_IO_DIRECT;
+      else if (!strcmp(m, "buffered"))
+        o.io_mode = LNC_IO_BUFFERED;
+      else {
+        fprintf(stderr, "lancectl: --io direct|buffered\n");
+        return 1;
+      }
+    } else {
+      fprintf(stderr, "lancectl: unknown bench option %s\n", a);
+      return 1;
+    }
   }
   if (o.batch == 0 || o.batch > 1000000 || o.threads == 0 || o.threads > 256 || !(o.seconds > 0 && o.seconds <= 3600)) {
     fprintf(stderr, "lancectl: bench needs 1 <= batch <= 1e6, 1 <= threads <= 256, 0 < seconds <= 3600\n");
@@ -158,7 +183,12 @@ int lnc_cli_bench(int argc, char **argv) {
   struct lnc_error err = {0};
   lnc_engine *e;
   int rc = lnc_engine_new(&cfg, &e, &err);
-  if (rc) { fprintf(stderr, "lancectl: %s\n", err.message); free(cols_copy); free(o.cols); return 2; }
+  if (rc) {
+    fprintf(stderr, "lancectl: %s\n", err.message);
+    free(cols_copy);
+    free(o.cols);
+    return 2;
+  }
   /* Warm the search cache (the initialization phase is not part of the figures). */
   lnc_worker *w;
   uint64_t num_rows = 0;
@@ -167,27 +197,37 @@ int lnc_cli_bench(int argc, char **argv) {
     fprintf(stderr, "lancectl: %s\n", err.message);
     if (w) lnc_worker_free(w);
     lnc_engine_free(e);
-    free(cols_copy); free(o.cols);
+    free(cols_copy);
+    free(o.cols);
     return rc == LNC_EINVAL || rc == LNC_ERANGE ? 1 : 2;
   }
   lnc_worker_free(w);
-  if (num_rows == 0) { fprintf(stderr, "lancectl: %s has no rows\n", o.file); lnc_engine_free(e); return 1; }
+  if (num_rows == 0) {
+    fprintf(stderr, "lancectl: %s has no rows\n", o.file);
+    lnc_engine_free(e);
+    return 1;
+  }
   struct lnc_engine_stats st0;
   lnc_engine_get_stats(e, &st0);
 
   struct take_thread *tt = calloc(o.threads, sizeof *tt);
   double t0 = now_s();
   for (unsigned i = 0; i < o.threads; i++) {
-    tt[i] = (struct take_thread){.o = &o, .e = e, .path = o.file, .num_rows = num_rows, .seed = o.seed * 7919 + i + 1,
-                                 .deadline = t0 + o.seconds};
+    tt[i] = (struct take_thread){.o = &o, .e = e, .path = o.file, .num_rows = num_rows, .seed = o.seed * 7919 + i + 1, .deadline = t0 + o.seconds};
     pthread_create(&tt[i].tid, NULL, take_main, &tt[i]);
   }
   uint64_t takes = 0, rows = 0, reads = 0, bytes = 0;
   int fail = 0;
   for (unsigned i = 0; i < o.threads; i++) {
     pthread_join(tt[i].tid, NULL);
-    takes += tt[i].takes; rows += tt[i].rows; reads += tt[i].reads; bytes += tt[i].bytes;
-    if (tt[i].rc && !fail) { fail = tt[i].rc; fprintf(stderr, "lancectl: %s\n", tt[i].msg); }
+    takes += tt[i].takes;
+    rows += tt[i].rows;
+    reads += tt[i].reads;
+    bytes += tt[i].bytes;
+    if (tt[i].rc && !fail) {
+      fail = tt[i].rc;
+      fprintf(stderr, "lancectl: %s\n", tt[i].msg);
+    }
   }
   double el = now_s() - t0;
   struct lnc_engine_stats st1;
@@ -197,7 +237,10 @@ int lnc_cli_bench(int argc, char **argv) {
   free(cols_copy);
   free(o.cols);
   if (fail) return fail == LNC_EINVAL || fail == LNC_ERANGE ? 1 : 2;
-  if (!rows) { fprintf(stderr, "lancectl: no takes completed\n"); return 2; }
+  if (!rows) {
+    fprintf(stderr, "lancectl: no takes completed\n");
+    return 2;
+  }
   double rows_s = (double)rows / el, reads_row = (double)reads / (double)rows;
   printf("takes: %llu in %.2f s (batch %u, %u thread%s, io %s)\n", (unsigned long long)takes, el, o.batch,
          o.threads, o.threads == 1 ? "" : "s", o.io_mode == LNC_IO_DIRECT ? "direct" : "buffered");
@@ -206,7 +249,10 @@ int lnc_cli_bench(int argc, char **argv) {
   printf("bytes read/row: %.1f\n", (double)bytes / (double)rows);
   printf("search cache: %llu bytes resident, %llu loads during the run\n",
          (unsigned long long)st1.resident_bytes, (unsigned long long)(st1.cache_loads - st0.cache_loads));
-  if (reads == 0) { printf("raw reads/s: n/a (takes needed no reads)\ndevice-limit ratio: n/a\n"); return 0; }
+  if (reads == 0) {
+    printf("raw reads/s: n/a (takes needed no reads)\ndevice-limit ratio: n/a\n");
+    return 0;
+  }
 
   /* Raw run: the same reads in flight and the same mean read size, made of whole 4 KiB blocks
    * (the takes' reads are block-aligned spans): a mix of the two block counts around it. */
@@ -218,22 +264,29 @@ int lnc_cli_bench(int argc, char **argv) {
   if (depth == 0) depth = 1;
   int fd = open(o.file, O_RDONLY | O_CLOEXEC | (o.io_mode == LNC_IO_DIRECT ? O_DIRECT : 0));
   bool direct = o.io_mode == LNC_IO_DIRECT;
-  if (fd < 0 && direct && errno == EINVAL) { fd = open(o.file, O_RDONLY | O_CLOEXEC); direct = false; }
+  if (fd < 0 && direct && errno == EINVAL) {
+    fd = open(o.file, O_RDONLY | O_CLOEXEC);
+    direct = false;
+  }
   struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0) { fprintf(stderr, "lancectl: %s: %s\n", o.file, strerror(errno)); return 2; }
+  if (fd < 0 || fstat(fd, &sb) != 0) {
+    fprintf(stderr, "lancectl: %s: %s\n", o.file, strerror(errno));
+    return 2;
+  }
   struct raw_thread *rt = calloc(o.threads, sizeof *rt);
   t0 = now_s();
   for (unsigned i = 0; i < o.threads; i++) {
-    rt[i] = (struct raw_thread){.fd = fd, .direct = direct, .file_size = (uint64_t)sb.st_size, .read_len = len,
-                                .depth = depth, .seed = o.seed * 104729 + i + 1, .deadline = t0 + o.seconds,
-                                .p_long = p_long};
+    rt[i] = (struct raw_thread){.fd = fd, .direct = direct, .file_size = (uint64_t)sb.st_size, .read_len = len, .depth = depth, .seed = o.seed * 104729 + i + 1, .deadline = t0 + o.seconds, .p_long = p_long};
     pthread_create(&rt[i].tid, NULL, raw_main, &rt[i]);
   }
   uint64_t raw = 0;
   for (unsigned i = 0; i < o.threads; i++) {
     pthread_join(rt[i].tid, NULL);
     raw += rt[i].reads;
-    if (rt[i].rc && !fail) { fail = rt[i].rc; fprintf(stderr, "lancectl: raw reads: %s\n", rt[i].msg); }
+    if (rt[i].rc && !fail) {
+      fail = rt[i].rc;
+      fprintf(stderr, "lancectl: raw reads: %s\n", rt[i].msg);
+    }
   }
   el = now_s() - t0;
   close(fd);

@@ -34,22 +34,37 @@ static int parse_ids(const char *s, uint64_t **out, size_t *n) {
   uint64_t *ids = malloc(cap * sizeof *ids);
   if (!ids) return -1;
   const char *p = s;
-  if (!*p) { free(ids); return -1; }
+  if (!*p) {
+    free(ids);
+    return -1;
+  }
   for (;;) {
-    if (*p < '0' || *p > '9') { free(ids); return -1; }
+    if (*p < '0' || *p > '9') {
+      free(ids);
+      return -1;
+    }
     errno = 0;
     char *end;
     unsigned long long v = strtoull(p, &end, 10);
-    if (errno == ERANGE) { free(ids); return -1; }
+    if (errno == ERANGE) {
+      free(ids);
+      return -1;
+    }
     if (k == cap) {
       uint64_t *t = realloc(ids, (cap *= 2) * sizeof *ids);
-      if (!t) { free(ids); return -1; }
+      if (!t) {
+        free(ids);
+        return -1;
+      }
       ids = t;
     }
     ids[k++] = v;
     p = end;
     if (*p == 0) break;
-    if (*p != ',' || p[1] == 0) { free(ids); return -1; }
+    if (*p != ',' || p[1] == 0) {
+      free(ids);
+      return -1;
+    }
     p++;
   }
   *out = ids;
@@ -143,9 +158,9 @@ static void print_dataset(const json_t *d) {
     size_t k;
     json_t *df;
     json_array_foreach(json_object_get(f, "data_files"), k, df)
-      printf("    data/%s: file version %s, %lld bytes\n", json_string_value(json_object_get(df, "path")),
-             json_string_value(json_object_get(df, "file_version")),
-             (long long)json_integer_value(json_object_get(df, "size")));
+        printf("    data/%s: file version %s, %lld bytes\n", json_string_value(json_object_get(df, "path")),
+               json_string_value(json_object_get(df, "file_version")),
+               (long long)json_integer_value(json_object_get(df, "size")));
   }
 }
 
@@ -161,8 +176,10 @@ static int cmd_inspect(const char *path, bool as_json) {
     if (rc) goto fail;
     json_error_t jerr;
     json_t *d = as_json ? NULL : json_loadb((const char *)out.data, out.len, 0, &jerr);
-    if (d) print_dataset(d);
-    else fwrite(out.data, 1, out.len, stdout), printf("\n");
+    if (d)
+      print_dataset(d);
+    else
+      fwrite(out.data, 1, out.len, stdout), printf("\n");
     json_decref(d);
     lnc_buf_free(&out);
     return 0;
@@ -181,7 +198,10 @@ static int cmd_inspect(const char *path, bool as_json) {
   json_error_t jerr;
   json_t *d = json_loadb((const char *)out.data, out.len, 0, &jerr);
   lnc_buf_free(&out);
-  if (!d) { fprintf(stderr, "lancectl: internal error: %s\n", jerr.text); return 2; }
+  if (!d) {
+    fprintf(stderr, "lancectl: internal error: %s\n", jerr.text);
+    return 2;
+  }
   printf("file: %s\nversion: %s\nrows: %lld\nbytes: %lld\nschema:\n", path,
          json_string_value(json_object_get(d, "version")),
          (long long)json_integer_value(json_object_get(d, "num_rows")),
@@ -221,19 +241,33 @@ static int cmd_take(int argc, char **argv) {
   uint64_t version = 0;
   struct lnc_take_options opts = {.blobs = LNC_BLOBS_BYTES};
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc) ids_s = argv[++i];
-    else if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc) cols_s = argv[++i];
-    else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) format = argv[++i];
-    else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc) version = strtoull(argv[++i], NULL, 10);
+    if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc)
+      ids_s = argv[++i];
+    else if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc)
+      cols_s = argv[++i];
+    else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+      format = argv[++i];
+    else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc)
+      version = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--blobs") == 0 && i + 1 < argc) {
       const char *m = argv[++i];
-      if (strcmp(m, "bytes") == 0) opts.blobs = LNC_BLOBS_BYTES;
-      else if (strcmp(m, "descriptors") == 0) opts.blobs = LNC_BLOBS_DESCRIPTORS;
-      else { fprintf(stderr, "lancectl: unknown blob mode '%s' (bytes or descriptors)\n", m); return 1; }
+      if (strcmp(m, "bytes") == 0)
+        opts.blobs = LNC_BLOBS_BYTES;
+      else if (strcmp(m, "descriptors") == 0)
+        opts.blobs = LNC_BLOBS_DESCRIPTORS;
+      else {
+        fprintf(stderr, "lancectl: unknown blob mode '%s' (bytes or descriptors)\n", m);
+        return 1;
+      }
+    } else {
+      usage(stderr);
+      return 1;
     }
-    else { usage(stderr); return 1; }
   }
-  if (!ids_s) { fprintf(stderr, "lancectl: take needs --ids\n"); return 1; }
+  if (!ids_s) {
+    fprintf(stderr, "lancectl: take needs --ids\n");
+    return 1;
+  }
   if (strcmp(format, "json") && strcmp(format, "arrow")) {
     fprintf(stderr, "lancectl: unknown format '%s' (json or arrow)\n", format);
     return 1;
@@ -249,7 +283,13 @@ static int cmd_take(int argc, char **argv) {
   char *cols_copy = cols_s ? strdup(cols_s) : NULL;
   if (cols_copy) {
     ncols = split_columns(cols_copy, &cols);
-    if (ncols == 0) { fprintf(stderr, "lancectl: empty --columns\n"); free(ids); free(cols_copy); free(cols); return 1; }
+    if (ncols == 0) {
+      fprintf(stderr, "lancectl: empty --columns\n");
+      free(ids);
+      free(cols_copy);
+      free(cols);
+      return 1;
+    }
   }
   struct lnc_error err = {0};
   struct ArrowSchema schema;
@@ -280,12 +320,19 @@ static int cmd_take(int argc, char **argv) {
   free(ids);
   free(cols);
   free(cols_copy);
-  if (rc) { fprintf(stderr, "lancectl: %s\n", err.message); return exit_code(rc); }
+  if (rc) {
+    fprintf(stderr, "lancectl: %s\n", err.message);
+    return exit_code(rc);
+  }
   rc = strcmp(format, "json") == 0 ? lnc_encode_json(&schema, &array, &out, &err)
                                    : lnc_encode_arrow_ipc(&schema, &array, &out, &err);
   array.release(&array);
   schema.release(&schema);
-  if (rc) { fprintf(stderr, "lancectl: %s\n", err.message); lnc_buf_free(&out); return exit_code(rc); }
+  if (rc) {
+    fprintf(stderr, "lancectl: %s\n", err.message);
+    lnc_buf_free(&out);
+    return exit_code(rc);
+  }
   fwrite(out.data, 1, out.len, stdout);
   /* Exactly the daemon's body; a newline only for a terminal, so the prompt starts on a
    * line of its own (a pipe or a file gets the bytes the HTTP body has). */
@@ -295,7 +342,10 @@ static int cmd_take(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 3) { usage(argc < 2 ? stderr : stdout); return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 1; }
+  if (argc < 3) {
+    usage(argc < 2 ? stderr : stdout);
+    return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 1;
+  }
   if (strcmp(argv[1], "inspect") == 0)
     return cmd_inspect(argv[2], argc > 3 && strcmp(argv[3], "--json") == 0);
   if (strcmp(argv[1], "take") == 0) return cmd_take(argc - 2, argv + 2);

@@ -17,7 +17,7 @@
 
 static pthread_t thread;
 static bool running;
-static int wake_fd = -1;          /* written once to stop the thread */
+static int wake_fd = -1; /* written once to stop the thread */
 static const int *lfds;
 static int nlfds;
 static struct ld_net *nets;
@@ -107,7 +107,8 @@ int ld_acceptor_start(const int *fds, int nfds, struct ld_net *n, int nn, uint64
 void ld_acceptor_stop(void) {
   if (!running) return;
   uint64_t one = 1;
-  if (write(wake_fd, &one, sizeof one) < 0) { /* an eventfd write cannot fail here */ }
+  if (write(wake_fd, &one, sizeof one) < 0) { /* an eventfd write cannot fail here */
+  }
   pthread_join(thread, NULL);
   close(wake_fd);
   wake_fd = -1;

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#define GZIP_WINDOW (15 + 16) /* zlib: a 32 KiB window, with the gzip wrapper (RFC 1952) */
-#define GZIP_MIN_BODY 1024    /* smaller answers are sent as they are: the header costs more */
+#define GZIP_WINDOW   (15 + 16) /* zlib: a 32 KiB window, with the gzip wrapper (RFC 1952) */
+#define GZIP_MIN_BODY 1024      /* smaller answers are sent as they are: the header costs more */
 
 int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struct ld_err *e) {
   z_stream z = {0};

@@ -34,7 +34,7 @@ void ld_config_defaults(struct ld_config *c) {
    * any trainer's commit-to-read gap, and at 50k requests/s it is one check in 5,000
    * requests (nginx's open_file_cache_valid reasons the same way, at 60 s for static files). */
   c->revalidate_ms = 100;
-  c->loop_max_ids = 0; /* see docs/performance.md: decoding on the loop measured better */
+  c->loop_max_ids = 0;     /* see docs/performance.md: decoding on the loop measured better */
   c->connection_limit = 0; /* sized from RLIMIT_NOFILE (ld_config_fit_fds) */
   c->header_timeout_ms = 10000;
   /* Off by default: a sidecar's clients, its health probe included, usually share one
@@ -57,12 +57,18 @@ static int parse_size(const char *v, uint64_t *out) {
   uint64_t mul = 1;
   if (*end) {
     char u = (char)toupper((unsigned char)*end++);
-    if (u == 'K') mul = 1ull << 10;
-    else if (u == 'M') mul = 1ull << 20;
-    else if (u == 'G') mul = 1ull << 30;
-    else if (u == 'T') mul = 1ull << 40;
-    else if (u == 'B' && !*end) mul = 1;
-    else return -1;
+    if (u == 'K')
+      mul = 1ull << 10;
+    else if (u == 'M')
+      mul = 1ull << 20;
+    else if (u == 'G')
+      mul = 1ull << 30;
+    else if (u == 'T')
+      mul = 1ull << 40;
+    else if (u == 'B' && !*end)
+      mul = 1;
+    else
+      return -1;
     if (mul > 1 && *end && strcasecmp(end, "B") && strcasecmp(end, "iB")) return -1;
   }
   if (n > UINT64_MAX / mul) return -1;
@@ -113,15 +119,21 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
   } else if (!strcmp(k, "cache_budget")) {
     if (parse_size(v, &c->cache_budget)) goto bad;
   } else if (!strcmp(k, "io_mode")) {
-    if (!strcmp(v, "direct")) c->io_mode = LD_IO_DIRECT;
-    else if (!strcmp(v, "buffered")) c->io_mode = LD_IO_BUFFERED;
-    else goto bad;
+    if (!strcmp(v, "direct"))
+      c->io_mode = LD_IO_DIRECT;
+    else if (!strcmp(v, "buffered"))
+      c->io_mode = LD_IO_BUFFERED;
+    else
+      goto bad;
   } else if (!strcmp(k, "rep_index_policy")) {
-    if (!strcmp(v, "always")) c->rep_policy = LD_REP_ALWAYS;
-    else if (!strcmp(v, "never")) c->rep_policy = LD_REP_NEVER;
+    if (!strcmp(v, "always"))
+      c->rep_policy = LD_REP_ALWAYS;
+    else if (!strcmp(v, "never"))
+      c->rep_policy = LD_REP_NEVER;
     else if (!strncmp(v, "max:", 4) && !parse_size(v + 4, &c->rep_max_bytes))
       c->rep_policy = LD_REP_MAX;
-    else goto bad;
+    else
+      goto bad;
   } else if (!strcmp(k, "max_ids_per_request")) {
     if (parse_uint(v, &c->max_ids_per_request) || !c->max_ids_per_request) goto bad;
   } else if (!strcmp(k, "max_body_bytes")) {
@@ -232,12 +244,17 @@ static void usage(FILE *o) {
 int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, size_t msglen) {
   /* Every file key is accepted as --key-with-dashes VALUE. */
   static const struct option opts[] = {
-      {"config", required_argument, 0, 'c'},   {"check-config", no_argument, 0, 'C'},
-      {"help", no_argument, 0, 'h'},           {"version", no_argument, 0, 'V'},
-      {"root", required_argument, 0, 1},       {"listen", required_argument, 0, 1},
-      {"workers", required_argument, 0, 1},    {"cache-budget", required_argument, 0, 1},
+      {"config", required_argument, 0, 'c'},
+      {"check-config", no_argument, 0, 'C'},
+      {"help", no_argument, 0, 'h'},
+      {"version", no_argument, 0, 'V'},
+      {"root", required_argument, 0, 1},
+      {"listen", required_argument, 0, 1},
+      {"workers", required_argument, 0, 1},
+      {"cache-budget", required_argument, 0, 1},
       {"take-threads", required_argument, 0, 1},
-      {"io-mode", required_argument, 0, 1},    {"rep-index-policy", required_argument, 0, 1},
+      {"io-mode", required_argument, 0, 1},
+      {"rep-index-policy", required_argument, 0, 1},
       {"max-ids-per-request", required_argument, 0, 1},
       {"max-body-bytes", required_argument, 0, 1},
       {"max-response-bytes", required_argument, 0, 1},
@@ -248,7 +265,8 @@ int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, s
       {"client-header-timeout-ms", required_argument, 0, 1},
       {"max-connections-per-client", required_argument, 0, 1},
       {"max-inflight", required_argument, 0, 1},
-      {"log-level", required_argument, 0, 1},  {"request-log", required_argument, 0, 1},
+      {"log-level", required_argument, 0, 1},
+      {"request-log", required_argument, 0, 1},
       {0, 0, 0, 0}};
   /* Pass 1: find --config (and --help) so the file is read before flags override it. */
   const char *config = NULL;
@@ -256,10 +274,15 @@ int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, s
   opterr = 0;
   optind = 1;
   while ((o = getopt_long(argc, argv, "", opts, &idx)) != -1) {
-    if (o == 'c') config = optarg;
-    else if (o == 'h') { usage(stdout); return 1; }
-    else if (o == 'V') { printf("lanced %s\n", LD_VERSION); return 1; }
-    else if (o == '?') {
+    if (o == 'c')
+      config = optarg;
+    else if (o == 'h') {
+      usage(stdout);
+      return 1;
+    } else if (o == 'V') {
+      printf("lanced %s\n", LD_VERSION);
+      return 1;
+    } else if (o == '?') {
       snprintf(msg, msglen, "unknown or incomplete option '%s'", argv[optind - 1]);
       return -1;
     }
@@ -367,11 +390,7 @@ static struct ld_limits limits;
 
 void ld_limits_set(const struct ld_config *c) {
   struct ld_limits l = {
-      .max_ids = c->max_ids_per_request, .max_body = c->max_body_bytes,
-      .max_response = c->max_response_bytes, .timeout_ms = c->request_timeout_ms,
-      .connection_limit = c->connection_limit, .max_inflight = c->max_inflight,
-      .header_timeout_ms = c->header_timeout_ms, .max_conns_per_client = c->max_conns_per_client,
-      .request_log = c->request_log};
+      .max_ids = c->max_ids_per_request, .max_body = c->max_body_bytes, .max_response = c->max_response_bytes, .timeout_ms = c->request_timeout_ms, .connection_limit = c->connection_limit, .max_inflight = c->max_inflight, .header_timeout_ms = c->header_timeout_ms, .max_conns_per_client = c->max_conns_per_client, .request_log = c->request_log};
   pthread_rwlock_wrlock(&limits_lock);
   limits = l;
   pthread_rwlock_unlock(&limits_lock);

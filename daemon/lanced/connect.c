@@ -12,12 +12,25 @@
 
 /* Connect code → HTTP status (connectrpc.com/docs/protocol#error-codes). */
 static int connect_status(const char *code) {
-  static const struct { const char *code; int http; } t[] = {
-      {"canceled", 499},          {"unknown", 500},          {"invalid_argument", 400},
-      {"deadline_exceeded", 504}, {"not_found", 404},        {"already_exists", 409},
-      {"permission_denied", 403}, {"resource_exhausted", 429}, {"failed_precondition", 400},
-      {"aborted", 409},           {"out_of_range", 400},     {"unimplemented", 501},
-      {"internal", 500},          {"unavailable", 503},      {"data_loss", 500},
+  static const struct {
+    const char *code;
+    int http;
+  } t[] = {
+      {"canceled", 499},
+      {"unknown", 500},
+      {"invalid_argument", 400},
+      {"deadline_exceeded", 504},
+      {"not_found", 404},
+      {"already_exists", 409},
+      {"permission_denied", 403},
+      {"resource_exhausted", 429},
+      {"failed_precondition", 400},
+      {"aborted", 409},
+      {"out_of_range", 400},
+      {"unimplemented", 501},
+      {"internal", 500},
+      {"unavailable", 503},
+      {"data_loss", 500},
       {"unauthenticated", 401}};
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
     if (!strcmp(t[i].code, code)) return t[i].http;
@@ -54,8 +67,10 @@ static ProtobufCMessage *decode(const struct ld_req *r, const ProtobufCMessageDe
 }
 
 static void free_msg(ProtobufCMessage *m, bool json) {
-  if (json) ld_pbjson_free(m);
-  else protobuf_c_message_free_unpacked(m, NULL);
+  if (json)
+    ld_pbjson_free(m);
+  else
+    protobuf_c_message_free_unpacked(m, NULL);
 }
 
 static void take(struct ld_req *r, bool json, double deadline, struct ld_response *out) {
@@ -119,7 +134,7 @@ static void grpc_unimplemented(const char *ct, struct ld_response *out) {
   lnc_buf_free(&out->body);
   out->status = 200;
   out->content_type = !strncasecmp(ct, "application/grpc-web", 20) ? "application/grpc-web+proto"
-                                                                    : "application/grpc";
+                                                                   : "application/grpc";
   out->grpc_status = "12";
   out->grpc_message = "lanced serves the Connect protocol (unary, HTTP/1.1, application/proto or "
                       "application/json); gRPC and gRPC-Web are not served";
@@ -148,9 +163,12 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   const char *ct = ld_header(c, "Content-Type");
   size_t ctlen = strcspn(ct, ";");
   bool json;
-  if (ctlen == 16 && !strncasecmp(ct, "application/json", 16)) json = true;
-  else if (ctlen == 17 && !strncasecmp(ct, "application/proto", 17)) json = false;
-  else if (!strncasecmp(ct, "application/grpc", 16)) return grpc_unimplemented(ct, out);
+  if (ctlen == 16 && !strncasecmp(ct, "application/json", 16))
+    json = true;
+  else if (ctlen == 17 && !strncasecmp(ct, "application/proto", 17))
+    json = false;
+  else if (!strncasecmp(ct, "application/grpc", 16))
+    return grpc_unimplemented(ct, out);
   else {
     /* Not a Connect unary request we speak: 415, as the spec asks. */
     ld_errf(&e, 415, "unsupported_media_type",
@@ -178,8 +196,10 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
     return connect_error(out, &e);
   }
-  if (!strcmp(method, "Take")) take(r, json, deadline, out);
-  else if (!strcmp(method, "GetFile")) get_file(r, json, out);
+  if (!strcmp(method, "Take"))
+    take(r, json, deadline, out);
+  else if (!strcmp(method, "GetFile"))
+    get_file(r, json, out);
   else {
     ld_errf(&e, 501, "unimplemented", "lanced.v1.RowService has no method %.100s", method);
     return connect_error(out, &e);

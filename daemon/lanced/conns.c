@@ -33,11 +33,11 @@ struct ld_conn {
   struct ld_conn *prev, *next; /* the thread's waiting list, oldest at the head */
   struct MHD_Connection *c;
   int fd;
-  uint32_t bucket;             /* per-address counter index (accept.c) */
-  double since;                /* accept or last answer */
+  uint32_t bucket; /* per-address counter index (accept.c) */
+  double since;    /* accept or last answer */
   bool waiting, closing;
-  const char *raw_uri;         /* the current request line's URI in MHD's read buffer, as */
-  size_t raw_uri_len;          /* seen before MHD parsed it (framing.c), and its strlen */
+  const char *raw_uri; /* the current request line's URI in MHD's read buffer, as */
+  size_t raw_uri_len;  /* seen before MHD parsed it (framing.c), and its strlen */
 };
 
 /* ---- per-client-address counts ------------------------------------------------------
@@ -51,8 +51,10 @@ static atomic_int per_addr[ADDR_BUCKETS];
 uint32_t ld_conn_addr_bucket(const struct sockaddr *sa) {
   uint32_t w[4] = {0};
   size_t nw = 0;
-  if (sa->sa_family == AF_INET) memcpy(w, &((const struct sockaddr_in *)sa)->sin_addr, 4), nw = 1;
-  else if (sa->sa_family == AF_INET6) memcpy(w, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16), nw = 4;
+  if (sa->sa_family == AF_INET)
+    memcpy(w, &((const struct sockaddr_in *)sa)->sin_addr, 4), nw = 1;
+  else if (sa->sa_family == AF_INET6)
+    memcpy(w, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16), nw = 4;
   uint64_t h = 0;
   for (size_t i = 0; i < nw; i++) {
     h = (h ^ w[i]) * 0x9E3779B97F4A7C15ull; /* 2^64 / golden ratio (Fibonacci hashing) */
@@ -84,10 +86,14 @@ static void publish_oldest(struct ld_net *n) {
 
 static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
   if (!k->waiting) return;
-  if (k->prev) k->prev->next = k->next;
-  else n->waiting_head = k->next;
-  if (k->next) k->next->prev = k->prev;
-  else n->waiting_tail = k->prev;
+  if (k->prev)
+    k->prev->next = k->next;
+  else
+    n->waiting_head = k->next;
+  if (k->next)
+    k->next->prev = k->prev;
+  else
+    n->waiting_tail = k->prev;
   k->prev = k->next = NULL;
   k->waiting = false;
   n->nwaiting--;
@@ -99,8 +105,10 @@ static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
   k->since = now;
   k->prev = n->waiting_tail;
   k->next = NULL;
-  if (n->waiting_tail) n->waiting_tail->next = k;
-  else n->waiting_head = k;
+  if (n->waiting_tail)
+    n->waiting_tail->next = k;
+  else
+    n->waiting_head = k;
   n->waiting_tail = k;
   k->waiting = true;
   n->nwaiting++;
@@ -247,7 +255,7 @@ int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *
  * (a dup of MHD's descriptor) and whatever the client still sends is read and dropped until
  * it stops (end of stream), LD_LINGER_MS pass, or LD_LINGER_BYTES were dropped; then it is
  * closed. At most LD_LINGER_MAX sockets linger per thread; beyond, they close at once. */
-#define LD_LINGER_MS 5000                 /* nginx's lingering_timeout default */
+#define LD_LINGER_MS    5000 /* nginx's lingering_timeout default */
 #define LD_LINGER_BYTES (256ull << 20)
 
 void ld_linger_add(struct ld_net *n, struct MHD_Connection *c) {
@@ -267,9 +275,12 @@ void ld_linger_service(struct ld_net *n) {
     bool done = now >= l->until || l->dropped >= LD_LINGER_BYTES;
     for (int k = 0; !done && k < 128; k++) { /* bounded work per iteration: 8 MiB */
       ssize_t r = recv(l->fd, sink, sizeof sink, MSG_DONTWAIT);
-      if (r > 0) l->dropped += (uint64_t)r;
-      else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
-      else done = true; /* end of stream or error */
+      if (r > 0)
+        l->dropped += (uint64_t)r;
+      else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        break;
+      else
+        done = true; /* end of stream or error */
     }
     if (done) {
       close(l->fd);

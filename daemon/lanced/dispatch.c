@@ -79,8 +79,10 @@ void ld_dispatch(struct ld_req *r) {
   __atomic_add_fetch(&handoffs, 1, __ATOMIC_RELAXED);
   r->next = NULL;
   pthread_mutex_lock(&lock);
-  if (tail) tail->next = r;
-  else head = r;
+  if (tail)
+    tail->next = r;
+  else
+    head = r;
   tail = r;
   pthread_mutex_unlock(&lock);
   /* Signalled after unlocking: a take thread woken while the lock is still held would only

@@ -49,7 +49,7 @@ void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   ld_buf_json_str(b, rel, strlen(rel));
   if (fi.dataset)
     ld_buf_printf(b, ",\"type\":\"dataset\",\"version\":%llu,\"num_rows\":%llu,"
-                  "\"data_format\":\"%d.%d\",\"columns\":",
+                     "\"data_format\":\"%d.%d\",\"columns\":",
                   (unsigned long long)fi.ds_version, (unsigned long long)fi.num_rows, fi.major,
                   fi.minor);
   else
@@ -57,8 +57,10 @@ void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                   (unsigned long long)fi.num_rows);
   columns(b, &fi.schema);
   ld_buf_puts(b, fi.dataset ? ",\"dataset\":" : ",\"file\":");
-  if (fi.describe.len) ld_buf_append(b, fi.describe.data, fi.describe.len);
-  else ld_buf_puts(b, "null");
+  if (fi.describe.len)
+    ld_buf_append(b, fi.describe.data, fi.describe.len);
+  else
+    ld_buf_puts(b, "null");
   ld_buf_puts(b, "}\n");
   fi.schema.release(&fi.schema);
   lnc_buf_free(&fi.describe);

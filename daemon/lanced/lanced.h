@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include "lance.h"
 
-#define LD_VERSION "0.1.0"
+#define LD_VERSION    "0.1.0"
 #define LD_MAX_LISTEN 16
 /* libmicrohttpd's memory per connection: the request line, headers and reply headers live
  * here, and MHD zeroes the whole pool between the requests of a keep-alive connection, so
@@ -20,22 +20,28 @@
 #define LD_CONN_MEMORY (32u * 1024)
 
 /* ---- log.c: one line per event on stderr ---------------------------------------------- */
-enum { LD_LOG_ERROR, LD_LOG_WARN, LD_LOG_INFO, LD_LOG_DEBUG };
+enum { LD_LOG_ERROR,
+       LD_LOG_WARN,
+       LD_LOG_INFO,
+       LD_LOG_DEBUG };
 extern int ld_log_level; /* read racily by design: a stale level for one line is harmless */
 void ld_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int ld_log_level_parse(const char *s); /* -1 when unknown */
 const char *ld_log_level_name(int level);
 
 /* ---- config.c: lanced.conf and the command line ----------------------------------------- */
-enum { LD_IO_BUFFERED, LD_IO_DIRECT };
-enum { LD_REP_ALWAYS, LD_REP_NEVER, LD_REP_MAX };
+enum { LD_IO_BUFFERED,
+       LD_IO_DIRECT };
+enum { LD_REP_ALWAYS,
+       LD_REP_NEVER,
+       LD_REP_MAX };
 
 struct ld_config {
   char root[PATH_MAX];
   char listen[LD_MAX_LISTEN][256];
   int nlisten;
   int workers;
-  int take_threads;           /* threads that run takes off the network threads */
+  int take_threads; /* threads that run takes off the network threads */
   uint64_t cache_budget;
   int io_mode;
   int rep_policy;
@@ -44,10 +50,10 @@ struct ld_config {
   uint64_t max_body_bytes;
   uint64_t max_response_bytes;
   uint64_t request_timeout_ms;
-  uint64_t revalidate_ms;     /* recheck cached files / a dataset's latest at most this often */
-  uint64_t loop_max_ids;      /* takes of more ids go to a take thread (0 = none do) */
-  uint64_t connection_limit;  /* 0 = sized from RLIMIT_NOFILE at start-up */
-  uint64_t header_timeout_ms; /* client_header_timeout_ms: headers due within this */
+  uint64_t revalidate_ms;        /* recheck cached files / a dataset's latest at most this often */
+  uint64_t loop_max_ids;         /* takes of more ids go to a take thread (0 = none do) */
+  uint64_t connection_limit;     /* 0 = sized from RLIMIT_NOFILE at start-up */
+  uint64_t header_timeout_ms;    /* client_header_timeout_ms: headers due within this */
   uint64_t max_conns_per_client; /* max_connections_per_client (0 = no cap) */
   uint64_t max_inflight;
   int log_level;
@@ -81,8 +87,8 @@ struct ld_limits ld_limits_get(void);
 
 /* ---- errors shared by every route --------------------------------------------------------- */
 struct ld_err {
-  int http;          /* HTTP status for the REST routes */
-  const char *code;  /* stable code string: "invalid_argument", "not_found", ... */
+  int http;         /* HTTP status for the REST routes */
+  const char *code; /* stable code string: "invalid_argument", "not_found", ... */
   char message[600];
 };
 int ld_errf(struct ld_err *e, int http, const char *code, const char *fmt, ...)
@@ -138,8 +144,8 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e);
 struct ld_file_info {
-  int major, minor;          /* file format (a dataset: its data files' format) */
-  uint64_t num_rows;         /* a dataset: live rows of the version described */
+  int major, minor;  /* file format (a dataset: its data files' format) */
+  uint64_t num_rows; /* a dataset: live rows of the version described */
   bool dataset;
   uint64_t ds_version;       /* a dataset: the version described */
   struct ArrowSchema schema; /* caller releases */
@@ -153,9 +159,19 @@ int ld_service_encode(int format, const struct ArrowSchema *s, const struct Arro
 uint64_t ld_service_open_handles(void);
 
 /* ---- metrics.c: Prometheus counters ------------------------------------------------------- */
-enum ld_route { LD_R_ROWS, LD_R_FILE, LD_R_TAKE, LD_R_GETFILE, LD_R_HEALTHZ, LD_R_METRICS,
-                LD_R_OTHER, LD_R_COUNT };
-enum ld_format { LD_F_NONE, LD_F_JSON, LD_F_ARROW, LD_F_PROTO, LD_F_COUNT };
+enum ld_route { LD_R_ROWS,
+                LD_R_FILE,
+                LD_R_TAKE,
+                LD_R_GETFILE,
+                LD_R_HEALTHZ,
+                LD_R_METRICS,
+                LD_R_OTHER,
+                LD_R_COUNT };
+enum ld_format { LD_F_NONE,
+                 LD_F_JSON,
+                 LD_F_ARROW,
+                 LD_F_PROTO,
+                 LD_F_COUNT };
 void ld_metrics_request(int route, int format, int status, double seconds);
 void ld_metrics_rows(uint64_t rows, const struct lnc_take_stats *st);
 void ld_metrics_render(struct lnc_buf *out, uint64_t connections, uint64_t inflight);
@@ -187,7 +203,7 @@ struct ld_net {
   int index;
   pthread_t thread;
   bool started;
-  int wake_fd;                     /* eventfd: connections queued, or stop */
+  int wake_fd; /* eventfd: connections queued, or stop */
   atomic_int stop;
   pthread_mutex_t lock;            /* guards queue */
   struct ld_pending_conn *queue;   /* sockets accepted for this thread, not yet added to MHD */
@@ -196,9 +212,9 @@ struct ld_net {
   /* conns.c: connections with no request in progress, oldest first (this thread's only) */
   struct ld_conn *waiting_head, *waiting_tail;
   int nwaiting;
-  _Atomic double oldest_waiting;   /* the head's `since`, 0 when none: read by other threads */
+  _Atomic double oldest_waiting; /* the head's `since`, 0 when none: read by other threads */
   uint64_t closed_by_sweep;
-  uint64_t header_timeouts, evicted; /* read by metrics (atomics) */
+  uint64_t header_timeouts, evicted;      /* read by metrics (atomics) */
   struct ld_linger linger[LD_LINGER_MAX]; /* refused bodies still arriving (conns.c) */
   int nlinger;
 };
@@ -258,7 +274,7 @@ void ld_server_stop(void);
  * Each connection goes to the ld_net with the fewest connections; beyond `hard` open
  * connections new ones are closed at once. fds and nets must outlive ld_acceptor_stop(). */
 int ld_acceptor_start(const int *fds, int nfds, struct ld_net *nets, int nnets, uint64_t hard);
-void ld_acceptor_stop(void); /* stops accepting (idempotent); queued connections stay queued */
+void ld_acceptor_stop(void);                   /* stops accepting (idempotent); queued connections stay queued */
 uint64_t ld_acceptor_refused_per_client(void); /* refused over max_connections_per_client */
 
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
@@ -270,21 +286,21 @@ void ld_dispatch(struct ld_req *r);
 uint64_t ld_dispatch_handoffs(void); /* requests queued for a take thread so far */
 /* Test hook (LANCED_TEST_STALL_PATH / _MS): how long a request for url stalls first; 0 = not. */
 long ld_test_stall_ms(const char *url);
-void ld_dispatch_stop(void); /* after every request has completed */
+void ld_dispatch_stop(void);   /* after every request has completed */
 extern atomic_int ld_draining; /* set by the main thread on SIGTERM, read by network threads */
 
 /* ---- routes.c / rows.c / connect.c: request handling -------------------------------------- */
 struct MHD_Connection;
 /* A request being served; owned by server.c, freed when MHD reports completion. */
-struct ld_response {       /* what a handler produces; server.c turns it into MHD */
+struct ld_response { /* what a handler produces; server.c turns it into MHD */
   int status;
   const char *content_type;
-  struct lnc_buf body;     /* ownership passes to the response */
-  const char *allow;       /* Allow header for 405 */
-  int retry_after;         /* seconds; 0 = none */
-  bool close;              /* Connection: close after it */
+  struct lnc_buf body; /* ownership passes to the response */
+  const char *allow;   /* Allow header for 405 */
+  int retry_after;     /* seconds; 0 = none */
+  bool close;          /* Connection: close after it */
   const char *extra_name, *extra_value;
-  const char *content_encoding; /* "gzip" when body is compressed */
+  const char *content_encoding;           /* "gzip" when body is compressed */
   const char *grpc_status, *grpc_message; /* a gRPC trailers-only answer (connect.c) */
 };
 
@@ -296,25 +312,25 @@ bool ld_gzip_wanted(const char *accept_encoding, size_t body_len);
 int ld_gzip(struct lnc_buf *body); /* in place; -1 (body untouched) on failure */
 /* Where a request is (server.c / dispatch.c). */
 enum ld_stage {
-  LD_STAGE_NEW = 0,        /* on its network thread */
-  LD_STAGE_TASK,           /* a loop task parked on device reads, connection suspended */
-  LD_STAGE_TAKE_THREAD,    /* handed to a take thread, connection suspended */
-  LD_STAGE_ANSWERED,       /* the take thread produced r->out; the connection resumes */
-  LD_STAGE_SENT            /* r->out handed to MHD */
+  LD_STAGE_NEW = 0,     /* on its network thread */
+  LD_STAGE_TASK,        /* a loop task parked on device reads, connection suspended */
+  LD_STAGE_TAKE_THREAD, /* handed to a take thread, connection suspended */
+  LD_STAGE_ANSWERED,    /* the take thread produced r->out; the connection resumes */
+  LD_STAGE_SENT         /* r->out handed to MHD */
 };
 struct ld_req {
   int route, format, status;
-  int stage;               /* enum ld_stage; handed between threads by MHD_resume_connection */
+  int stage; /* enum ld_stage; handed between threads by MHD_resume_connection */
   struct MHD_Connection *conn;
-  struct ld_net *net;      /* the network thread that owns conn */
-  struct ld_response out;  /* the take thread's answer, sent when the connection resumes */
-  struct ld_req *next;     /* take queue link */
+  struct ld_net *net;     /* the network thread that owns conn */
+  struct ld_response out; /* the take thread's answer, sent when the connection resumes */
+  struct ld_req *next;    /* take queue link */
   double start;
   char method[8];
-  char *url;               /* owned copy */
-  struct lnc_buf body;     /* request body, bounded by max_body */
+  char *url;           /* owned copy */
+  struct lnc_buf body; /* request body, bounded by max_body */
   bool body_too_big;
-  bool task_would_block;   /* a task that ended without parking needed a take thread */
+  bool task_would_block; /* a task that ended without parking needed a take thread */
   uint64_t rows;
   struct ld_limits lim;
 };
@@ -370,7 +386,7 @@ void ld_buf_append(struct lnc_buf *b, const void *p, size_t n);
 void ld_buf_puts(struct lnc_buf *b, const char *s);
 void ld_buf_printf(struct lnc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ld_buf_json_str(struct lnc_buf *b, const char *s, size_t n); /* quoted, escaped */
-double ld_now(void); /* monotonic seconds */
+double ld_now(void);                                              /* monotonic seconds */
 /* Parses a decimal uint64 from [s, s+n) without sign, spaces or overflow. */
 bool ld_parse_u64(const char *s, size_t n, uint64_t *out);
 

@@ -38,7 +38,8 @@ size_t ld_listing_count_served(int rootfd) {
   for (int seen = 0; (de = readdir(d)) != NULL && !found && seen < LISTING_MAX; seen++) {
     if (de->d_name[0] == '.') continue;
     const char *k = kind_of(dirfd(d), de->d_name);
-    if (k && strcmp(k, "directory")) found++;
+    if (k && strcmp(k, "directory"))
+      found++;
     else if (k) { /* one level down */
       int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
       DIR *sd = sub >= 0 ? fdopendir(sub) : NULL;
@@ -114,7 +115,10 @@ void ld_listing_handle(struct ld_req *r, const char *rel, struct ld_response *ou
     if (de->d_name[0] == '.' || strlen(de->d_name) > 255) continue;
     const char *kind = kind_of(dirfd(d), de->d_name);
     if (!kind) continue;
-    if (n == LISTING_MAX) { truncated = true; break; }
+    if (n == LISTING_MAX) {
+      truncated = true;
+      break;
+    }
     if (n == cap) {
       cap = cap ? cap * 2 : 64;
       struct entry *g = realloc(v, cap * sizeof *v);

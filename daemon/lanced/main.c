@@ -87,9 +87,11 @@ int main(int argc, char **argv) {
   if (rc == 1) return 0;
   if (rc == 0) rc = ld_config_validate(&cfg, msg, sizeof msg);
   if (cfg.check_only) {
-    if (rc) fprintf(stderr, "lanced: config invalid: %s\n", msg);
-    else printf("lanced: config OK (root %s, %d listen address%s, %d workers)\n", cfg.root,
-                cfg.nlisten, cfg.nlisten == 1 ? "" : "es", cfg.workers);
+    if (rc)
+      fprintf(stderr, "lanced: config invalid: %s\n", msg);
+    else
+      printf("lanced: config OK (root %s, %d listen address%s, %d workers)\n", cfg.root,
+             cfg.nlisten, cfg.nlisten == 1 ? "" : "es", cfg.workers);
     return rc ? 1 : 0;
   }
   if (rc) {

@@ -13,8 +13,8 @@
 /* From 25 µs: a warm single-row request takes ~50-200 µs and the p99 goal is under 1 ms, so
  * the buckets must resolve that range (1-2.5-5 steps up to 10 s for the slow tail). */
 static const double bounds[] = {0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                0.005,    0.01,    0.025,  0.05,    0.1,    0.25,  0.5,
-                                1,        2.5,     5,      10};
+                                0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                1, 2.5, 5, 10};
 #define NB (sizeof bounds / sizeof bounds[0])
 
 static uint64_t requests[LD_R_COUNT][LD_F_COUNT][MAX_STATUS];
@@ -22,14 +22,14 @@ static uint64_t hist[LD_R_COUNT][NB + 1], hist_sum_us[LD_R_COUNT], hist_count[LD
 static uint64_t rows_served, reads, bytes_read, bytes_decoded, cache_hits, cache_misses;
 
 static const char *const route_names[LD_R_COUNT] = {"rows", "file", "connect_take",
-                                                     "connect_getfile", "healthz", "metrics",
-                                                     "other"};
+                                                    "connect_getfile", "healthz", "metrics",
+                                                    "other"};
 static const char *const format_names[LD_F_COUNT] = {"none", "json", "arrow", "proto"};
 
 const char *ld_format_name(int f) { return f >= 0 && f < LD_F_COUNT ? format_names[f] : "none"; }
 
 #define ADD(var, n) __atomic_add_fetch(&(var), (n), __ATOMIC_RELAXED)
-#define GET(var) __atomic_load_n(&(var), __ATOMIC_RELAXED)
+#define GET(var)    __atomic_load_n(&(var), __ATOMIC_RELAXED)
 
 void ld_metrics_request(int route, int format, int status, double seconds) {
   if (route < 0 || route >= LD_R_COUNT) route = LD_R_OTHER;
@@ -147,7 +147,8 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   counter(o, "lanced_bytes_read_total", "Bytes covered by those reads.", GET(bytes_read));
   counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
   counter(o, "lanced_take_handoffs_total", "Requests handed to a take thread because a first "
-          "attempt on the network thread would have waited for the disk.", ld_dispatch_handoffs());
+                                           "attempt on the network thread would have waited for the disk.",
+          ld_dispatch_handoffs());
   uint64_t hto, ev;
   ld_server_conn_stats(&hto, &ev);
   ld_buf_printf(o, "# HELP lanced_connections_closed_total Connections the daemon closed itself: "
@@ -162,18 +163,23 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   struct lnc_loop_stats ls;
   ld_server_loop_stats(&ls);
   counter(o, "lanced_loop_tasks_total", "Requests run as tasks on a network thread's loop "
-          "(io_mode direct).", ls.tasks);
+                                        "(io_mode direct).",
+          ls.tasks);
   counter(o, "lanced_loop_parked_tasks_total", "Of those, tasks that parked on device reads "
-          "and were resumed by their completions on the same thread.", ls.parked_tasks);
+                                               "and were resumed by their completions on the same thread.",
+          ls.parked_tasks);
   counter(o, "lanced_loop_iterations_total", "Iterations of the network threads' loops (one "
-          "io_uring wait each).", ls.waits);
+                                             "io_uring wait each).",
+          ls.waits);
   counter(o, "lanced_loop_enters_total", "io_uring_enter calls made by those iterations.", ls.enters);
   counter(o, "lanced_loop_submissions_total", "Submissions they handed the kernel (device "
-          "reads of all tasks parked in an iteration, readiness polls, timeouts).", ls.submitted);
+                                              "reads of all tasks parked in an iteration, readiness polls, timeouts).",
+          ls.submitted);
   struct lnc_engine_stats es;
   ld_service_stats(&es);
   counter(o, "lanced_engine_takes_total", "Data-file takes the engine worked on (attempts on a "
-          "network thread it refused before any work are not counted).", es.takes);
+                                          "network thread it refused before any work are not counted).",
+          es.takes);
   counter(o, "lanced_cache_hits_total", "Search cache hits.", es.cache_hits);
   counter(o, "lanced_cache_misses_total", "Search cache misses.", es.cache_misses);
   counter(o, "lanced_cache_loads_total", "Files loaded into the search cache.", es.cache_loads);

@@ -16,7 +16,10 @@ static void camel(const char *name, char *out, size_t outlen) {
   size_t j = 0;
   bool up = false;
   for (size_t i = 0; name[i] && j + 1 < outlen; i++) {
-    if (name[i] == '_') { up = true; continue; }
+    if (name[i] == '_') {
+      up = true;
+      continue;
+    }
     out[j++] = up && name[i] >= 'a' && name[i] <= 'z' ? (char)(name[i] - 32) : name[i];
     up = false;
   }
@@ -38,9 +41,12 @@ static void write_base64(struct lnc_buf *o, const uint8_t *p, size_t n) {
 }
 
 static void write_double(struct lnc_buf *o, double d, bool is_float) {
-  if (isnan(d)) ld_buf_puts(o, "\"NaN\"");
-  else if (isinf(d)) ld_buf_puts(o, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-  else ld_buf_printf(o, is_float ? "%.9g" : "%.17g", d);
+  if (isnan(d))
+    ld_buf_puts(o, "\"NaN\"");
+  else if (isinf(d))
+    ld_buf_puts(o, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  else
+    ld_buf_printf(o, is_float ? "%.9g" : "%.17g", d);
 }
 
 static void write_msg(const ProtobufCMessage *m, struct lnc_buf *o);
@@ -48,22 +54,34 @@ static void write_msg(const ProtobufCMessage *m, struct lnc_buf *o);
 /* One value of field f stored at p. */
 static void write_value(const ProtobufCFieldDescriptor *f, const void *p, struct lnc_buf *o) {
   switch (f->type) {
-  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
-    ld_buf_printf(o, "%d", *(const int32_t *)p); break;
-  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
-    ld_buf_printf(o, "%u", *(const uint32_t *)p); break;
-  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-    ld_buf_printf(o, "\"%lld\"", (long long)*(const int64_t *)p); break;
-  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
-    ld_buf_printf(o, "\"%llu\"", (unsigned long long)*(const uint64_t *)p); break;
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
+    ld_buf_printf(o, "%d", *(const int32_t *)p);
+    break;
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32:
+    ld_buf_printf(o, "%u", *(const uint32_t *)p);
+    break;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+    ld_buf_printf(o, "\"%lld\"", (long long)*(const int64_t *)p);
+    break;
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+    ld_buf_printf(o, "\"%llu\"", (unsigned long long)*(const uint64_t *)p);
+    break;
   case PROTOBUF_C_TYPE_FLOAT: write_double(o, *(const float *)p, true); break;
   case PROTOBUF_C_TYPE_DOUBLE: write_double(o, *(const double *)p, false); break;
   case PROTOBUF_C_TYPE_BOOL: ld_buf_puts(o, *(const protobuf_c_boolean *)p ? "true" : "false"); break;
   case PROTOBUF_C_TYPE_ENUM: {
     int v = *(const int *)p;
     const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value(f->descriptor, v);
-    if (ev) ld_buf_json_str(o, ev->name, strlen(ev->name));
-    else ld_buf_printf(o, "%d", v);
+    if (ev)
+      ld_buf_json_str(o, ev->name, strlen(ev->name));
+    else
+      ld_buf_printf(o, "%d", v);
     break;
   }
   case PROTOBUF_C_TYPE_STRING: {
@@ -82,8 +100,12 @@ static void write_value(const ProtobufCFieldDescriptor *f, const void *p, struct
 
 static size_t elem_size(ProtobufCType t) {
   switch (t) {
-  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
+  case PROTOBUF_C_TYPE_DOUBLE:
     return 8;
   case PROTOBUF_C_TYPE_BOOL: return sizeof(protobuf_c_boolean);
   case PROTOBUF_C_TYPE_ENUM: return sizeof(int);
@@ -97,7 +119,10 @@ static size_t elem_size(ProtobufCType t) {
 /* proto3 implicit presence: a field at its zero value is not written. */
 static bool is_default(const ProtobufCFieldDescriptor *f, const void *p) {
   switch (f->type) {
-  case PROTOBUF_C_TYPE_STRING: { const char *s = *(char *const *)p; return !s || !*s; }
+  case PROTOBUF_C_TYPE_STRING: {
+    const char *s = *(char *const *)p;
+    return !s || !*s;
+  }
   case PROTOBUF_C_TYPE_BYTES: return ((const ProtobufCBinaryData *)p)->len == 0;
   case PROTOBUF_C_TYPE_MESSAGE: return *(void *const *)p == NULL;
   case PROTOBUF_C_TYPE_FLOAT: return *(const float *)p == 0 && !signbit(*(const float *)p);
@@ -173,7 +198,10 @@ static int read_base64(const char *s, size_t n, ProtobufCBinaryData *out) {
   int bits = 0;
   for (size_t i = 0; i < n; i++) {
     int v = b64val(s[i]);
-    if (v < 0) { free(p); return -1; }
+    if (v < 0) {
+      free(p);
+      return -1;
+    }
     acc = acc << 6 | (uint32_t)v;
     bits += 6;
     if (bits >= 8) bits -= 8, p[len++] = (uint8_t)(acc >> bits);
@@ -218,27 +246,45 @@ static int read_value(const ProtobufCFieldDescriptor *f, json_t *v, void *p, cha
   int64_t si;
   uint64_t ui;
   switch (f->type) {
-  case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+  case PROTOBUF_C_TYPE_INT32:
+  case PROTOBUF_C_TYPE_SINT32:
+  case PROTOBUF_C_TYPE_SFIXED32:
     if (read_int(v, true, &si, &ui) || si < INT32_MIN || si > INT32_MAX) goto bad;
-    *(int32_t *)p = (int32_t)si; return 0;
-  case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+    *(int32_t *)p = (int32_t)si;
+    return 0;
+  case PROTOBUF_C_TYPE_UINT32:
+  case PROTOBUF_C_TYPE_FIXED32:
     if (read_int(v, false, &si, &ui) || ui > UINT32_MAX) goto bad;
-    *(uint32_t *)p = (uint32_t)ui; return 0;
-  case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+    *(uint32_t *)p = (uint32_t)ui;
+    return 0;
+  case PROTOBUF_C_TYPE_INT64:
+  case PROTOBUF_C_TYPE_SINT64:
+  case PROTOBUF_C_TYPE_SFIXED64:
     if (read_int(v, true, &si, &ui)) goto bad;
-    *(int64_t *)p = si; return 0;
-  case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+    *(int64_t *)p = si;
+    return 0;
+  case PROTOBUF_C_TYPE_UINT64:
+  case PROTOBUF_C_TYPE_FIXED64:
     if (read_int(v, false, &si, &ui)) goto bad;
-    *(uint64_t *)p = ui; return 0;
-  case PROTOBUF_C_TYPE_FLOAT: case PROTOBUF_C_TYPE_DOUBLE: {
+    *(uint64_t *)p = ui;
+    return 0;
+  case PROTOBUF_C_TYPE_FLOAT:
+  case PROTOBUF_C_TYPE_DOUBLE: {
     double x;
-    if (json_is_number(v)) x = json_number_value(v);
-    else if (json_is_string(v) && !strcmp(json_string_value(v), "NaN")) x = NAN;
-    else if (json_is_string(v) && !strcmp(json_string_value(v), "Infinity")) x = INFINITY;
-    else if (json_is_string(v) && !strcmp(json_string_value(v), "-Infinity")) x = -INFINITY;
-    else goto bad;
-    if (f->type == PROTOBUF_C_TYPE_FLOAT) *(float *)p = (float)x;
-    else *(double *)p = x;
+    if (json_is_number(v))
+      x = json_number_value(v);
+    else if (json_is_string(v) && !strcmp(json_string_value(v), "NaN"))
+      x = NAN;
+    else if (json_is_string(v) && !strcmp(json_string_value(v), "Infinity"))
+      x = INFINITY;
+    else if (json_is_string(v) && !strcmp(json_string_value(v), "-Infinity"))
+      x = -INFINITY;
+    else
+      goto bad;
+    if (f->type == PROTOBUF_C_TYPE_FLOAT)
+      *(float *)p = (float)x;
+    else
+      *(double *)p = x;
     return 0;
   }
   case PROTOBUF_C_TYPE_BOOL:
@@ -253,7 +299,8 @@ static int read_value(const ProtobufCFieldDescriptor *f, json_t *v, void *p, cha
       *(int *)p = ev->value;
     } else if (json_is_integer(v)) {
       *(int *)p = (int)json_integer_value(v);
-    } else goto bad;
+    } else
+      goto bad;
     return 0;
   }
   case PROTOBUF_C_TYPE_STRING: {
@@ -345,9 +392,12 @@ void ld_pbjson_free(struct ProtobufCMessage *m) {
       char *arr = *(char **)p;
       for (size_t k = 0; arr && k < n; k++) {
         void *ep = arr + k * elem_size(f->type);
-        if (f->type == PROTOBUF_C_TYPE_STRING) free(*(char **)ep);
-        else if (f->type == PROTOBUF_C_TYPE_BYTES) free(((ProtobufCBinaryData *)ep)->data);
-        else if (f->type == PROTOBUF_C_TYPE_MESSAGE) ld_pbjson_free(*(ProtobufCMessage **)ep);
+        if (f->type == PROTOBUF_C_TYPE_STRING)
+          free(*(char **)ep);
+        else if (f->type == PROTOBUF_C_TYPE_BYTES)
+          free(((ProtobufCBinaryData *)ep)->data);
+        else if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+          ld_pbjson_free(*(ProtobufCMessage **)ep);
       }
       free(arr);
       continue;

@@ -34,7 +34,10 @@ static void pool_free(struct pool *pl) {
 
 /* ---- type names ---------------------------------------------------------------------------- */
 static const char *unit_name(char u) {
-  return u == 's' ? "s" : u == 'm' ? "ms" : u == 'u' ? "us" : u == 'n' ? "ns" : "?";
+  return u == 's' ? "s" : u == 'm' ? "ms"
+                      : u == 'u'   ? "us"
+                      : u == 'n'   ? "ns"
+                                   : "?";
 }
 
 void ld_arrow_type_name(const struct ArrowSchema *s, struct lnc_buf *o) {
@@ -46,25 +49,46 @@ void ld_arrow_type_name(const struct ArrowSchema *s, struct lnc_buf *o) {
     return;
   }
   static const struct { const char *fmt, *name; } simple[] = {
-      {"n", "null"},     {"b", "bool"},      {"c", "int8"},    {"C", "uint8"},
-      {"s", "int16"},    {"S", "uint16"},    {"i", "int32"},   {"I", "uint32"},
-      {"l", "int64"},    {"L", "uint64"},    {"e", "float16"}, {"f", "float32"},
-      {"g", "float64"},  {"z", "binary"},    {"Z", "large_binary"},
-      {"u", "utf8"},     {"U", "large_utf8"}, {"tdD", "date32"}, {"tdm", "date64"}};
+      {"n", "null"},
+      {"b", "bool"},
+      {"c", "int8"},
+      {"C", "uint8"},
+      {"s", "int16"},
+      {"S", "uint16"},
+      {"i", "int32"},
+      {"I", "uint32"},
+      {"l", "int64"},
+      {"L", "uint64"},
+      {"e", "float16"},
+      {"f", "float32"},
+      {"g", "float64"},
+      {"z", "binary"},
+      {"Z", "large_binary"},
+      {"u", "utf8"},
+      {"U", "large_utf8"},
+      {"tdD", "date32"},
+      {"tdm", "date64"}};
   for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
     if (!strcmp(f, simple[i].fmt)) {
       ld_buf_puts(o, simple[i].name);
       return;
     }
-  if (!strncmp(f, "w:", 2)) ld_buf_printf(o, "fixed_size_binary[%s]", f + 2);
-  else if (!strncmp(f, "d:", 2)) ld_buf_printf(o, "decimal(%s)", f + 2);
-  else if (!strncmp(f, "tt", 2) && f[2]) ld_buf_printf(o, "time%s[%s]", f[2] == 's' || f[2] == 'm' ? "32" : "64", unit_name(f[2]));
+  if (!strncmp(f, "w:", 2))
+    ld_buf_printf(o, "fixed_size_binary[%s]", f + 2);
+  else if (!strncmp(f, "d:", 2))
+    ld_buf_printf(o, "decimal(%s)", f + 2);
+  else if (!strncmp(f, "tt", 2) && f[2])
+    ld_buf_printf(o, "time%s[%s]", f[2] == 's' || f[2] == 'm' ? "32" : "64", unit_name(f[2]));
   else if (!strncmp(f, "ts", 2) && f[2] && f[3] == ':') {
-    if (f[4]) ld_buf_printf(o, "timestamp[%s, tz=%s]", unit_name(f[2]), f + 4);
-    else ld_buf_printf(o, "timestamp[%s]", unit_name(f[2]));
-  } else if (!strncmp(f, "tD", 2) && f[2]) ld_buf_printf(o, "duration[%s]", unit_name(f[2]));
+    if (f[4])
+      ld_buf_printf(o, "timestamp[%s, tz=%s]", unit_name(f[2]), f + 4);
+    else
+      ld_buf_printf(o, "timestamp[%s]", unit_name(f[2]));
+  } else if (!strncmp(f, "tD", 2) && f[2])
+    ld_buf_printf(o, "duration[%s]", unit_name(f[2]));
   else if (!strcmp(f, "+l") || !strcmp(f, "+L") || !strncmp(f, "+w:", 3)) {
-    ld_buf_puts(o, f[1] == 'l' ? "list<" : f[1] == 'L' ? "large_list<" : "fixed_size_list<");
+    ld_buf_puts(o, f[1] == 'l' ? "list<" : f[1] == 'L' ? "large_list<"
+                                                       : "fixed_size_list<");
     if (s->n_children > 0) ld_arrow_type_name(s->children[0], o);
     ld_buf_puts(o, ">");
     if (f[1] == 'w') ld_buf_printf(o, "[%s]", f + 3);
@@ -81,7 +105,14 @@ void ld_arrow_type_name(const struct ArrowSchema *s, struct lnc_buf *o) {
 }
 
 /* ---- values ---------------------------------------------------------------------------------- */
-enum kind { K_NONE, K_BOOL, K_I64, K_U64, K_F64, K_STR, K_BIN, K_DEC };
+enum kind { K_NONE,
+            K_BOOL,
+            K_I64,
+            K_U64,
+            K_F64,
+            K_STR,
+            K_BIN,
+            K_DEC };
 
 /* How a column's values are read: the protobuf value kind, from lance.h's one type
  * vocabulary, parsed once per column (a dictionary column by its values, the index type
@@ -98,10 +129,17 @@ static enum kind kind_of_info(const struct lnc_atype_info *t) {
   case LNC_AT_BOOL: return K_BOOL;
   case LNC_AT_INT: return t->is_signed ? K_I64 : K_U64;
   case LNC_AT_FLOAT: return K_F64;
-  case LNC_AT_UTF8: case LNC_AT_LARGE_UTF8: return K_STR;
-  case LNC_AT_BINARY: case LNC_AT_LARGE_BINARY: case LNC_AT_FIXED_BINARY: return K_BIN;
+  case LNC_AT_UTF8:
+  case LNC_AT_LARGE_UTF8: return K_STR;
+  case LNC_AT_BINARY:
+  case LNC_AT_LARGE_BINARY:
+  case LNC_AT_FIXED_BINARY: return K_BIN;
   case LNC_AT_DECIMAL: return t->bits == 128 ? K_DEC : K_NONE;
-  case LNC_AT_DATE32: case LNC_AT_DATE64: case LNC_AT_TIME: case LNC_AT_TIMESTAMP: case LNC_AT_DURATION:
+  case LNC_AT_DATE32:
+  case LNC_AT_DATE64:
+  case LNC_AT_TIME:
+  case LNC_AT_TIMESTAMP:
+  case LNC_AT_DURATION:
     return K_I64;
   default: return K_NONE;
   }
@@ -139,7 +177,8 @@ static double half_to_double(uint16_t h) {
     memcpy(&d, &bits, sizeof d);
     return d;
   }
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY : ldexp(m + 1024, e - 25);
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY
+                                              : ldexp(m + 1024, e - 25);
   return (h & 0x8000) ? -v : v;
 }
 
@@ -175,7 +214,7 @@ static void value_at(const struct vtype *vt, const struct ArrowArray *a, int64_t
   case K_I64: v->i = int_at(t, data, j); break;
   case K_U64: v->u = t->bits == 64 ? ((const uint64_t *)data)[j] : (uint64_t)int_at(t, data, j); break;
   case K_F64:
-    v->d = t->bits == 64 ? ((const double *)data)[j]
+    v->d = t->bits == 64   ? ((const double *)data)[j]
            : t->bits == 32 ? (double)((const float *)data)[j]
                            : half_to_double(((const uint16_t *)data)[j]);
     break;
@@ -202,7 +241,8 @@ static char *decimal_string(struct pool *pl, unsigned __int128 raw, int scale) {
   unsigned __int128 u = neg ? -raw : raw;
   char digits[64];
   int n = 0;
-  do digits[n++] = (char)('0' + (int)(u % 10)), u /= 10; while (u);
+  do digits[n++] = (char)('0' + (int)(u % 10)), u /= 10;
+  while (u);
   char *o = pool_alloc(pl, 128), *w = o;
   if (!o) return NULL;
   if (neg) *w++ = '-';
@@ -242,8 +282,10 @@ struct tensor_chain {
 static size_t numeric_width(const struct ArrowSchema *s) {
   const char *f = s->format;
   if (s->dictionary || !f[0] || f[1]) return 0;
-  return strchr("cC", f[0]) ? 1 : strchr("sSe", f[0]) ? 2 : strchr("iIf", f[0]) ? 4
-         : strchr("lLg", f[0]) ? 8 : 0;
+  return strchr("cC", f[0]) ? 1 : strchr("sSe", f[0]) ? 2
+                              : strchr("iIf", f[0])   ? 4
+                              : strchr("lLg", f[0])   ? 8
+                                                      : 0;
 }
 
 /* Walks fixed-size lists from the item level (s, a) down to a numeric leaf; false when the
@@ -315,8 +357,10 @@ static int fill_tensor(struct pool *pl, const struct ArrowSchema *s, const struc
     offsets[0] = 0;
     for (int64_t r = 0; r < n; r++) {
       int64_t j = row0 + r, lo, hi;
-      if (s->format[1] == 'L') lo = ((const int64_t *)a->buffers[1])[j], hi = ((const int64_t *)a->buffers[1])[j + 1];
-      else lo = ((const int32_t *)a->buffers[1])[j], hi = ((const int32_t *)a->buffers[1])[j + 1];
+      if (s->format[1] == 'L')
+        lo = ((const int64_t *)a->buffers[1])[j], hi = ((const int64_t *)a->buffers[1])[j + 1];
+      else
+        lo = ((const int32_t *)a->buffers[1])[j], hi = ((const int32_t *)a->buffers[1])[j + 1];
       bool valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], j);
       offsets[r + 1] = offsets[r] + (valid && hi > lo ? (uint64_t)(hi - lo) : 0);
     }
@@ -343,7 +387,10 @@ static int fill_tensor(struct pool *pl, const struct ArrowSchema *s, const struc
   struct lnc_buf tn = {0};
   ld_arrow_type_name(ch->s[ch->ndims], &tn);
   ld_buf_append(&tn, "", 1);
-  if (!(t->dtype = pool_alloc(pl, tn.len))) { lnc_buf_free(&tn); return ld_errf(e, 503, "resource_exhausted", "out of memory"); }
+  if (!(t->dtype = pool_alloc(pl, tn.len))) {
+    lnc_buf_free(&tn);
+    return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  }
   memcpy(t->dtype, tn.data, tn.len);
   lnc_buf_free(&tn);
   t->n_shape = (size_t)ch->ndims;
@@ -394,7 +441,8 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   case K_I64: vals = i64 = pool_alloc(pl, un * sizeof *i64); break;
   case K_U64: vals = u64 = pool_alloc(pl, un * sizeof *u64); break;
   case K_F64: vals = f64 = pool_alloc(pl, un * sizeof *f64); break;
-  case K_STR: case K_DEC: vals = strs = pool_alloc(pl, un * sizeof *strs); break;
+  case K_STR:
+  case K_DEC: vals = strs = pool_alloc(pl, un * sizeof *strs); break;
   case K_BIN: vals = bins = pool_alloc(pl, un * sizeof *bins); break;
   default: vals = validity; break;
   }
@@ -402,9 +450,12 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   int scale = k == K_DEC ? vt.t.scale : 0;
   for (int64_t r = 0; r < n; r++) {
     struct val v;
-    if (tr == 0) v.valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], a->offset + parent_off + r);
-    else if (k == K_NONE) v.valid = false;
-    else value_at(&vt, a, parent_off + r, &v);
+    if (tr == 0)
+      v.valid = a->null_count == 0 || !a->buffers[0] || bit(a->buffers[0], a->offset + parent_off + r);
+    else if (k == K_NONE)
+      v.valid = false;
+    else
+      value_at(&vt, a, parent_off + r, &v);
     validity[r] = v.valid;
     any_null |= !v.valid;
     switch (k) {
@@ -425,20 +476,21 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
     }
   }
   if (any_null) col->n_validity = un, col->validity = validity;
-#define SET(CASE, field, Type, init, arr)                                   \
-  do {                                                                      \
-    Type *m = pool_alloc(pl, sizeof *m);                                    \
-    if (!m) return ld_errf(e, 503, "resource_exhausted", "out of memory");  \
-    init(m);                                                                \
-    m->n_values = un, m->values = arr;                                      \
-    col->values_case = CASE, col->field = m;                                \
+#define SET(CASE, field, Type, init, arr)                                  \
+  do {                                                                     \
+    Type *m = pool_alloc(pl, sizeof *m);                                   \
+    if (!m) return ld_errf(e, 503, "resource_exhausted", "out of memory"); \
+    init(m);                                                               \
+    m->n_values = un, m->values = arr;                                     \
+    col->values_case = CASE, col->field = m;                               \
   } while (0)
   switch (k) {
   case K_BOOL: SET(LANCED__V1__COLUMN__VALUES_BOOLS, bools, Lanced__V1__BoolValues, lanced__v1__bool_values__init, bools); break;
   case K_I64: SET(LANCED__V1__COLUMN__VALUES_INT64S, int64s, Lanced__V1__Int64Values, lanced__v1__int64_values__init, i64); break;
   case K_U64: SET(LANCED__V1__COLUMN__VALUES_UINT64S, uint64s, Lanced__V1__UInt64Values, lanced__v1__uint64_values__init, u64); break;
   case K_F64: SET(LANCED__V1__COLUMN__VALUES_DOUBLES, doubles, Lanced__V1__DoubleValues, lanced__v1__double_values__init, f64); break;
-  case K_STR: case K_DEC: SET(LANCED__V1__COLUMN__VALUES_STRINGS, strings, Lanced__V1__StringValues, lanced__v1__string_values__init, strs); break;
+  case K_STR:
+  case K_DEC: SET(LANCED__V1__COLUMN__VALUES_STRINGS, strings, Lanced__V1__StringValues, lanced__v1__string_values__init, strs); break;
   case K_BIN: SET(LANCED__V1__COLUMN__VALUES_BINARIES, binaries, Lanced__V1__BytesValues, lanced__v1__bytes_values__init, bins); break;
   default: break;
   }
@@ -470,16 +522,25 @@ int ld_proto_take_response(const struct ld_take_result *t, int format, bool json
   resp.num_rows = (uint64_t)t->array.length;
   resp.n_column_names = (size_t)ncols;
   resp.column_names = pool_alloc(&pl, (size_t)ncols * sizeof(char *));
-  if (!resp.column_names) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+  if (!resp.column_names) {
+    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+    goto out;
+  }
   for (int64_t i = 0; i < ncols; i++)
     resp.column_names[i] = (char *)(t->schema.children[i]->name ? t->schema.children[i]->name : "");
   if (format == LANCED__V1__FORMAT__FORMAT_PROTO) {
     resp.n_columns = (size_t)ncols;
     resp.columns = pool_alloc(&pl, (size_t)ncols * sizeof *resp.columns);
-    if (!resp.columns) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+    if (!resp.columns) {
+      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+      goto out;
+    }
     for (int64_t i = 0; i < ncols; i++) {
       Lanced__V1__Column *col = pool_alloc(&pl, sizeof *col);
-      if (!col) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+      if (!col) {
+        rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+        goto out;
+      }
       resp.columns[i] = col;
       if ((rc = fill_column(&pl, t->schema.children[i], t->array.children[i], t->array.offset,
                             t->array.length, col, e)))
@@ -569,7 +630,10 @@ int ld_proto_file_info(const char *rel, const struct ld_file_info *info, bool js
   fi.num_rows = info->num_rows;
   fi.n_fields = (size_t)info->schema.n_children;
   fi.fields = pool_alloc(&pl, fi.n_fields * sizeof *fi.fields);
-  if (!fi.fields) { rc = ld_errf(e, 503, "resource_exhausted", "out of memory"); goto out; }
+  if (!fi.fields) {
+    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+    goto out;
+  }
   for (size_t i = 0; i < fi.n_fields; i++)
     if (!(fi.fields[i] = field_of(&pl, info->schema.children[i]))) {
       rc = ld_errf(e, 503, "resource_exhausted", "out of memory");

@@ -85,7 +85,10 @@ static int parse_json_body(const struct ld_req *r, struct rows_req *q, struct ld
     goto out;
   }
   size_t n = json_array_size(ids);
-  if (n == 0) { rc = ld_errf(e, 400, "invalid_argument", "ids is empty"); goto out; }
+  if (n == 0) {
+    rc = ld_errf(e, 400, "invalid_argument", "ids is empty");
+    goto out;
+  }
   if (n > r->lim.max_ids) {
     rc = ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", n,
                  (unsigned long long)r->lim.max_ids);
@@ -141,14 +144,18 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
 int ld_rows_parse(const char *ids, const char *columns, const uint8_t *body, size_t len,
                   int kind, uint64_t max_ids, struct ld_err *e) {
   struct rows_req q = {0};
-  struct ld_req r = {.body = {.data = (uint8_t *)body, .len = len}, .lim = {.max_ids = max_ids}};
+  struct ld_req r = {
+      .body = {.data = (uint8_t *)body, .len = len},
+      .lim = {.max_ids = max_ids}};
   int rc = 0;
   if (ids) rc = parse_ids(ids, max_ids, &q, e);
   if (!rc && columns) rc = parse_columns(columns, &q, e);
   req_free(&q);
   q = (struct rows_req){0};
-  if (!rc && kind == 1) rc = parse_json_body(&r, &q, e);
-  else if (!rc && kind == 2) rc = parse_proto_body(&r, &q, e);
+  if (!rc && kind == 1)
+    rc = parse_json_body(&r, &q, e);
+  else if (!rc && kind == 2)
+    rc = parse_proto_body(&r, &q, e);
   req_free(&q);
   return rc ? -1 : 0;
 }
@@ -157,7 +164,8 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
   Lanced__V1__TakeRequest *t = lanced__v1__take_request__unpack(NULL, r->body.len, r->body.data);
   if (!t) return ld_errf(e, 400, "invalid_argument", "body is not a lanced.v1.TakeRequest");
   int rc = 0;
-  if (t->n_ids == 0) rc = ld_errf(e, 400, "invalid_argument", "ids is empty");
+  if (t->n_ids == 0)
+    rc = ld_errf(e, 400, "invalid_argument", "ids is empty");
   else if (t->n_ids > r->lim.max_ids)
     rc = ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", t->n_ids,
                  (unsigned long long)r->lim.max_ids);
@@ -192,7 +200,7 @@ static int pick_format(struct MHD_Connection *c, struct ld_err *e) {
 }
 
 static const char *content_type(int format) {
-  return format == LD_F_ARROW ? "application/vnd.apache.arrow.stream"
+  return format == LD_F_ARROW   ? "application/vnd.apache.arrow.stream"
          : format == LD_F_PROTO ? "application/x-protobuf"
                                 : "application/json";
 }
@@ -226,7 +234,8 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   /* ?blobs=descriptors returns Lance's blob descriptors instead of the bytes. */
   int blobs = LNC_BLOBS_BYTES;
   const char *bm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "blobs");
-  if (bm && !strcmp(bm, "descriptors")) blobs = LNC_BLOBS_DESCRIPTORS;
+  if (bm && !strcmp(bm, "descriptors"))
+    blobs = LNC_BLOBS_DESCRIPTORS;
   else if (bm && strcmp(bm, "bytes")) {
     ld_errf(&e, 400, "invalid_argument", "unknown blobs mode '%.40s' (bytes or descriptors)", bm);
     goto fail;
@@ -242,7 +251,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   r->rows = q.n;
   ld_metrics_rows(q.n, &t.stats);
   int rc = fmt == LD_F_PROTO ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
-                                                       &out->body, &e)
+                                                      &out->body, &e)
                              : ld_service_encode(fmt, &t.schema, &t.array, &out->body, &e);
   t.array.release(&t.array);
   t.schema.release(&t.schema);

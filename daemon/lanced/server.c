@@ -36,7 +36,7 @@ static int nnets;
 static int listen_fds[LD_MAX_LISTEN];
 static int nlisten;
 static uint64_t inflight, connections;
-static bool direct_tasks; /* io_mode direct: requests run as loop tasks */
+static bool direct_tasks;      /* io_mode direct: requests run as loop tasks */
 static int max_wait_ms = 1000; /* a loop iteration waits at most this long (the watchdog's pace) */
 
 void ld_server_set_max_wait_ms(int ms) { max_wait_ms = ms < 10 ? 10 : ms; }
@@ -149,7 +149,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
-  if (this_net) ld_conn_request_done(this_net, c); /* waiting again: the header deadline restarts */
+  if (this_net) ld_conn_request_done(this_net, c);              /* waiting again: the header deadline restarts */
   if (this_net && r->status == 413) ld_linger_add(this_net, c); /* its body may still be coming */
   lnc_buf_free(&r->body);
   if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
@@ -292,7 +292,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return send_response(c, r, &r->out);
   }
   if (r->stage != LD_STAGE_NEW) return MHD_YES;
-  if (r->status) return MHD_YES; /* already answered (admission) */
+  if (r->status) return MHD_YES;                      /* already answered (admission) */
   if (this_net) ld_conn_request_started(this_net, c); /* the body is in */
   if (r->body_too_big) {
     struct ld_err e;
@@ -343,8 +343,7 @@ static int open_listener(const char *spec, char *msg, size_t msglen) {
     return -1;
   }
   snprintf(port_s, sizeof port_s, "%u", port);
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV}, *ai;
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_NUMERICSERV}, *ai;
   int g = getaddrinfo(host[0] && strcmp(host, "*") ? host : NULL, port_s, &hints, &ai);
   if (g) {
     snprintf(msg, msglen, "listen %s: %s", spec, gai_strerror(g));
@@ -385,7 +384,7 @@ static int open_listener(const char *spec, char *msg, size_t msglen) {
 /* ---- network threads ------------------------------------------------------------------- */
 struct ld_pending_conn {
   struct ld_pending_conn *next;
-  double accepted;  /* ld_now() at accept: the connection's age for idle-first eviction */
+  double accepted; /* ld_now() at accept: the connection's age for idle-first eviction */
   int fd;
   socklen_t addrlen;
   struct sockaddr_storage addr;
@@ -413,13 +412,15 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen) {
 
 void ld_net_wake(struct ld_net *n) {
   uint64_t one = 1;
-  if (write(n->wake_fd, &one, sizeof one) < 0) { /* the counter is far from overflowing */ }
+  if (write(n->wake_fd, &one, sizeof one) < 0) { /* the counter is far from overflowing */
+  }
 }
 
 /* Adds the connections accept.c queued for this thread to its daemon (on the thread). */
 static void add_pending(struct ld_net *n) {
   uint64_t v;
-  if (read(n->wake_fd, &v, sizeof v) < 0) { /* EAGAIN: nothing new */ }
+  if (read(n->wake_fd, &v, sizeof v) < 0) { /* EAGAIN: nothing new */
+  }
   pthread_mutex_lock(&n->lock);
   struct ld_pending_conn *lifo = n->queue, *p = NULL;
   n->queue = NULL;
@@ -526,7 +527,8 @@ static void net_stop(struct ld_net *n) {
   if (n->started) {
     atomic_store(&n->stop, 1);
     uint64_t one = 1;
-    if (write(n->wake_fd, &one, sizeof one) < 0) { /* cannot fail on a fresh counter */ }
+    if (write(n->wake_fd, &one, sizeof one) < 0) { /* cannot fail on a fresh counter */
+    }
     pthread_join(n->thread, NULL);
   }
   if (n->d) MHD_stop_daemon(n->d);
@@ -544,7 +546,8 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
   if (!ld_listing_count_served(rootfd))
     ld_log(LD_LOG_WARN, "%s holds no Lance data in it or one level below (no *.lance file, no "
                         "directory with _versions/): point --root at the folder holding your "
-                        "x.lance files or datasets", cfg->root);
+                        "x.lance files or datasets",
+           cfg->root);
   char msg[512];
   unsigned timeout_s = (unsigned)((cfg->request_timeout_ms + 999) / 1000);
   /* The hard cap sits above connection_limit so the excess can make room (idle connections

@@ -11,10 +11,10 @@
 
 static lnc_engine *engine;
 static pthread_mutex_t workers_lock = PTHREAD_MUTEX_INITIALIZER;
-static lnc_worker **workers;       /* every worker made, for shutdown */
+static lnc_worker **workers; /* every worker made, for shutdown */
 static size_t nworkers;
 static __thread lnc_worker *my_worker;
-static __thread lnc_loop *my_loop;         /* a network thread's loop (direct reads) */
+static __thread lnc_loop *my_loop; /* a network thread's loop (direct reads) */
 /* Set by server.c around an attempt on a network thread (enum lnc_nowait). Tasks of one
  * thread interleave, so the mode is read once at the start of a take (before it can park),
  * and would_block is set just before a take returns and read (and cleared) by the code that
@@ -67,8 +67,9 @@ static int engine_config(const struct ld_config *c, struct lnc_engine_config *ec
   ec->cache_budget = c->cache_budget;
   ec->io_mode = c->io_mode == LD_IO_DIRECT ? LNC_IO_DIRECT : LNC_IO_BUFFERED;
   ec->revalidate_ms = (uint32_t)c->revalidate_ms;
-  ec->repidx_max = c->rep_policy == LD_REP_ALWAYS ? UINT64_MAX
-                   : c->rep_policy == LD_REP_NEVER ? 0 : c->rep_max_bytes;
+  ec->repidx_max = c->rep_policy == LD_REP_ALWAYS  ? UINT64_MAX
+                   : c->rep_policy == LD_REP_NEVER ? 0
+                                                   : c->rep_max_bytes;
   return 0;
 }
 
@@ -122,8 +123,10 @@ uint64_t ld_service_open_handles(void) {
 }
 
 void ld_service_stats(struct lnc_engine_stats *out) {
-  if (engine) lnc_engine_get_stats(engine, out);
-  else memset(out, 0, sizeof *out);
+  if (engine)
+    lnc_engine_get_stats(engine, out);
+  else
+    memset(out, 0, sizeof *out);
 }
 
 /* A version pin only means something for a dataset. */

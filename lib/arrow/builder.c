@@ -42,7 +42,11 @@ int lnc_schema_init(struct ArrowSchema *out, const char *format, const char *nam
   }
   if (!p->format || (name && !p->name) ||
       (n_children > 0 && (!p->child_ptrs || !p->child_mem))) {
-    free(p->format); free(p->name); free(p->child_ptrs); free(p->child_mem); free(p);
+    free(p->format);
+    free(p->name);
+    free(p->child_ptrs);
+    free(p->child_mem);
+    free(p);
     return LNC_ENOMEM;
   }
   for (int64_t i = 0; i < n_children; i++) p->child_ptrs[i] = &p->child_mem[i];
@@ -63,11 +67,18 @@ int lnc_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
   for (int32_t i = 0; i < n; i++) total += 8 + strlen(keys[i]) + strlen(values[i]);
   char *m = malloc(total), *w = m;
   if (!m) return LNC_ENOMEM;
-  memcpy(w, &n, 4); w += 4;
+  memcpy(w, &n, 4);
+  w += 4;
   for (int32_t i = 0; i < n; i++) {
     int32_t kl = (int32_t)strlen(keys[i]), vl = (int32_t)strlen(values[i]);
-    memcpy(w, &kl, 4); w += 4; memcpy(w, keys[i], (size_t)kl); w += kl;
-    memcpy(w, &vl, 4); w += 4; memcpy(w, values[i], (size_t)vl); w += vl;
+    memcpy(w, &kl, 4);
+    w += 4;
+    memcpy(w, keys[i], (size_t)kl);
+    w += kl;
+    memcpy(w, &vl, 4);
+    w += 4;
+    memcpy(w, values[i], (size_t)vl);
+    w += vl;
   }
   free(p->metadata);
   p->metadata = m;
@@ -76,7 +87,7 @@ int lnc_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
 }
 
 struct array_priv {
-  void **owned;                /* n_buffers owned pointers */
+  void **owned; /* n_buffers owned pointers */
   const void **buffers;
   struct ArrowArray **child_ptrs;
   struct ArrowArray *child_mem;
@@ -112,7 +123,11 @@ int lnc_array_init(struct ArrowArray *out, int64_t length, int64_t null_count,
     p->child_mem = calloc((size_t)n_children, sizeof *p->child_mem);
   }
   if (!p->owned || !p->buffers || (n_children > 0 && (!p->child_ptrs || !p->child_mem))) {
-    free(p->owned); free(p->buffers); free(p->child_ptrs); free(p->child_mem); free(p);
+    free(p->owned);
+    free(p->buffers);
+    free(p->child_ptrs);
+    free(p->child_mem);
+    free(p);
     return LNC_ENOMEM;
   }
   for (int64_t i = 0; i < n_children; i++) p->child_ptrs[i] = &p->child_mem[i];

@@ -9,7 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum kind { K_NULL, K_BOOL, K_FIXED, K_VAR32, K_VAR64, K_LIST32, K_LIST64, K_FSL, K_STRUCT };
+enum kind { K_NULL,
+            K_BOOL,
+            K_FIXED,
+            K_VAR32,
+            K_VAR64,
+            K_LIST32,
+            K_LIST64,
+            K_FSL,
+            K_STRUCT };
 
 struct ktype {
   enum kind kind;
@@ -26,12 +34,17 @@ static int classify(const struct ArrowSchema *s, struct ktype *t, struct lnc_err
     switch (a.kind) {
     case LNC_AT_NULL: t->kind = K_NULL; return 0;
     case LNC_AT_BOOL: t->kind = K_BOOL; return 0;
-    case LNC_AT_BINARY: case LNC_AT_UTF8: t->kind = K_VAR32; return 0;
-    case LNC_AT_LARGE_BINARY: case LNC_AT_LARGE_UTF8: t->kind = K_VAR64; return 0;
+    case LNC_AT_BINARY:
+    case LNC_AT_UTF8: t->kind = K_VAR32; return 0;
+    case LNC_AT_LARGE_BINARY:
+    case LNC_AT_LARGE_UTF8: t->kind = K_VAR64; return 0;
     case LNC_AT_LIST: t->kind = K_LIST32; return 0;
     case LNC_AT_LARGE_LIST: t->kind = K_LIST64; return 0;
     case LNC_AT_STRUCT: t->kind = K_STRUCT; return 0;
-    case LNC_AT_FIXED_LIST: t->kind = K_FSL; t->width = a.width; return 0;
+    case LNC_AT_FIXED_LIST:
+      t->kind = K_FSL;
+      t->width = a.width;
+      return 0;
     default: /* every other kind is fixed-width values */
       t->kind = K_FIXED;
       t->width = a.bits / 8;
@@ -44,9 +57,14 @@ static int classify(const struct ArrowSchema *s, struct ktype *t, struct lnc_err
 static int n_buffers_of(enum kind k) {
   switch (k) {
   case K_NULL: return 0;
-  case K_VAR32: case K_VAR64: return 3;
-  case K_LIST32: case K_LIST64: case K_BOOL: case K_FIXED: return 2;
-  case K_FSL: case K_STRUCT: return 1;
+  case K_VAR32:
+  case K_VAR64: return 3;
+  case K_LIST32:
+  case K_LIST64:
+  case K_BOOL:
+  case K_FIXED: return 2;
+  case K_FSL:
+  case K_STRUCT: return 1;
   }
   return 0;
 }
@@ -73,8 +91,9 @@ static int check_parts(const struct ArrowSchema *s, const struct ktype *t,
                        const struct ArrowArray *const *parts, size_t nparts,
                        const struct lnc_row_ref *refs, size_t n, struct lnc_error *err) {
   int nb = n_buffers_of(t->kind);
-  int64_t nk = t->kind == K_STRUCT ? s->n_children
-               : (t->kind == K_LIST32 || t->kind == K_LIST64 || t->kind == K_FSL) ? 1 : 0;
+  int64_t nk = t->kind == K_STRUCT                                                ? s->n_children
+               : (t->kind == K_LIST32 || t->kind == K_LIST64 || t->kind == K_FSL) ? 1
+                                                                                  : 0;
   if (nk != s->n_children)
     return lnc_errf(err, LNC_EINVAL, "arrow: schema '%s' has %lld children, expected %lld",
                     s->format, (long long)s->n_children, (long long)nk);
@@ -85,7 +104,8 @@ static int check_parts(const struct ArrowSchema *s, const struct ktype *t,
     if (a->n_buffers != nb || a->n_children != nk || a->length < 0 || a->offset < 0)
       return lnc_errf(err, LNC_EINVAL,
                       "arrow: part %zu (format '%s') has %lld buffers and %lld children, "
-                      "expected %d and %lld", i, s->format, (long long)a->n_buffers,
+                      "expected %d and %lld",
+                      i, s->format, (long long)a->n_buffers,
                       (long long)a->n_children, nb, (long long)nk);
     if (a->length > 0)
       for (int b = 1; b < nb; b++)
@@ -96,7 +116,8 @@ static int check_parts(const struct ArrowSchema *s, const struct ktype *t,
   for (size_t i = 0; i < n; i++) {
     if (refs[i].part >= nparts || refs[i].row >= (uint64_t)parts[refs[i].part]->length)
       return lnc_errf(err, LNC_EINVAL, "arrow: row reference %zu (part %u, row %llu) out of "
-                      "bounds", i, refs[i].part, (unsigned long long)refs[i].row);
+                                       "bounds",
+                      i, refs[i].part, (unsigned long long)refs[i].row);
   }
   return 0;
 }
@@ -115,12 +136,15 @@ static int list_child_refs(const struct ktype *t, const struct ArrowArray *const
       int64_t st, en;
       if (t->kind == K_LIST32) {
         const int32_t *o = a->buffers[1];
-        st = o[r]; en = o[r + 1];
+        st = o[r];
+        en = o[r + 1];
       } else if (t->kind == K_LIST64) {
         const int64_t *o = a->buffers[1];
-        st = o[r]; en = o[r + 1];
+        st = o[r];
+        en = o[r + 1];
       } else {
-        st = (int64_t)r * t->width; en = st + t->width;
+        st = (int64_t)r * t->width;
+        en = st + t->width;
       }
       if (st < 0 || en < st)
         return lnc_errf(err, LNC_EINVAL, "arrow: list offsets decrease at row %llu",
@@ -131,8 +155,10 @@ static int list_child_refs(const struct ktype *t, const struct ArrowArray *const
           (*child_refs)[pos].row = (uint64_t)k;
           pos++;
         }
-        if (t->kind == K_LIST32) ((int32_t *)offsets_out)[i + 1] = (int32_t)pos;
-        else if (t->kind == K_LIST64) ((int64_t *)offsets_out)[i + 1] = (int64_t)pos;
+        if (t->kind == K_LIST32)
+          ((int32_t *)offsets_out)[i + 1] = (int32_t)pos;
+        else if (t->kind == K_LIST64)
+          ((int64_t *)offsets_out)[i + 1] = (int64_t)pos;
       } else {
         total += (uint64_t)(en - st);
       }
@@ -190,30 +216,52 @@ static int gather_dict(const struct ArrowSchema *s, const struct ArrowArray *con
   const struct ArrowArray **dparts = calloc(nparts + 1, sizeof *dparts);
   struct lnc_row_ref *vrefs = malloc((n ? n : 1) * sizeof *vrefs);
   struct ArrowArray nullrow = {0};
-  if (!dparts || !vrefs) { rc = lnc_errf(err, LNC_ENOMEM, "arrow: out of memory"); goto done; }
+  if (!dparts || !vrefs) {
+    rc = lnc_errf(err, LNC_ENOMEM, "arrow: out of memory");
+    goto done;
+  }
   for (size_t p = 0; p < nparts; p++) {
-    if (!parts[p]->dictionary || parts[p]->n_buffers < 2)
-      { rc = lnc_errf(err, LNC_EINVAL, "arrow: dictionary-encoded part %zu has no dictionary", p); goto done; }
+    if (!parts[p]->dictionary || parts[p]->n_buffers < 2) {
+      rc = lnc_errf(err, LNC_EINVAL, "arrow: dictionary-encoded part %zu has no dictionary", p);
+      goto done;
+    }
     dparts[p] = parts[p]->dictionary;
   }
   if ((rc = lnc_arrow_make_nulls(s->dictionary, 1, &nullrow, err))) goto done;
   dparts[nparts] = &nullrow;
   for (size_t i = 0; i < n; i++) {
-    if (refs[i].part >= nparts || refs[i].row >= (uint64_t)parts[refs[i].part]->length)
-      { rc = lnc_errf(err, LNC_EINVAL, "arrow: row reference out of range"); goto done; }
+    if (refs[i].part >= nparts || refs[i].row >= (uint64_t)parts[refs[i].part]->length) {
+      rc = lnc_errf(err, LNC_EINVAL, "arrow: row reference out of range");
+      goto done;
+    }
     const struct ArrowArray *a = parts[refs[i].part];
     uint64_t r = (uint64_t)a->offset + refs[i].row;
-    if (a->buffers[0] && !get_bit(a->buffers[0], r)) { vrefs[i] = (struct lnc_row_ref){(uint32_t)nparts, 0}; continue; }
+    if (a->buffers[0] && !get_bit(a->buffers[0], r)) {
+      vrefs[i] = (struct lnc_row_ref){(uint32_t)nparts, 0};
+      continue;
+    }
     const uint8_t *ib = a->buffers[1];
     int64_t k = 0;
     switch (it.width) { /* little-endian, signedness per format: negative indices are refused below */
     case 1: k = s->format[0] == 'c' ? (int8_t)ib[r] : (int64_t)ib[r]; break;
-    case 2: { int16_t x; memcpy(&x, ib + r * 2, 2); k = s->format[0] == 's' ? (int64_t)x : (int64_t)(uint16_t)x; break; }
-    case 4: { int32_t x; memcpy(&x, ib + r * 4, 4); k = s->format[0] == 'i' ? (int64_t)x : (int64_t)(uint32_t)x; break; }
+    case 2: {
+      int16_t x;
+      memcpy(&x, ib + r * 2, 2);
+      k = s->format[0] == 's' ? (int64_t)x : (int64_t)(uint16_t)x;
+      break;
+    }
+    case 4: {
+      int32_t x;
+      memcpy(&x, ib + r * 4, 4);
+      k = s->format[0] == 'i' ? (int64_t)x : (int64_t)(uint32_t)x;
+      break;
+    }
     default: memcpy(&k, ib + r * 8, 8);
     }
-    if (k < 0 || k >= a->dictionary->length)
-      { rc = lnc_errf(err, LNC_EINVAL, "arrow: dictionary index %lld out of range", (long long)k); goto done; }
+    if (k < 0 || k >= a->dictionary->length) {
+      rc = lnc_errf(err, LNC_EINVAL, "arrow: dictionary index %lld out of range", (long long)k);
+      goto done;
+    }
     vrefs[i] = (struct lnc_row_ref){refs[i].part, (uint64_t)k};
   }
   if ((rc = gather(s->dictionary, dparts, nparts + 1, vrefs, n, out, err, depth + 1))) goto done;
@@ -307,8 +355,10 @@ static int gather_var(const struct ArrowSchema *s, const struct ktype *t, const 
       memcpy(d + pos, (const uint8_t *)a->buffers[2] + st, (size_t)(en - st));
     }
     pos += (uint64_t)(en - st);
-    if (big) ((int64_t *)offs)[i + 1] = (int64_t)pos;
-    else ((int32_t *)offs)[i + 1] = (int32_t)pos;
+    if (big)
+      ((int64_t *)offs)[i + 1] = (int64_t)pos;
+    else
+      ((int32_t *)offs)[i + 1] = (int32_t)pos;
   }
   return 0;
 }
@@ -362,8 +412,11 @@ static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *p
     case K_NULL: break;
     case K_BOOL: rc = gather_bool(s, parts, refs, n, out, err); break;
     case K_FIXED: rc = gather_fixed(s, &t, parts, refs, n, out, err); break;
-    case K_VAR32: case K_VAR64: rc = gather_var(s, &t, parts, refs, n, out, err); break;
-    case K_LIST32: case K_LIST64: case K_FSL: rc = gather_list(s, &t, parts, nparts, refs, n, out, err, depth); break;
+    case K_VAR32:
+    case K_VAR64: rc = gather_var(s, &t, parts, refs, n, out, err); break;
+    case K_LIST32:
+    case K_LIST64:
+    case K_FSL: rc = gather_list(s, &t, parts, nparts, refs, n, out, err, depth); break;
     case K_STRUCT: rc = gather_struct(s, parts, nparts, refs, n, out, err, depth); break;
     }
   }
@@ -416,8 +469,9 @@ static int nulls(const struct ArrowSchema *s, uint64_t n, struct ArrowArray *out
   int rc;
   if (depth > MAX_DEPTH) return lnc_errf(err, LNC_EUNSUPPORTED, "arrow: nesting too deep");
   if ((rc = classify(s, &t, err))) return rc;
-  int64_t nk = t.kind == K_STRUCT ? s->n_children
-               : (t.kind == K_LIST32 || t.kind == K_LIST64 || t.kind == K_FSL) ? 1 : 0;
+  int64_t nk = t.kind == K_STRUCT                                              ? s->n_children
+               : (t.kind == K_LIST32 || t.kind == K_LIST64 || t.kind == K_FSL) ? 1
+                                                                               : 0;
   if (nk != s->n_children)
     return lnc_errf(err, LNC_EINVAL, "arrow: schema '%s' has the wrong number of children",
                     s->format);
@@ -427,19 +481,28 @@ static int nulls(const struct ArrowSchema *s, uint64_t n, struct ArrowArray *out
   out->null_count = (int64_t)n;
   if (nb > 0 && !arr_buf(out, 0, (size_t)(n + 7) / 8)) goto oom;
   switch (t.kind) {
-  case K_NULL: case K_STRUCT: case K_FSL: break;
-  case K_BOOL: if (!arr_buf(out, 1, (size_t)(n + 7) / 8)) goto oom; break;
-  case K_FIXED: if (!arr_buf(out, 1, (size_t)(n * (uint64_t)t.width))) goto oom; break;
-  case K_VAR32: case K_VAR64:
+  case K_NULL:
+  case K_STRUCT:
+  case K_FSL: break;
+  case K_BOOL:
+    if (!arr_buf(out, 1, (size_t)(n + 7) / 8)) goto oom;
+    break;
+  case K_FIXED:
+    if (!arr_buf(out, 1, (size_t)(n * (uint64_t)t.width))) goto oom;
+    break;
+  case K_VAR32:
+  case K_VAR64:
     if (!arr_buf(out, 1, (size_t)(n + 1) * (t.kind == K_VAR64 ? 8 : 4)) || !arr_buf(out, 2, 0))
       goto oom;
     break;
-  case K_LIST32: case K_LIST64:
+  case K_LIST32:
+  case K_LIST64:
     if (!arr_buf(out, 1, (size_t)(n + 1) * (t.kind == K_LIST64 ? 8 : 4))) goto oom;
     break;
   }
   for (int64_t c = 0; c < nk; c++) {
-    uint64_t cn = t.kind == K_STRUCT ? n : t.kind == K_FSL ? n * (uint64_t)t.width : 0;
+    uint64_t cn = t.kind == K_STRUCT ? n : t.kind == K_FSL ? n * (uint64_t)t.width
+                                                           : 0;
     if ((rc = nulls(s->children[c], cn, out->children[c], err, depth + 1))) {
       out->release(out);
       return rc;
@@ -447,7 +510,10 @@ static int nulls(const struct ArrowSchema *s, uint64_t n, struct ArrowArray *out
   }
   if (s->dictionary) { /* null indices into an empty dictionary */
     if (!(out->dictionary = calloc(1, sizeof *out->dictionary))) goto oom;
-    if ((rc = nulls(s->dictionary, 0, out->dictionary, err, depth + 1))) { out->release(out); return rc; }
+    if ((rc = nulls(s->dictionary, 0, out->dictionary, err, depth + 1))) {
+      out->release(out);
+      return rc;
+    }
   }
   return 0;
 oom:
@@ -527,12 +593,18 @@ static int schema_copy(const struct ArrowSchema *src, struct ArrowSchema *out,
     p->kidptr[i] = &p->kids[i];
     out->n_children = i + 1;
     int rc = schema_copy(src->children[i], &p->kids[i], err, depth + 1);
-    if (rc) { out->release(out); return rc; }
+    if (rc) {
+      out->release(out);
+      return rc;
+    }
   }
   if (src->dictionary) {
     if (!(p->dict = calloc(1, sizeof *p->dict))) goto oom;
     int rc = schema_copy(src->dictionary, p->dict, err, depth + 1);
-    if (rc) { out->release(out); return rc; }
+    if (rc) {
+      out->release(out);
+      return rc;
+    }
     out->dictionary = p->dict;
   }
   return 0;
@@ -556,7 +628,10 @@ int lnc_arrow_struct_wrap(size_t n, struct ArrowSchema *child_schemas,
   struct ArrowSchema *skids = calloc(n ? n : 1, sizeof *skids);
   char *fmt = strdup("+s"), *name = strdup("");
   if (!sp || !skids || !fmt || !name || lnc_array_init(array, length, 0, 1, (int64_t)n)) {
-    free(sp); free(skids); free(fmt); free(name);
+    free(sp);
+    free(skids);
+    free(fmt);
+    free(name);
     for (size_t i = 0; i < n; i++) {
       if (child_schemas[i].release) child_schemas[i].release(&child_schemas[i]);
       if (child_arrays[i].release) child_arrays[i].release(&child_arrays[i]);

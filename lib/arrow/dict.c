@@ -12,16 +12,20 @@
 #include <string.h>
 
 
-struct vals {             /* the value array, read-only */
+struct vals { /* the value array, read-only */
   const uint8_t *valid;
   const uint8_t *data;
   const int32_t *off32;
   const int64_t *off64;
-  size_t width;           /* fixed-width values: bytes each; 0 = variable */
+  size_t width; /* fixed-width values: bytes each; 0 = variable */
 };
 
 static void value_at(const struct vals *v, int64_t i, const uint8_t **p, size_t *n) {
-  if (v->width) { *p = v->data + (size_t)i * v->width; *n = v->width; return; }
+  if (v->width) {
+    *p = v->data + (size_t)i * v->width;
+    *n = v->width;
+    return;
+  }
   int64_t a = v->off32 ? v->off32[i] : v->off64[i], b = v->off32 ? v->off32[i + 1] : v->off64[i + 1];
   *p = v->data + a;
   *n = (size_t)(b - a);
@@ -50,18 +54,30 @@ static int build_dictionary(const struct vals *v, const int64_t *first, int64_t 
   if (lnc_array_init(d, nd, 0, v->width ? 2 : 3, 0)) return LNC_ENOMEM;
   uint8_t *data = malloc(bytes ? bytes : 1);
   void *offs = v->width ? NULL : malloc((size_t)(nd + 1) * (large ? 8 : 4));
-  if (!data || (!v->width && !offs)) { free(data); free(offs); return LNC_ENOMEM; }
+  if (!data || (!v->width && !offs)) {
+    free(data);
+    free(offs);
+    return LNC_ENOMEM;
+  }
   size_t at = 0;
   for (int64_t k = 0; k < nd; k++) {
     const uint8_t *p;
     size_t n;
     value_at(v, first[k], &p, &n);
-    if (offs) { if (large) ((int64_t *)offs)[k] = (int64_t)at; else ((int32_t *)offs)[k] = (int32_t)at; }
+    if (offs) {
+      if (large)
+        ((int64_t *)offs)[k] = (int64_t)at;
+      else
+        ((int32_t *)offs)[k] = (int32_t)at;
+    }
     if (n) memcpy(data + at, p, n);
     at += n;
   }
   if (offs) {
-    if (large) ((int64_t *)offs)[nd] = (int64_t)at; else ((int32_t *)offs)[nd] = (int32_t)at;
+    if (large)
+      ((int64_t *)offs)[nd] = (int64_t)at;
+    else
+      ((int32_t *)offs)[nd] = (int32_t)at;
     lnc_array_set_buffer(d, 1, offs);
     lnc_array_set_buffer(d, 2, data);
   } else {
@@ -81,7 +97,10 @@ int lnc_dict_encode(struct ArrowArray *arr, const char *value_format, const char
   struct vals v = {.valid = arr->buffers[0]};
   if (vt.kind == LNC_AT_BINARY || vt.kind == LNC_AT_UTF8 || large) {
     v.data = arr->buffers[2];
-    if (large) v.off64 = arr->buffers[1]; else v.off32 = arr->buffers[1];
+    if (large)
+      v.off64 = arr->buffers[1];
+    else
+      v.off32 = arr->buffers[1];
   } else if (vt.kind != LNC_AT_BOOL && vt.kind != LNC_AT_NULL && vt.kind < LNC_AT_LIST && vt.bits > 0 && vt.bits % 8 == 0) {
     v.data = arr->buffers[1];
     v.width = (size_t)vt.bits / 8;
@@ -92,10 +111,13 @@ int lnc_dict_encode(struct ArrowArray *arr, const char *value_format, const char
   int64_t n = arr->length;
   size_t cap = 16;
   while (cap < (size_t)n * 2) cap *= 2;
-  int64_t *slot = malloc(cap * sizeof *slot);         /* unique id + 1, 0 = empty */
+  int64_t *slot = malloc(cap * sizeof *slot);                   /* unique id + 1, 0 = empty */
   int64_t *first = malloc((size_t)(n ? n : 1) * sizeof *first); /* row of each unique value */
   int64_t *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
-  if (!slot || !first || !idx) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto done; }
+  if (!slot || !first || !idx) {
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto done;
+  }
   memset(slot, 0, cap * sizeof *slot);
   int64_t nd = 0;
   for (int64_t i = 0; i < n; i++) {
@@ -106,7 +128,11 @@ int lnc_dict_encode(struct ArrowArray *arr, const char *value_format, const char
     value_at(&v, i, &p, &len);
     size_t h = (size_t)lnc_fnv1a(p, len) & (cap - 1);
     for (;; h = (h + 1) & (cap - 1)) {
-      if (!slot[h]) { first[nd] = i; slot[h] = ++nd; break; }
+      if (!slot[h]) {
+        first[nd] = i;
+        slot[h] = ++nd;
+        break;
+      }
       const uint8_t *q;
       size_t ql;
       value_at(&v, first[slot[h] - 1], &q, &ql);
@@ -121,8 +147,17 @@ int lnc_dict_encode(struct ArrowArray *arr, const char *value_format, const char
   }
   struct ArrowArray *d = calloc(1, sizeof *d);
   struct ArrowArray ia;
-  if (!d || build_dictionary(&v, first, nd, large, d)) { free(d); rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto done; }
-  if (lnc_array_init(&ia, n, arr->null_count, 2, 0)) { d->release(d); free(d); rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto done; }
+  if (!d || build_dictionary(&v, first, nd, large, d)) {
+    free(d);
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto done;
+  }
+  if (lnc_array_init(&ia, n, arr->null_count, 2, 0)) {
+    d->release(d);
+    free(d);
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto done;
+  }
   ia.dictionary = d;
   size_t w = (size_t)it.bits / 8;
   uint8_t *ib = calloc((size_t)(n ? n : 1), w);
@@ -131,7 +166,13 @@ int lnc_dict_encode(struct ArrowArray *arr, const char *value_format, const char
     vb = malloc((size_t)(n + 7) / 8 + 1);
     if (vb) memcpy(vb, v.valid, (size_t)(n + 7) / 8);
   }
-  if (!ib || (v.valid && !vb)) { free(ib); free(vb); ia.release(&ia); rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto done; }
+  if (!ib || (v.valid && !vb)) {
+    free(ib);
+    free(vb);
+    ia.release(&ia);
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto done;
+  }
   for (int64_t i = 0; i < n; i++) memcpy(ib + (size_t)i * w, &idx[i], w); /* little-endian host */
   lnc_array_set_buffer(&ia, 0, vb);
   lnc_array_set_buffer(&ia, 1, ib);

@@ -4,8 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lnc_fb_init(struct lnc_fb *b) { memset(b, 0, sizeof *b); b->minalign = 1; }
-void lnc_fb_free(struct lnc_fb *b) { free(b->buf); memset(b, 0, sizeof *b); }
+void lnc_fb_init(struct lnc_fb *b) {
+  memset(b, 0, sizeof *b);
+  b->minalign = 1;
+}
+void lnc_fb_free(struct lnc_fb *b) {
+  free(b->buf);
+  memset(b, 0, sizeof *b);
+}
 void lnc_fb_reset(struct lnc_fb *b) {
   b->size = 0;
   b->minalign = 1;
@@ -19,7 +25,10 @@ static bool grow(struct lnc_fb *b, size_t need) {
   size_t cap = b->cap ? b->cap : 1024;
   while (cap - b->size < need) cap *= 2;
   uint8_t *p = malloc(cap);
-  if (!p) { b->oom = true; return false; }
+  if (!p) {
+    b->oom = true;
+    return false;
+  }
   if (b->size) memcpy(p + cap - b->size, b->buf + b->cap - b->size, b->size);
   free(b->buf);
   b->buf = p;
@@ -94,16 +103,29 @@ void lnc_fb_table_start(struct lnc_fb *b) {
 }
 
 static void track(struct lnc_fb *b, int field) {
-  if (field >= LNC_FB_MAX_FIELDS) { b->oom = true; return; }
+  if (field >= LNC_FB_MAX_FIELDS) {
+    b->oom = true;
+    return;
+  }
   b->field_pos[field] = (uint32_t)b->size;
   if (field + 1 > b->nfields) b->nfields = field + 1;
 }
 
-void lnc_fb_add_u8(struct lnc_fb *b, int field, uint8_t v) { if (push_scalar(b, &v, 1)) track(b, field); }
-void lnc_fb_add_i16(struct lnc_fb *b, int field, int16_t v) { if (push_scalar(b, &v, 2)) track(b, field); }
-void lnc_fb_add_i32(struct lnc_fb *b, int field, int32_t v) { if (push_scalar(b, &v, 4)) track(b, field); }
-void lnc_fb_add_i64(struct lnc_fb *b, int field, int64_t v) { if (push_scalar(b, &v, 8)) track(b, field); }
-void lnc_fb_add_ref(struct lnc_fb *b, int field, lnc_fb_ref ref) { if (push_ref(b, ref)) track(b, field); }
+void lnc_fb_add_u8(struct lnc_fb *b, int field, uint8_t v) {
+  if (push_scalar(b, &v, 1)) track(b, field);
+}
+void lnc_fb_add_i16(struct lnc_fb *b, int field, int16_t v) {
+  if (push_scalar(b, &v, 2)) track(b, field);
+}
+void lnc_fb_add_i32(struct lnc_fb *b, int field, int32_t v) {
+  if (push_scalar(b, &v, 4)) track(b, field);
+}
+void lnc_fb_add_i64(struct lnc_fb *b, int field, int64_t v) {
+  if (push_scalar(b, &v, 8)) track(b, field);
+}
+void lnc_fb_add_ref(struct lnc_fb *b, int field, lnc_fb_ref ref) {
+  if (push_ref(b, ref)) track(b, field);
+}
 
 lnc_fb_ref lnc_fb_table_end(struct lnc_fb *b) {
   /* soffset to the vtable, patched below */

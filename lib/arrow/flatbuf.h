@@ -14,10 +14,10 @@
 typedef uint32_t lnc_fb_ref;
 
 struct lnc_fb {
-  uint8_t *buf;   /* data occupies buf[cap - size, cap) */
+  uint8_t *buf; /* data occupies buf[cap - size, cap) */
   size_t cap, size;
   size_t minalign;
-  bool oom;       /* sticky: any failed allocation; checked once by lnc_fb_finish */
+  bool oom; /* sticky: any failed allocation; checked once by lnc_fb_finish */
   /* current table */
   size_t table_start;
   uint32_t field_pos[LNC_FB_MAX_FIELDS];

@@ -9,7 +9,10 @@
 static bool parse_i32(const char **p, int32_t *out) {
   const char *s = *p;
   bool neg = false;
-  if (*s == '-') { neg = true; s++; }
+  if (*s == '-') {
+    neg = true;
+    s++;
+  }
   if (*s < '0' || *s > '9') return false;
   int64_t v = 0;
   while (*s >= '0' && *s <= '9') {
@@ -38,17 +41,54 @@ int lnc_arrow_parse_format(const char *f, struct lnc_atype_info *t, struct lnc_e
     switch (f[0]) {
     case 'n': t->kind = LNC_AT_NULL; return 0;
     case 'b': t->kind = LNC_AT_BOOL; return 0;
-    case 'c': t->kind = LNC_AT_INT; t->bits = 8; t->is_signed = true; return 0;
-    case 'C': t->kind = LNC_AT_INT; t->bits = 8; return 0;
-    case 's': t->kind = LNC_AT_INT; t->bits = 16; t->is_signed = true; return 0;
-    case 'S': t->kind = LNC_AT_INT; t->bits = 16; return 0;
-    case 'i': t->kind = LNC_AT_INT; t->bits = 32; t->is_signed = true; return 0;
-    case 'I': t->kind = LNC_AT_INT; t->bits = 32; return 0;
-    case 'l': t->kind = LNC_AT_INT; t->bits = 64; t->is_signed = true; return 0;
-    case 'L': t->kind = LNC_AT_INT; t->bits = 64; return 0;
-    case 'e': t->kind = LNC_AT_FLOAT; t->bits = 16; return 0;
-    case 'f': t->kind = LNC_AT_FLOAT; t->bits = 32; return 0;
-    case 'g': t->kind = LNC_AT_FLOAT; t->bits = 64; return 0;
+    case 'c':
+      t->kind = LNC_AT_INT;
+      t->bits = 8;
+      t->is_signed = true;
+      return 0;
+    case 'C':
+      t->kind = LNC_AT_INT;
+      t->bits = 8;
+      return 0;
+    case 's':
+      t->kind = LNC_AT_INT;
+      t->bits = 16;
+      t->is_signed = true;
+      return 0;
+    case 'S':
+      t->kind = LNC_AT_INT;
+      t->bits = 16;
+      return 0;
+    case 'i':
+      t->kind = LNC_AT_INT;
+      t->bits = 32;
+      t->is_signed = true;
+      return 0;
+    case 'I':
+      t->kind = LNC_AT_INT;
+      t->bits = 32;
+      return 0;
+    case 'l':
+      t->kind = LNC_AT_INT;
+      t->bits = 64;
+      t->is_signed = true;
+      return 0;
+    case 'L':
+      t->kind = LNC_AT_INT;
+      t->bits = 64;
+      return 0;
+    case 'e':
+      t->kind = LNC_AT_FLOAT;
+      t->bits = 16;
+      return 0;
+    case 'f':
+      t->kind = LNC_AT_FLOAT;
+      t->bits = 32;
+      return 0;
+    case 'g':
+      t->kind = LNC_AT_FLOAT;
+      t->bits = 64;
+      return 0;
     case 'z': t->kind = LNC_AT_BINARY; return 0;
     case 'Z': t->kind = LNC_AT_LARGE_BINARY; return 0;
     case 'u': t->kind = LNC_AT_UTF8; return 0;
@@ -77,8 +117,16 @@ int lnc_arrow_parse_format(const char *f, struct lnc_atype_info *t, struct lnc_e
     switch (f[1]) {
     case 'd':
       if (f[3]) break;
-      if (f[2] == 'D') { t->kind = LNC_AT_DATE32; t->bits = 32; return 0; }
-      if (f[2] == 'm') { t->kind = LNC_AT_DATE64; t->bits = 64; return 0; }
+      if (f[2] == 'D') {
+        t->kind = LNC_AT_DATE32;
+        t->bits = 32;
+        return 0;
+      }
+      if (f[2] == 'm') {
+        t->kind = LNC_AT_DATE64;
+        t->bits = 64;
+        return 0;
+      }
       break;
     case 't':
       if (f[3] || u < 0) break;
@@ -103,9 +151,18 @@ int lnc_arrow_parse_format(const char *f, struct lnc_atype_info *t, struct lnc_e
     }
   } else if (f[0] == '+') {
     if (f[1] && !f[2]) {
-      if (f[1] == 'l') { t->kind = LNC_AT_LIST; return 0; }
-      if (f[1] == 'L') { t->kind = LNC_AT_LARGE_LIST; return 0; }
-      if (f[1] == 's') { t->kind = LNC_AT_STRUCT; return 0; }
+      if (f[1] == 'l') {
+        t->kind = LNC_AT_LIST;
+        return 0;
+      }
+      if (f[1] == 'L') {
+        t->kind = LNC_AT_LARGE_LIST;
+        return 0;
+      }
+      if (f[1] == 's') {
+        t->kind = LNC_AT_STRUCT;
+        return 0;
+      }
     } else if (f[1] == 'w' && f[2] == ':') {
       const char *p = f + 3;
       if (parse_i32(&p, &t->width) && !*p && t->width >= 0) {
@@ -120,9 +177,13 @@ int lnc_arrow_parse_format(const char *f, struct lnc_atype_info *t, struct lnc_e
 int lnc_arrow_n_buffers(enum lnc_atype kind) {
   switch (kind) {
   case LNC_AT_NULL: return 0;
-  case LNC_AT_BINARY: case LNC_AT_LARGE_BINARY: case LNC_AT_UTF8: case LNC_AT_LARGE_UTF8:
+  case LNC_AT_BINARY:
+  case LNC_AT_LARGE_BINARY:
+  case LNC_AT_UTF8:
+  case LNC_AT_LARGE_UTF8:
     return 3;
-  case LNC_AT_STRUCT: case LNC_AT_FIXED_LIST: return 1;
+  case LNC_AT_STRUCT:
+  case LNC_AT_FIXED_LIST: return 1;
   default: return 2; /* validity + values (or offsets for lists) */
   }
 }
@@ -160,7 +221,8 @@ static int validate(const struct ArrowSchema *s, const struct ArrowArray *a, int
   if (nb && !a->buffers[0] && a->null_count > 0)
     return lnc_errf(err, LNC_EINVAL, "field \"%s\": nulls but no validity buffer", name);
   int64_t nc = 0;
-  if (t.kind == LNC_AT_STRUCT) nc = s->n_children;
+  if (t.kind == LNC_AT_STRUCT)
+    nc = s->n_children;
   else if (t.kind == LNC_AT_LIST || t.kind == LNC_AT_LARGE_LIST || t.kind == LNC_AT_FIXED_LIST)
     nc = 1;
   if (s->n_children != nc || a->n_children != nc || (nc && (!s->children || !a->children)))

@@ -13,26 +13,51 @@
 #include <string.h>
 
 /* Arrow Schema.fbs / Message.fbs enum values */
-enum { T_NULL = 1, T_INT = 2, T_FLOAT = 3, T_BINARY = 4, T_UTF8 = 5, T_BOOL = 6, T_DECIMAL = 7,
-       T_DATE = 8, T_TIME = 9, T_TIMESTAMP = 10, T_LIST = 12, T_STRUCT = 13,
-       T_FIXED_BINARY = 15, T_FIXED_LIST = 16, T_DURATION = 18, T_LARGE_BINARY = 19,
-       T_LARGE_UTF8 = 20, T_LARGE_LIST = 21 };
-enum { H_SCHEMA = 1, H_DICTIONARY_BATCH = 2, H_RECORD_BATCH = 3 };
+enum { T_NULL = 1,
+       T_INT = 2,
+       T_FLOAT = 3,
+       T_BINARY = 4,
+       T_UTF8 = 5,
+       T_BOOL = 6,
+       T_DECIMAL = 7,
+       T_DATE = 8,
+       T_TIME = 9,
+       T_TIMESTAMP = 10,
+       T_LIST = 12,
+       T_STRUCT = 13,
+       T_FIXED_BINARY = 15,
+       T_FIXED_LIST = 16,
+       T_DURATION = 18,
+       T_LARGE_BINARY = 19,
+       T_LARGE_UTF8 = 20,
+       T_LARGE_LIST = 21 };
+enum { H_SCHEMA = 1,
+       H_DICTIONARY_BATCH = 2,
+       H_RECORD_BATCH = 3 };
 enum { METADATA_V5 = 4 };
 
-enum src_kind { SRC_EMPTY, SRC_COPY, SRC_BITS, SRC_OFF32, SRC_OFF64, SRC_ZERO };
+enum src_kind { SRC_EMPTY,
+                SRC_COPY,
+                SRC_BITS,
+                SRC_OFF32,
+                SRC_OFF64,
+                SRC_ZERO };
 
 struct src {
   enum src_kind kind;
   const uint8_t *ptr;
-  int64_t bit_off;    /* SRC_BITS: first bit */
-  int64_t count;      /* SRC_BITS: bits; SRC_OFF*: number of offsets */
-  int64_t base;       /* SRC_OFF*: subtracted from every offset */
-  int64_t len;        /* bytes written (unpadded) */
+  int64_t bit_off; /* SRC_BITS: first bit */
+  int64_t count;   /* SRC_BITS: bits; SRC_OFF*: number of offsets */
+  int64_t base;    /* SRC_OFF*: subtracted from every offset */
+  int64_t len;     /* bytes written (unpadded) */
 };
 
-struct field_node { int64_t length, null_count; };
-struct buffer_desc { int64_t offset, length; };
+struct field_node {
+  int64_t length, null_count;
+};
+struct buffer_desc {
+  int64_t offset, length;
+};
 
 struct plan {
   struct field_node *nodes;
@@ -113,8 +138,7 @@ static int add_copy(struct ipc *w, const void *ptr, int64_t len) {
 }
 
 static int add_bits(struct ipc *w, const void *ptr, int64_t off, int64_t n) {
-  return add_src(w, (struct src){.kind = n ? SRC_BITS : SRC_EMPTY, .ptr = ptr, .bit_off = off,
-                                 .count = n, .len = (n + 7) / 8});
+  return add_src(w, (struct src){.kind = n ? SRC_BITS : SRC_EMPTY, .ptr = ptr, .bit_off = off, .count = n, .len = (n + 7) / 8});
 }
 
 /* Offsets for `len` values from physical index j0; *s and *e receive the referenced range. */
@@ -125,15 +149,22 @@ static int add_offsets(struct ipc *w, const void *buf, bool large, int64_t j0, i
     *s = *e = 0;
     return add_src(w, (struct src){.kind = SRC_ZERO, .len = w8});
   }
-  if (large) { *s = ((const int64_t *)buf)[j0]; *e = ((const int64_t *)buf)[j0 + len]; }
-  else { *s = ((const int32_t *)buf)[j0]; *e = ((const int32_t *)buf)[j0 + len]; }
+  if (large) {
+    *s = ((const int64_t *)buf)[j0];
+    *e = ((const int64_t *)buf)[j0 + len];
+  } else {
+    *s = ((const int32_t *)buf)[j0];
+    *e = ((const int32_t *)buf)[j0 + len];
+  }
   if (*s < 0 || *e < *s)
     return lnc_errf(w->err, LNC_EINVAL, "arrow ipc: bad offsets (%lld, %lld)", (long long)*s,
                     (long long)*e);
   if (*s == 0) return add_copy(w, (const uint8_t *)buf + j0 * w8, (len + 1) * w8);
   return add_src(w, (struct src){.kind = large ? SRC_OFF64 : SRC_OFF32,
-                                 .ptr = (const uint8_t *)buf + j0 * w8, .count = len + 1,
-                                 .base = *s, .len = (len + 1) * w8});
+                                 .ptr = (const uint8_t *)buf + j0 * w8,
+                                 .count = len + 1,
+                                 .base = *s,
+                                 .len = (len + 1) * w8});
 }
 
 /* Logical values [start, start+len) of array a (start before a->offset). */
@@ -156,18 +187,28 @@ static int plan_array(struct ipc *w, const struct ArrowSchema *s, const struct A
   switch (t.kind) {
   case LNC_AT_BOOL:
     return add_bits(w, b1, j0, len);
-  case LNC_AT_INT: case LNC_AT_FLOAT: case LNC_AT_DECIMAL: case LNC_AT_DATE32:
-  case LNC_AT_DATE64: case LNC_AT_TIME: case LNC_AT_TIMESTAMP: case LNC_AT_DURATION:
+  case LNC_AT_INT:
+  case LNC_AT_FLOAT:
+  case LNC_AT_DECIMAL:
+  case LNC_AT_DATE32:
+  case LNC_AT_DATE64:
+  case LNC_AT_TIME:
+  case LNC_AT_TIMESTAMP:
+  case LNC_AT_DURATION:
   case LNC_AT_FIXED_BINARY: {
     int64_t wd = t.bits / 8;
     return add_copy(w, len ? (const uint8_t *)b1 + j0 * wd : NULL, len * wd);
   }
-  case LNC_AT_BINARY: case LNC_AT_UTF8: case LNC_AT_LARGE_BINARY: case LNC_AT_LARGE_UTF8: {
+  case LNC_AT_BINARY:
+  case LNC_AT_UTF8:
+  case LNC_AT_LARGE_BINARY:
+  case LNC_AT_LARGE_UTF8: {
     bool large = t.kind == LNC_AT_LARGE_BINARY || t.kind == LNC_AT_LARGE_UTF8;
     if ((rc = add_offsets(w, b1, large, j0, len, &rs, &re))) return rc;
     return add_copy(w, re > rs ? (const uint8_t *)a->buffers[2] + rs : NULL, re - rs);
   }
-  case LNC_AT_LIST: case LNC_AT_LARGE_LIST:
+  case LNC_AT_LIST:
+  case LNC_AT_LARGE_LIST:
     if ((rc = add_offsets(w, b1, t.kind == LNC_AT_LARGE_LIST, j0, len, &rs, &re))) return rc;
     if (re > a->children[0]->length)
       return lnc_errf(w->err, LNC_EINVAL, "arrow ipc: list offset %lld past child length %lld",
@@ -200,7 +241,8 @@ static lnc_fb_ref type_table(struct lnc_fb *fb, const struct lnc_atype_info *t, 
     break;
   case LNC_AT_FLOAT:
     *tag = T_FLOAT;
-    lnc_fb_add_i16(fb, 0, t->bits == 16 ? 0 : t->bits == 32 ? 1 : 2);
+    lnc_fb_add_i16(fb, 0, t->bits == 16 ? 0 : t->bits == 32 ? 1
+                                                            : 2);
     break;
   case LNC_AT_BINARY: *tag = T_BINARY; break;
   case LNC_AT_LARGE_BINARY: *tag = T_LARGE_BINARY; break;
@@ -216,8 +258,14 @@ static lnc_fb_ref type_table(struct lnc_fb *fb, const struct lnc_atype_info *t, 
     lnc_fb_add_i32(fb, 1, t->scale);
     lnc_fb_add_i32(fb, 2, t->bits);
     break;
-  case LNC_AT_DATE32: *tag = T_DATE; lnc_fb_add_i16(fb, 0, 0); break;
-  case LNC_AT_DATE64: *tag = T_DATE; lnc_fb_add_i16(fb, 0, 1); break;
+  case LNC_AT_DATE32:
+    *tag = T_DATE;
+    lnc_fb_add_i16(fb, 0, 0);
+    break;
+  case LNC_AT_DATE64:
+    *tag = T_DATE;
+    lnc_fb_add_i16(fb, 0, 1);
+    break;
   case LNC_AT_TIME:
     *tag = T_TIME;
     lnc_fb_add_i16(fb, 0, (int16_t)t->unit);

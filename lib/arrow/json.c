@@ -11,7 +11,8 @@
 #include <string.h>
 #include "../util/utf8.h"
 
-enum { TZ_UTC = 0, TZ_OFFSET = 1 };
+enum { TZ_UTC = 0,
+       TZ_OFFSET = 1 };
 
 struct jnode {
   struct lnc_atype_info t;
@@ -35,10 +36,10 @@ struct jctx {
   size_t nnodes, used;
 };
 
-#define NEED(o, n)                                                                      \
-  do {                                                                                  \
-    if ((o)->cap - (o)->len < (size_t)(n) && lnc_buf_reserve((o), (size_t)(n)))         \
-      return LNC_ENOMEM;                                                                \
+#define NEED(o, n)                                                              \
+  do {                                                                          \
+    if ((o)->cap - (o)->len < (size_t)(n) && lnc_buf_reserve((o), (size_t)(n))) \
+      return LNC_ENOMEM;                                                        \
   } while (0)
 
 /* ---- small formatting helpers ------------------------------------------------------- */
@@ -99,9 +100,12 @@ static inline char *put_lit(char *p, const char *s, size_t n) {
 static double half_to_double(uint16_t h) {
   int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
   double v;
-  if (e == 0) v = ldexp((double)m, -24);
-  else if (e == 31) v = m ? NAN : INFINITY;
-  else v = ldexp((double)(m + 1024), e - 25);
+  if (e == 0)
+    v = ldexp((double)m, -24);
+  else if (e == 31)
+    v = m ? NAN : INFINITY;
+  else
+    v = ldexp((double)(m + 1024), e - 25);
   return sign ? -v : v;
 }
 
@@ -118,7 +122,10 @@ static uint16_t double_to_half(double d) {
   if (qexp < -24) qexp = -24;
   uint32_t r = (uint32_t)nearbyint(ldexp(a, -qexp));
   if (qexp == -24) return sign | (uint16_t)r; /* subnormal, or 1024 = smallest normal */
-  if (r == 2048) { r = 1024; qexp++; }
+  if (r == 2048) {
+    r = 1024;
+    qexp++;
+  }
   int be = qexp + 25;
   if (be >= 31) return sign | 0x7c00;
   return sign | (uint16_t)((be << 10) | (r - 1024));
@@ -180,8 +187,16 @@ static void render(double x, int prec, char *buf, size_t cap) {
   char *e = strchr(buf, 'e');
   char *q = e - 1;
   for (;;) {
-    if (*q == '.') { q--; continue; }
-    if (*q == '9') { *q = '0'; if (q == buf + (buf[0] == '-')) break; q--; continue; }
+    if (*q == '.') {
+      q--;
+      continue;
+    }
+    if (*q == '9') {
+      *q = '0';
+      if (q == buf + (buf[0] == '-')) break;
+      q--;
+      continue;
+    }
     (*q)++;
     return;
   }
@@ -267,13 +282,18 @@ static bool shortest_fast(double a, int mbits, int p0, int maxp, char *dig, int 
       int k = p - 1 - E10;
       u128 N = (u128)m << eu;
       Dn = (u128)1 << s;
-      if (k >= 0) N *= pow10_u128(k);
-      else Dn *= pow10_u128(-k);
+      if (k >= 0)
+        N *= pow10_u128(k);
+      else
+        Dn *= pow10_u128(-k);
       D = N / Dn;
       rem = N - D * Dn;
-      if (D >= pow10_u128(p)) E10++;
-      else if (D < pow10_u128(p - 1)) E10--;
-      else break;
+      if (D >= pow10_u128(p))
+        E10++;
+      else if (D < pow10_u128(p - 1))
+        E10--;
+      else
+        break;
     }
     /* round half even for float64 (Number.prototype.toString picks the even digit), half
      * up for float32/16 (the toPrecision reading the fixture generator uses) */
@@ -296,9 +316,12 @@ static bool shortest_fast(double a, int mbits, int p0, int maxp, char *dig, int 
       ulp2 = (u128)1 << eu;
     }
     bool ok;
-    if (c >= x) ok = 2 * (c - x) < ulp2 || (2 * (c - x) == ulp2 && !(m & 1));
-    else if (pow2) ok = 4 * (x - c) < ulp2 || (4 * (x - c) == ulp2 && !(m & 1));
-    else ok = 2 * (x - c) < ulp2 || (2 * (x - c) == ulp2 && !(m & 1));
+    if (c >= x)
+      ok = 2 * (c - x) < ulp2 || (2 * (c - x) == ulp2 && !(m & 1));
+    else if (pow2)
+      ok = 4 * (x - c) < ulp2 || (4 * (x - c) == ulp2 && !(m & 1));
+    else
+      ok = 2 * (x - c) < ulp2 || (2 * (x - c) == ulp2 && !(m & 1));
     if (!ok && pow2 && mbits == 53 && c < x) { /* toString: the wider upper half may hold the next one up */
       u128 c2 = c + (k >= 0 ? (u128)1 << s : pow10_u128(-k) << s);
       if (2 * (c2 - x) < ulp2 || (2 * (c2 - x) == ulp2 && !(m & 1))) {
@@ -334,11 +357,14 @@ static bool shortest_fast(double a, int mbits, int p0, int maxp, char *dig, int 
  * usually one or two. Subnormals (wide intervals) use a binary search over 1..max. */
 static char *put_shortest_slow(char *p, double x, int bits, uint16_t hbits) {
   char buf[40];
-  int maxp = bits == 64 ? 17 : bits == 32 ? 9 : 5;
-  double min_normal = bits == 64 ? 0x1p-1022 : bits == 32 ? 0x1p-126 : 0x1p-14;
+  int maxp = bits == 64 ? 17 : bits == 32 ? 9
+                                          : 5;
+  double min_normal = bits == 64 ? 0x1p-1022 : bits == 32 ? 0x1p-126
+                                                          : 0x1p-14;
   int lo;
   if (fabs(x) >= min_normal) {
-    lo = bits == 64 ? 15 : bits == 32 ? 6 : 3;
+    lo = bits == 64 ? 15 : bits == 32 ? 6
+                                      : 3;
     while (lo < maxp && !round_trips(x, bits, hbits, lo, buf, sizeof buf)) lo++;
     if (lo == maxp) snprintf(buf, sizeof buf, "%.*e", lo - 1, x);
   } else {
@@ -347,8 +373,10 @@ static char *put_shortest_slow(char *p, double x, int bits, uint16_t hbits) {
     while (lo < hi) {
       int mid = (lo + hi) / 2;
       cur = mid;
-      if (round_trips(x, bits, hbits, mid, buf, sizeof buf)) hi = mid;
-      else lo = mid + 1;
+      if (round_trips(x, bits, hbits, mid, buf, sizeof buf))
+        hi = mid;
+      else
+        lo = mid + 1;
     }
     if (cur != lo) snprintf(buf, sizeof buf, "%.*e", lo - 1, x);
   }
@@ -374,7 +402,10 @@ static char *put_shortest_slow(char *p, double x, int bits, uint16_t hbits) {
   /* buf: [-]d[.ddd]e±XX */
   const char *s = buf;
   bool neg = false;
-  if (*s == '-') { neg = true; s++; }
+  if (*s == '-') {
+    neg = true;
+    s++;
+  }
   char d[24];
   int k = 0;
   for (; *s && *s != 'e'; s++)
@@ -387,8 +418,13 @@ static char *put_shortest_slow(char *p, double x, int bits, uint16_t hbits) {
 static char *put_shortest(char *p, double x, int bits, uint16_t hbits) {
   char d[40];
   int k, n;
-  int mbits = bits == 64 ? 53 : bits == 32 ? 24 : 11, maxp = bits == 64 ? 17 : bits == 32 ? 9 : 5;
-  if (shortest_fast(fabs(x), mbits, bits == 64 ? 15 : bits == 32 ? 6 : 3, maxp, d, &k, &n))
+  int mbits = bits == 64 ? 53 : bits == 32 ? 24
+                                           : 11,
+      maxp = bits == 64 ? 17 : bits == 32 ? 9
+                                          : 5;
+  if (shortest_fast(fabs(x), mbits, bits == 64 ? 15 : bits == 32 ? 6
+                                                                 : 3,
+                    maxp, d, &k, &n))
     return layout_number(p, x < 0, d, k, n);
   return put_shortest_slow(p, x, bits, hbits);
 }
@@ -399,7 +435,8 @@ static char *put_float(char *p, double x, int bits, uint16_t hbits) {
   if (isinf(x)) return x > 0 ? put_lit(p, "\"Infinity\"", 10) : put_lit(p, "\"-Infinity\"", 11);
   if (x == 0) return signbit(x) ? put_lit(p, "-0", 2) : put_lit(p, "0", 1);
   /* Below 2^(mantissa bits) an integral value's own digits are its shortest form. */
-  double exact = bits == 64 ? 0x1p53 : bits == 32 ? 0x1p24 : 0x1p11;
+  double exact = bits == 64 ? 0x1p53 : bits == 32 ? 0x1p24
+                                                  : 0x1p11;
   if (fabs(x) < exact && x == trunc(x)) return put_i64(p, (int64_t)x);
   return put_shortest(p, x, bits, hbits);
 }
@@ -427,8 +464,10 @@ static char *put_date(char *p, int64_t z) {
   } else {
     *p++ = y < 0 ? '-' : '+';
     uint64_t ay = y < 0 ? (uint64_t)0 - (uint64_t)y : (uint64_t)y;
-    if (ay < 1000000) p = put_fixed(p, ay, 6);
-    else p = put_u64(p, ay);
+    if (ay < 1000000)
+      p = put_fixed(p, ay, 6);
+    else
+      p = put_u64(p, ay);
   }
   *p++ = '-';
   p = put_2(p, m);
@@ -463,8 +502,10 @@ static char *put_timestamp(char *p, int64_t v, int unit, const struct jnode *n) 
   p = put_date(p, days);
   *p++ = 'T';
   p = put_clock(p, sod, frac, unit);
-  if (off) p = put_lit(p, n->tz_text, 6);
-  else *p++ = 'Z';
+  if (off)
+    p = put_lit(p, n->tz_text, 6);
+  else
+    *p++ = 'Z';
   *p++ = '"';
   return p;
 }
@@ -529,19 +570,263 @@ static char *put_decimal(char *p, const uint8_t *src, int bits, int32_t scale) {
  * replaced by U+FFFD when not (a damaged file's "utf8" column is not trusted); otherwise the
  * character after a backslash. */
 static const uint8_t ESC[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 'b', 't', 'n', 1, 'f', 'r', 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1,   1,   1,   1, 1,   1,   1, 1,
-    0, 0, '"', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '\\', 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    'b',
+    't',
+    'n',
+    1,
+    'f',
+    'r',
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    1,
+    0,
+    0,
+    '"',
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    '\\',
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
     /* 0x80-0xFF: checked as UTF-8 (2), copied when valid, else U+FFFD */
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
-    2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
+    2,
 };
 
 static int put_string(struct lnc_buf *o, const uint8_t *s, size_t n) {
@@ -694,25 +979,33 @@ static int put_scalar(struct jctx *c, const struct jnode *n, int64_t j) {
   case LNC_AT_INT:
     NEED(o, 24);
     p = (char *)o->data + o->len;
-    if (n->t.bits == 64 && !n->t.is_signed) p = put_u64(p, ((const uint64_t *)b1)[j]);
-    else p = put_i64(p, read_int(b1, n->t.bits, n->t.is_signed, j));
+    if (n->t.bits == 64 && !n->t.is_signed)
+      p = put_u64(p, ((const uint64_t *)b1)[j]);
+    else
+      p = put_i64(p, read_int(b1, n->t.bits, n->t.is_signed, j));
     break;
   case LNC_AT_FLOAT:
     NEED(o, 40);
     p = (char *)o->data + o->len;
-    if (n->t.bits == 64) p = put_float(p, ((const double *)b1)[j], 64, 0);
-    else if (n->t.bits == 32) p = put_float(p, ((const float *)b1)[j], 32, 0);
+    if (n->t.bits == 64)
+      p = put_float(p, ((const double *)b1)[j], 64, 0);
+    else if (n->t.bits == 32)
+      p = put_float(p, ((const float *)b1)[j], 32, 0);
     else {
       uint16_t h = ((const uint16_t *)b1)[j];
       p = put_float(p, half_to_double(h), 16, h);
     }
     break;
   case LNC_AT_DECIMAL:
-    NEED(o, 100 + (n->t.scale < 0 ? (size_t)-(int64_t)n->t.scale : (size_t)n->t.scale));
+    NEED(o, 100 + (n->t.scale < 0 ? (size_t) - (int64_t)n->t.scale : (size_t)n->t.scale));
     p = put_decimal((char *)o->data + o->len, (const uint8_t *)b1 + (size_t)j * (size_t)(n->t.bits / 8),
                     n->t.bits, n->t.scale);
     break;
-  case LNC_AT_DATE32: case LNC_AT_DATE64: case LNC_AT_TIMESTAMP: case LNC_AT_TIME: case LNC_AT_DURATION:
+  case LNC_AT_DATE32:
+  case LNC_AT_DATE64:
+  case LNC_AT_TIMESTAMP:
+  case LNC_AT_TIME:
+  case LNC_AT_DURATION:
     NEED(o, 64);
     p = put_temporal((char *)o->data + o->len, n, b1, j);
     break;
@@ -740,9 +1033,16 @@ static int put_list(struct jctx *c, const struct jnode *n, int64_t j) {
   struct lnc_buf *o = c->out;
   const void *b1 = n->a->buffers[1];
   int64_t s, e;
-  if (n->t.kind == LNC_AT_LIST) { s = ((const int32_t *)b1)[j]; e = ((const int32_t *)b1)[j + 1]; }
-  else if (n->t.kind == LNC_AT_LARGE_LIST) { s = ((const int64_t *)b1)[j]; e = ((const int64_t *)b1)[j + 1]; }
-  else { s = j * n->t.width; e = s + n->t.width; }
+  if (n->t.kind == LNC_AT_LIST) {
+    s = ((const int32_t *)b1)[j];
+    e = ((const int32_t *)b1)[j + 1];
+  } else if (n->t.kind == LNC_AT_LARGE_LIST) {
+    s = ((const int64_t *)b1)[j];
+    e = ((const int64_t *)b1)[j + 1];
+  } else {
+    s = j * n->t.width;
+    e = s + n->t.width;
+  }
   const struct jnode *ch = &n->children[0];
   if (s < 0 || e < s || e > ch->a->length) return corrupt(c, "bad list offsets", s, e);
   NEED(o, 2);
@@ -796,11 +1096,16 @@ static int put_value(struct jctx *c, const struct jnode *n, int64_t i) {
     return put_value(c, n->dict, k);
   }
   switch (n->t.kind) {
-  case LNC_AT_UTF8: case LNC_AT_BINARY: case LNC_AT_LARGE_UTF8: case LNC_AT_LARGE_BINARY:
+  case LNC_AT_UTF8:
+  case LNC_AT_BINARY:
+  case LNC_AT_LARGE_UTF8:
+  case LNC_AT_LARGE_BINARY:
     return put_varbin(c, n, j);
   case LNC_AT_FIXED_BINARY:
     return put_base64(o, (const uint8_t *)a->buffers[1] + (size_t)j * (size_t)n->t.width, (size_t)n->t.width);
-  case LNC_AT_LIST: case LNC_AT_LARGE_LIST: case LNC_AT_FIXED_LIST:
+  case LNC_AT_LIST:
+  case LNC_AT_LARGE_LIST:
+  case LNC_AT_FIXED_LIST:
     return put_list(c, n, j);
   case LNC_AT_STRUCT:
     return put_struct(c, n, j);

@@ -38,15 +38,16 @@
 #include <unistd.h>
 
 #define NBUCKETS 256
-#define RACY_NS 100000000LL /* 100 ms: well above the kernel's timestamp granularity */
+#define RACY_NS  100000000LL /* 100 ms: well above the kernel's timestamp granularity */
 
-enum { V_LOADING, V_READY };
+enum { V_LOADING,
+       V_READY };
 
 struct dsdir;
 
 struct dsver {
-  struct dsver *next;    /* in its directory's list */
-  struct dsdir *d;       /* valid while linked */
+  struct dsver *next; /* in its directory's list */
+  struct dsdir *d;    /* valid while linked */
   uint64_t version;
   int state;
   bool linked;
@@ -63,16 +64,16 @@ struct dsdir {
   char *path;
   uint64_t hash;
   bool have_id;
-  dev_t dev;             /* the dataset directory itself */
+  dev_t dev; /* the dataset directory itself */
   ino_t ino;
   bool have_latest, racy;
   uint64_t latest;
-  dev_t vdev;            /* _versions/ as last listed */
+  dev_t vdev; /* _versions/ as last listed */
   ino_t vino;
   struct timespec vmtime;
-  int64_t checked_ns;    /* when the directory and its latest were last checked on disk */
+  int64_t checked_ns; /* when the directory and its latest were last checked on disk */
   struct dsver *versions;
-  int busy;              /* requests between lookups (listing, waiting): keep the record */
+  int busy; /* requests between lookups (listing, waiting): keep the record */
 };
 
 struct lnc_dscache {
@@ -306,7 +307,8 @@ static bool latest_being_written(struct lnc_dscache *c, const char *dir, uint64_
   bool young = false;
   if (lnc_ds_list_versions(vfd, dir, &vs, &n, &ignored) == 0 && n >= 2) {
     size_t newest = 0, before = n;
-    for (size_t i = 1; i < n; i++) if (vs[i].version > vs[newest].version) newest = i;
+    for (size_t i = 1; i < n; i++)
+      if (vs[i].version > vs[newest].version) newest = i;
     for (size_t i = 0; i < n; i++)
       if (i != newest && (before == n || vs[i].version > vs[before].version)) before = i;
     char name[64];
@@ -342,8 +344,10 @@ static struct dsver *fresh_version(struct lnc_dscache *c, const char *dir, uint6
   if (d && d->have_latest && lnc_engine_fresh(c->e, d->checked_ns)) {
     uint64_t v = want ? want : d->latest;
     for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
-    if (ver && ver->state == V_READY) ver->refs++;
-    else ver = NULL;
+    if (ver && ver->state == V_READY)
+      ver->refs++;
+    else
+      ver = NULL;
   }
   pthread_mutex_unlock(&c->lock);
   return ver;
@@ -384,7 +388,8 @@ static int open_version_dirs(struct lnc_dscache *c, const char *dir, int *dfd, i
     close(*dfd);
     if (e2.code != LNC_ENOTFOUND) return lnc_errf(err, e2.code, "%s", e2.message);
     return lnc_errf(err, LNC_ENOTFOUND, "%s: a directory without _versions/ (not a Lance "
-                    "dataset)", dir);
+                                        "dataset)",
+                    dir);
   }
   if (fstat(*dfd, dst) != 0 || fstat(*vfd, vst) != 0) {
     int en = errno;
@@ -638,7 +643,8 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
   lnc_dataset_data_format(v->ds, major, minor);
   if (json) {
     int dfd = open_dir(c, dir, err); /* for the list of versions: the cached one holds none */
-    if (dfd < 0) rc = -dfd;
+    if (dfd < 0)
+      rc = -dfd;
     else {
       rc = lnc_ds_describe_json_at(v->ds, dfd, json, err);
       close(dfd);

@@ -26,26 +26,28 @@
 
 #define NSHARDS 16
 
-enum { E_LOADING, E_READY, E_FAILED };
+enum { E_LOADING,
+       E_READY,
+       E_FAILED };
 
 struct entry {
-  struct entry *hnext;              /* hash chain within the shard */
-  struct entry *prev, *next;        /* shard LRU: head = most recent */
+  struct entry *hnext;       /* hash chain within the shard */
+  struct entry *prev, *next; /* shard LRU: head = most recent */
   char *path;
   uint64_t hash;
   dev_t dev;
   ino_t ino;
   off_t size;
   struct timespec mtime;
-  struct timespec ctime;            /* chmod/chown change it: a revoked permission is seen */
-  int64_t checked_ns;               /* when dev..mtime were last compared with the disk */
+  struct timespec ctime; /* chmod/chown change it: a revoked permission is seen */
+  int64_t checked_ns;    /* when dev..mtime were last compared with the disk */
   int state;
-  bool linked;                      /* in the shard's table (else: dropped, freed at refs 0) */
+  bool linked; /* in the shard's table (else: dropped, freed at refs 0) */
   atomic_int refs;
-  uint64_t last_used;               /* engine tick of the last acquire (shard lock held) */
-  struct lnc_file *file;            /* READY: prepared, read-only */
-  size_t bytes;                     /* counted in resident while linked and READY */
-  struct lnc_error load_err;        /* FAILED */
+  uint64_t last_used;        /* engine tick of the last acquire (shard lock held) */
+  struct lnc_file *file;     /* READY: prepared, read-only */
+  size_t bytes;              /* counted in resident while linked and READY */
+  struct lnc_error load_err; /* FAILED */
 };
 
 struct shard {
@@ -58,14 +60,14 @@ struct shard {
 
 struct lnc_engine {
   struct lnc_engine_config cfg;
-  int root_fd;                      /* AT_FDCWD when no root */
+  int root_fd; /* AT_FDCWD when no root */
   struct shard shards[NSHARDS];
   atomic_uint_fast64_t budget, resident, files, open_fds;
   atomic_uint_fast64_t takes, rows, reads, bytes_read, bytes_decoded;
   atomic_uint_fast64_t hits, misses, loads, evictions;
-  atomic_uint_fast64_t tick;        /* recency clock for LRU across shards */
+  atomic_uint_fast64_t tick; /* recency clock for LRU across shards */
   atomic_int workers;
-  struct lnc_dscache *datasets;     /* opened dataset versions (datasets.c) */
+  struct lnc_dscache *datasets; /* opened dataset versions (datasets.c) */
 };
 
 struct lnc_worker {
@@ -89,8 +91,10 @@ int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct
   *out = NULL;
   struct lnc_engine *e = calloc(1, sizeof *e);
   if (!e) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  if (cfg) e->cfg = *cfg;
-  else lnc_engine_config_default(&e->cfg);
+  if (cfg)
+    e->cfg = *cfg;
+  else
+    lnc_engine_config_default(&e->cfg);
   if (!e->cfg.cache_budget) e->cfg.cache_budget = 1ull << 30;
   if (!e->cfg.block_size) e->cfg.block_size = 4096;
   if (!e->cfg.ring_depth) e->cfg.ring_depth = 256;
@@ -122,10 +126,16 @@ int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct
     pthread_cond_init(&s->loaded, NULL);
     s->nbuckets = 256;
     s->table = calloc(s->nbuckets, sizeof *s->table);
-    if (!s->table) { lnc_engine_free(e); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
+    if (!s->table) {
+      lnc_engine_free(e);
+      return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    }
   }
   int rc = lnc_dscache_new(e, &e->datasets, err);
-  if (rc) { lnc_engine_free(e); return rc; }
+  if (rc) {
+    lnc_engine_free(e);
+    return rc;
+  }
   *out = e;
   return 0;
 }
@@ -149,8 +159,14 @@ static void unlink_locked(struct lnc_engine *e, struct shard *s, struct entry *e
   struct entry **pp = &s->table[en->hash % s->nbuckets];
   while (*pp && *pp != en) pp = &(*pp)->hnext;
   if (*pp) *pp = en->hnext;
-  if (en->prev) en->prev->next = en->next; else if (s->lru_head == en) s->lru_head = en->next;
-  if (en->next) en->next->prev = en->prev; else if (s->lru_tail == en) s->lru_tail = en->prev;
+  if (en->prev)
+    en->prev->next = en->next;
+  else if (s->lru_head == en)
+    s->lru_head = en->next;
+  if (en->next)
+    en->next->prev = en->prev;
+  else if (s->lru_tail == en)
+    s->lru_tail = en->prev;
   en->prev = en->next = en->hnext = NULL;
   if (en->linked && en->state == E_READY) {
     atomic_fetch_sub(&e->resident, en->bytes);
@@ -207,7 +223,10 @@ static void make_room(struct lnc_engine *e, uint64_t need_bytes, uint64_t need_f
       struct shard *s = &e->shards[i];
       pthread_mutex_lock(&s->lock);
       struct entry *en = oldest_idle_locked(s);
-      if (en && en->last_used < best_tick) { best_tick = en->last_used; best = i; }
+      if (en && en->last_used < best_tick) {
+        best_tick = en->last_used;
+        best = i;
+      }
       pthread_mutex_unlock(&s->lock);
     }
     if (best < 0) return; /* everything left is in use */
@@ -256,7 +275,9 @@ void lnc_engine_charge(lnc_engine *e, int64_t delta) {
 }
 
 lnc_engine *lnc_worker_engine(lnc_worker *w) { return w->e; }
-struct lnc_dscache *lnc_engine_dscache(lnc_engine *e) { return e->datasets; }
+struct lnc_dscache *lnc_engine_dscache(lnc_engine *e) {
+  return e->datasets;
+}
 bool lnc_engine_direct(lnc_engine *e) { return e->cfg.io_mode == LNC_IO_DIRECT; }
 
 int64_t lnc_engine_now_ns(void) {
@@ -283,7 +304,10 @@ int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {
    * round, and a daemon with many take threads does not pin much memory. */
   rc.pool_bytes = 4u << 20;
   int r = lnc_ring_new(&rc, &w->ring, err);
-  if (r) { free(w); return r; }
+  if (r) {
+    free(w);
+    return r;
+  }
   w->e = e;
   w->io.ring = w->ring;
   atomic_fetch_add(&e->workers, 1);
@@ -336,7 +360,10 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
     if (en == EXDEV || en == ELOOP) return lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", path);
     return lnc_errf(err, lnc_code_from_errno(en), "%s: %s", path, strerror(en));
   }
-  if (fstat(fd, st) != 0) { close(fd); return lnc_errf(err, LNC_EIO, "%s: %s", path, strerror(errno)); }
+  if (fstat(fd, st) != 0) {
+    close(fd);
+    return lnc_errf(err, LNC_EIO, "%s: %s", path, strerror(errno));
+  }
   struct lnc_file *f;
   int rc = lnc_file_open_fd(fd, path, &f, err);
   if (rc) return rc;
@@ -345,8 +372,10 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
     if (dfd >= 0) {
       struct stat dst;
       /* The name might have been swapped between the two opens: only keep the same inode. */
-      if (fstat(dfd, &dst) == 0 && dst.st_ino == st->st_ino && dst.st_dev == st->st_dev) f->fd_direct = dfd;
-      else close(dfd);
+      if (fstat(dfd, &dst) == 0 && dst.st_ino == st->st_ino && dst.st_dev == st->st_dev)
+        f->fd_direct = dfd;
+      else
+        close(dfd);
     } else if (errno == EINVAL) {
       static atomic_int warned;
       if (!atomic_exchange(&warned, 1))
@@ -383,7 +412,10 @@ static void touch_locked(struct lnc_engine *e, struct shard *s, struct entry *en
   en->last_used = atomic_fetch_add(&e->tick, 1);
   if (s->lru_head == en) return;
   if (en->prev) en->prev->next = en->next;
-  if (en->next) en->next->prev = en->prev; else s->lru_tail = en->prev;
+  if (en->next)
+    en->next->prev = en->prev;
+  else
+    s->lru_tail = en->prev;
   en->prev = NULL;
   en->next = s->lru_head;
   if (s->lru_head) s->lru_head->prev = en;
@@ -426,8 +458,10 @@ static bool stale(const struct entry *en, const struct stat *st) {
 static void drop_gone(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path) {
   pthread_mutex_lock(&s->lock);
   struct entry *en = lookup_locked(s, h, path);
-  if (en && en->state == E_READY) unlink_locked(e, s, en);
-  else en = NULL;
+  if (en && en->state == E_READY)
+    unlink_locked(e, s, en);
+  else
+    en = NULL;
   pthread_mutex_unlock(&s->lock);
   if (en) unref(e, en);
 }
@@ -501,7 +535,10 @@ static int load_entry(struct lnc_worker *w, struct shard *s, uint64_t h, const c
   s->table[h % s->nbuckets] = en;
   pthread_mutex_unlock(&s->lock);
   atomic_fetch_add(&e->misses, 1);
-  if (ts) { ts->cache_misses++; ts->cache_loads++; }
+  if (ts) {
+    ts->cache_misses++;
+    ts->cache_loads++;
+  }
   atomic_fetch_add(&e->loads, 1);
 
   make_room(e, 0, 1); /* a slot for this file's descriptors before opening it */

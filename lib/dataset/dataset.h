@@ -11,7 +11,8 @@
 #include "lance/table.pb-c.h"
 
 /* ---- versions.c --------------------------------------------------------------------- */
-enum lnc_ds_naming { LNC_DS_NAMING_V1 = 1, LNC_DS_NAMING_V2 = 2 };
+enum lnc_ds_naming { LNC_DS_NAMING_V1 = 1,
+                     LNC_DS_NAMING_V2 = 2 };
 
 struct lnc_ds_version {
   uint64_t version;
@@ -66,7 +67,7 @@ int lnc_ds_load_deletions(int dsfd, const char *what, uint64_t fragment_id,
 /* ---- rowmap.c ----------------------------------------------------------------------- */
 struct lnc_ds_rowmap {
   size_t nfrag;
-  uint64_t *live_start; /* nfrag + 1 entries: live rows before fragment i; [nfrag] = total */
+  uint64_t *live_start;               /* nfrag + 1 entries: live rows before fragment i; [nfrag] = total */
   const struct lnc_ds_deletions *del; /* nfrag entries, borrowed */
 };
 /* Live rank k of a fragment → physical row, skipping deleted rows. k < live rows. */
@@ -90,8 +91,8 @@ struct lnc_ds_fragment {
 };
 
 struct lnc_dataset {
-  int dsfd;            /* the dataset directory */
-  char *name;          /* for messages */
+  int dsfd;   /* the dataset directory */
+  char *name; /* for messages */
   struct lnc_ds_version version;
   Lance__Table__Manifest *m;
   struct lnc_ds_fragment *frags;

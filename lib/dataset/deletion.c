@@ -13,7 +13,7 @@ void lnc_ds_deletion_path(uint64_t fragment_id, const Lance__Table__DeletionFile
   snprintf(buf, cap, "_deletions/%llu-%llu-%llu.%s", (unsigned long long)fragment_id,
            (unsigned long long)df->read_version, (unsigned long long)df->id,
            df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP ? "bin"
-                                                                                 : "arrow");
+                                                                                    : "arrow");
 }
 
 static int cmp_u32(const void *a, const void *b) {

@@ -52,13 +52,20 @@ static int64_t fb_child(const struct fb *f, uint64_t t, int idx) {
 static int fb_scalar(const struct fb *f, uint64_t t, int idx, size_t size, void *out) {
   int64_t p = fb_field(f, t, idx);
   if (p < 0) return -1;
-  if (p == 0) { memset(out, 0, size); return 0; } /* default value */
+  if (p == 0) {
+    memset(out, 0, size);
+    return 0;
+  } /* default value */
   return fb_rd(f, (uint64_t)p, size, out);
 }
 
 /* A vector at v: element count and where the elements start, each of `elem` bytes. */
 static int fb_vector(const struct fb *f, int64_t v, size_t elem, uint32_t *n, uint64_t *start) {
-  if (v <= 0) { *n = 0; *start = 0; return v < 0 ? -1 : 0; }
+  if (v <= 0) {
+    *n = 0;
+    *start = 0;
+    return v < 0 ? -1 : 0;
+  }
   if (fb_rd(f, (uint64_t)v, 4, n)) return -1;
   *start = (uint64_t)v + 4;
   if ((uint64_t)*n * elem > f->len - *start) return -1;
@@ -67,7 +74,10 @@ static int fb_vector(const struct fb *f, int64_t v, size_t elem, uint32_t *n, ui
 
 /* ---- the IPC file -------------------------------------------------------------------- */
 #define MAGIC "ARROW1"
-enum { HDR_RECORD_BATCH = 3, TYPE_INT = 2, CODEC_LZ4_FRAME = 0, CODEC_ZSTD = 1 };
+enum { HDR_RECORD_BATCH = 3,
+       TYPE_INT = 2,
+       CODEC_LZ4_FRAME = 0,
+       CODEC_ZSTD = 1 };
 
 static int check_schema(const struct fb *foot, uint64_t root, const char *what,
                         struct lnc_error *err) {
@@ -252,7 +262,10 @@ int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint
     if (rc) {
       free(vals);
       *n = 0;
-      { lnc_err_prefix(err, "record batch %u", i); return rc; }
+      {
+        lnc_err_prefix(err, "record batch %u", i);
+        return rc;
+      }
     }
   }
   *out = vals;

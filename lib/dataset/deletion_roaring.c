@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COOKIE_NO_RUN 12346u
-#define COOKIE_RUN 12347u
+#define COOKIE_NO_RUN       12346u
+#define COOKIE_RUN          12347u
 #define NO_OFFSET_THRESHOLD 4u
-#define ARRAY_MAX 4096u
+#define ARRAY_MAX           4096u
 
 
 int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
@@ -53,7 +53,8 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
   for (uint32_t i = 0; i < n; i++) total += (uint64_t)lnc_rd16(hdr + 4 * i + 2) + 1;
   if (total > max_values)
     return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring bitmap holds %llu values, more than the "
-                    "%llu rows", what, (unsigned long long)total, (unsigned long long)max_values);
+                                       "%llu rows",
+                    what, (unsigned long long)total, (unsigned long long)max_values);
   uint32_t *vals = malloc((size_t)(total ? total : 1) * sizeof *vals);
   if (!vals) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", what);
   size_t k = 0;

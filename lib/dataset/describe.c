@@ -9,8 +9,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define P(...) do { if ((rc = lnc_buf_printf(out, __VA_ARGS__))) goto oom; } while (0)
-#define S(s) do { if ((rc = json_str(out, (s)))) goto oom; } while (0)
+#define P(...)                                             \
+  do {                                                     \
+    if ((rc = lnc_buf_printf(out, __VA_ARGS__))) goto oom; \
+  } while (0)
+#define S(s)                                 \
+  do {                                       \
+    if ((rc = json_str(out, (s)))) goto oom; \
+  } while (0)
 
 static int json_str(struct lnc_buf *out, const char *s) {
   if (!s) s = "";
@@ -62,7 +68,8 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, int dirfd, struct lnc_buf *ou
   for (size_t i = 0; i < ds->nfrag; i++) {
     const struct lnc_ds_fragment *f = &ds->frags[i];
     P("%s{\"id\":%llu,\"physical_rows\":%llu,\"live_rows\":%llu,\"first_offset\":%llu,"
-      "\"data_files\":[", i ? "," : "", (unsigned long long)f->pb->id,
+      "\"data_files\":[",
+      i ? "," : "", (unsigned long long)f->pb->id,
       (unsigned long long)f->pb->physical_rows,
       (unsigned long long)(f->pb->physical_rows - f->del.n),
       (unsigned long long)ds->map.live_start[i]);

@@ -46,10 +46,12 @@ static int check_fragment(const Lance__Table__DataFragment *fr, size_t idx, cons
                       (unsigned long long)fr->id, j);
     if (df->n_column_indices != 0 && df->n_column_indices != df->n_fields)
       return lnc_errf(err, LNC_ECORRUPT, "%s: data file %s lists %zu fields but %zu column "
-                      "indices", what, df->path, df->n_fields, df->n_column_indices);
+                                         "indices",
+                      what, df->path, df->n_fields, df->n_column_indices);
     if (df->file_major_version != 2)
       return lnc_errf(err, LNC_EUNSUPPORTED, "%s: data file %s is Lance file format %u.%u; "
-                      "only 2.x is supported", what, df->path, df->file_major_version,
+                                             "only 2.x is supported",
+                      what, df->path, df->file_major_version,
                       df->file_minor_version);
   }
   const Lance__Table__DeletionFile *del = fr->deletion_file;
@@ -84,7 +86,8 @@ int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
   uint32_t mlen = lnc_rd32(src + pos);
   if ((uint64_t)pos + 4 + mlen != len - TAIL)
     return lnc_errf(err, LNC_ECORRUPT, "%s: manifest length %u at %llu does not end at the "
-                    "tail (%zu)", what, mlen, (unsigned long long)pos, len - TAIL);
+                                       "tail (%zu)",
+                    what, mlen, (unsigned long long)pos, len - TAIL);
   Lance__Table__Manifest *m = lance__table__manifest__unpack(NULL, mlen, src + pos + 4);
   if (!m)
     return lnc_errf(err, LNC_ECORRUPT, "%s: manifest protobuf does not parse", what);
@@ -92,9 +95,10 @@ int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
   uint64_t unknown = m->reader_feature_flags & ~(uint64_t)LNC_DS_KNOWN_READER_FLAGS;
   if (unknown) {
     rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: manifest needs reader features 0x%llx that "
-                  "lanced does not implement%s", what, (unsigned long long)unknown,
-                  (unknown & 16) ? " (multiple base paths)" :
-                  (unknown & 64) ? " (data overlay files)" : "");
+                                         "lanced does not implement%s",
+                  what, (unsigned long long)unknown,
+                  (unknown & 16) ? " (multiple base paths)" : (unknown & 64) ? " (data overlay files)"
+                                                                             : "");
     goto fail;
   }
   if ((rc = check_fields(m, what, err))) goto fail;

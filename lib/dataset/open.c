@@ -237,7 +237,8 @@ int lnc_ds_file_get(lnc_dataset *ds, size_t i, size_t j, lnc_file **out, struct 
       lnc_file_close(df->file);
       df->file = NULL;
       return lnc_errf(err, LNC_ECORRUPT, "%s: data file %s has %llu rows, fragment %llu has "
-                      "%llu", ds->name, df->pb->path, (unsigned long long)rows,
+                                         "%llu",
+                      ds->name, df->pb->path, (unsigned long long)rows,
                       (unsigned long long)ds->frags[i].pb->id,
                       (unsigned long long)ds->frags[i].pb->physical_rows);
     }

@@ -10,8 +10,10 @@ uint64_t lnc_ds_live_to_physical(const struct lnc_ds_deletions *d, uint64_t k) {
   size_t lo = 0, hi = d->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if ((uint64_t)d->rows[mid] - mid > k) hi = mid;
-    else lo = mid + 1;
+    if ((uint64_t)d->rows[mid] - mid > k)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return k + lo;
 }
@@ -26,8 +28,10 @@ int lnc_ds_rowmap_lookup(const struct lnc_ds_rowmap *m, uint64_t offset, size_t 
   size_t lo = 0, hi = m->nfrag;
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
-    if (m->live_start[mid] <= offset) lo = mid;
-    else hi = mid;
+    if (m->live_start[mid] <= offset)
+      lo = mid;
+    else
+      hi = mid;
   }
   while (m->live_start[lo + 1] <= offset) lo++; /* skip fragments with no live rows */
   *frag = lo;

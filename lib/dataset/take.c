@@ -33,8 +33,8 @@ struct take_state {
   size_t ncols;
   struct sorted_id *sid;
   struct lnc_row_ref *refs;
-  size_t *touched;      /* fragment index per part */
-  uint64_t **rows;      /* unique physical rows per part */
+  size_t *touched; /* fragment index per part */
+  uint64_t **rows; /* unique physical rows per part */
   size_t *nrows;
   size_t nparts;
   struct result *res;
@@ -198,7 +198,10 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
       for (size_t q = 0; q < st->cols[c].nreq; q++) {
         if (nn == namecap) {
           const char **nm = realloc(names, 2 * namecap * sizeof *names);
-          if (!nm) { free(names); return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name); }
+          if (!nm) {
+            free(names);
+            return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+          }
           names = nm;
           namecap *= 2;
         }
@@ -209,7 +212,10 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
     if (st->nres == st->capres) {
       size_t nc = st->capres ? st->capres * 2 : 8;
       struct result *nr = realloc(st->res, nc * sizeof *nr);
-      if (!nr) { rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name); break; }
+      if (!nr) {
+        rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+        break;
+      }
       st->res = nr;
       st->capres = nc;
     }
@@ -241,7 +247,8 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
         if (!cs->name || strcmp(cs->name, st->cols[c].field->name) != 0) continue;
         if (st->cols[c].schema && strcmp(st->cols[c].schema->format, cs->format) != 0) {
           rc = lnc_errf(err, LNC_ECORRUPT, "%s: column '%s' is '%s' in fragment %llu but '%s' "
-                        "elsewhere", ds->name, cs->name, cs->format,
+                                           "elsewhere",
+                        ds->name, cs->name, cs->format,
                         (unsigned long long)fr->pb->id, st->cols[c].schema->format);
           break;
         }

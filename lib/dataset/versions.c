@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SUFFIX ".manifest"
+#define SUFFIX     ".manifest"
 #define SUFFIX_LEN 9
-#define V2_DIGITS 20
+#define V2_DIGITS  20
 
 int lnc_ds_parse_manifest_name(const char *name, struct lnc_ds_version *out) {
   size_t len = strlen(name);
@@ -99,7 +99,8 @@ int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want
                         const char *what, struct lnc_ds_version *out, struct lnc_error *err) {
   if (n == 0)
     return lnc_errf(err, LNC_ECORRUPT, "%s: no manifests in _versions (removed, or a dataset "
-                    "still being created?)", what);
+                                       "still being created?)",
+                    what);
   if (want == 0) {
     *out = vs[n - 1];
     return 0;
@@ -108,8 +109,10 @@ int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want
   size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (vs[mid].version < want) lo = mid + 1;
-    else hi = mid;
+    if (vs[mid].version < want)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo < n && vs[lo].version == want) {
     while (lo + 1 < n && vs[lo + 1].version == want) lo++;
@@ -117,6 +120,7 @@ int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want
     return 0;
   }
   return lnc_errf(err, LNC_ENOTFOUND, "%s: version %llu not found (versions %llu..%llu exist, "
-                  "%zu in all)", what, (unsigned long long)want,
+                                      "%zu in all)",
+                  what, (unsigned long long)want,
                   (unsigned long long)vs[0].version, (unsigned long long)vs[n - 1].version, n);
 }

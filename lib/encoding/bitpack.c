@@ -9,26 +9,26 @@ static const uint8_t FL_ORDER[8] = {0, 4, 2, 6, 1, 5, 3, 7};
  * run of LANES values. Each lane is its own little-endian bit stream over the words
  * in[LANES*k + lane], so one row of all lanes reads one or two contiguous rows of words —
  * the inner loop is a plain shift/or/mask over arrays that compilers vectorise. */
-#define FL_UNPACK(T, TY)                                                                 \
-  static void fl_unpack_##T(unsigned W, const TY *in, TY *out) {                         \
-    enum { LANES = 1024 / T };                                                           \
-    if (W == 0) {                                                                        \
-      memset(out, 0, 1024 * sizeof(TY));                                                 \
-      return;                                                                            \
-    }                                                                                    \
-    const TY mask = W == T ? (TY) ~(TY)0 : (TY)(((TY)1 << W) - 1);                       \
-    for (unsigned row = 0; row < T; row++) {                                             \
-      TY *o = out + FL_ORDER[row / 8] * 16 + (row % 8) * 128;                            \
-      unsigned bit = row * W, sh = bit % T;                                              \
-      const TY *p = in + LANES * (bit / T);                                              \
-      if (sh + W <= T) {                                                                 \
-        for (unsigned l = 0; l < LANES; l++) o[l] = (TY)(p[l] >> sh) & mask;             \
-      } else {                                                                           \
-        const TY *q = p + LANES;                                                         \
-        for (unsigned l = 0; l < LANES; l++)                                             \
-          o[l] = (TY)((TY)(p[l] >> sh) | (TY)(q[l] << (T - sh))) & mask;                 \
-      }                                                                                  \
-    }                                                                                    \
+#define FL_UNPACK(T, TY)                                                     \
+  static void fl_unpack_##T(unsigned W, const TY *in, TY *out) {             \
+    enum { LANES = 1024 / T };                                               \
+    if (W == 0) {                                                            \
+      memset(out, 0, 1024 * sizeof(TY));                                     \
+      return;                                                                \
+    }                                                                        \
+    const TY mask = W == T ? (TY) ~(TY)0 : (TY)(((TY)1 << W) - 1);           \
+    for (unsigned row = 0; row < T; row++) {                                 \
+      TY *o = out + FL_ORDER[row / 8] * 16 + (row % 8) * 128;                \
+      unsigned bit = row * W, sh = bit % T;                                  \
+      const TY *p = in + LANES * (bit / T);                                  \
+      if (sh + W <= T) {                                                     \
+        for (unsigned l = 0; l < LANES; l++) o[l] = (TY)(p[l] >> sh) & mask; \
+      } else {                                                               \
+        const TY *q = p + LANES;                                             \
+        for (unsigned l = 0; l < LANES; l++)                                 \
+          o[l] = (TY)((TY)(p[l] >> sh) | (TY)(q[l] << (T - sh))) & mask;     \
+      }                                                                      \
+    }                                                                        \
   }
 FL_UNPACK(32, uint32_t)
 FL_UNPACK(64, uint64_t)
@@ -45,27 +45,27 @@ static inline uint64_t lanes_of(unsigned T, uint64_t m) {
   return m;
 }
 
-#define FL_UNPACK_SWAR(T)                                                                \
-  static void fl_unpack_##T(unsigned W, const uint64_t *in, void *outv) {                \
-    lnc_u64_alias *out = outv;                                                           \
-    if (W == 0) {                                                                        \
-      memset(outv, 0, 1024 * (T / 8));                                                   \
-      return;                                                                            \
-    }                                                                                    \
-    const uint64_t wm = W == T ? ((uint64_t)1 << T) - 1 : ((uint64_t)1 << W) - 1;        \
-    for (unsigned row = 0; row < T; row++) {                                             \
-      lnc_u64_alias *o = out + (FL_ORDER[row / 8] * 16 + (row % 8) * 128) * T / 64;      \
-      unsigned bit = row * W, sh = bit % T;                                              \
-      const uint64_t *p = in + 16 * (bit / T);                                           \
-      if (sh + W <= T) {                                                                 \
-        const uint64_t m = lanes_of(T, wm);                                              \
-        for (unsigned l = 0; l < 16; l++) o[l] = (p[l] >> sh) & m;                       \
-      } else { /* low T-sh bits from this word, the rest from the next one */           \
-        const uint64_t *q = p + 16, lo = ((uint64_t)1 << (T - sh)) - 1;                  \
-        const uint64_t ml = lanes_of(T, lo), mh = lanes_of(T, wm & ~lo);                 \
+#define FL_UNPACK_SWAR(T)                                                                         \
+  static void fl_unpack_##T(unsigned W, const uint64_t *in, void *outv) {                         \
+    lnc_u64_alias *out = outv;                                                                    \
+    if (W == 0) {                                                                                 \
+      memset(outv, 0, 1024 * (T / 8));                                                            \
+      return;                                                                                     \
+    }                                                                                             \
+    const uint64_t wm = W == T ? ((uint64_t)1 << T) - 1 : ((uint64_t)1 << W) - 1;                 \
+    for (unsigned row = 0; row < T; row++) {                                                      \
+      lnc_u64_alias *o = out + (FL_ORDER[row / 8] * 16 + (row % 8) * 128) * T / 64;               \
+      unsigned bit = row * W, sh = bit % T;                                                       \
+      const uint64_t *p = in + 16 * (bit / T);                                                    \
+      if (sh + W <= T) {                                                                          \
+        const uint64_t m = lanes_of(T, wm);                                                       \
+        for (unsigned l = 0; l < 16; l++) o[l] = (p[l] >> sh) & m;                                \
+      } else { /* low T-sh bits from this word, the rest from the next one */                     \
+        const uint64_t *q = p + 16, lo = ((uint64_t)1 << (T - sh)) - 1;                           \
+        const uint64_t ml = lanes_of(T, lo), mh = lanes_of(T, wm & ~lo);                          \
         for (unsigned l = 0; l < 16; l++) o[l] = ((p[l] >> sh) & ml) | ((q[l] << (T - sh)) & mh); \
-      }                                                                                  \
-    }                                                                                    \
+      }                                                                                           \
+    }                                                                                             \
   }
 FL_UNPACK_SWAR(8)
 FL_UNPACK_SWAR(16)

@@ -246,14 +246,20 @@ int lnc_enc_levels(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct ln
   case 32:
     for (uint64_t i = 0; i < n; i++) {
       uint32_t x = lnc_rd32(v.data + 4 * i);
-      if (x > UINT16_MAX) { bad = i; break; }
+      if (x > UINT16_MAX) {
+        bad = i;
+        break;
+      }
       d[i] = (uint16_t)x;
     }
     break;
   default: /* 64 */
     for (uint64_t i = 0; i < n; i++) {
       uint64_t x = lnc_rd64(v.data + 8 * i);
-      if (x > UINT16_MAX) { bad = i; break; }
+      if (x > UINT16_MAX) {
+        bad = i;
+        break;
+      }
       d[i] = (uint16_t)x;
     }
     break;
@@ -309,8 +315,14 @@ static int describe(const lnc_enc *e, struct lnc_buf *b, int depth) {
   if (depth > LNC_ENC_MAX_DEPTH) return lnc_buf_puts(b, "...");
   if (!e || (e->compression_case != LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION__NOT_SET && !e->flat)) return lnc_buf_puts(b, "(none)");
   const char *name = lnc_enc_name(e);
-#define P(...) do { if ((rc = lnc_buf_printf(b, __VA_ARGS__))) return rc; } while (0)
-#define D(x) do { if ((rc = describe((x), b, depth + 1))) return rc; } while (0)
+#define P(...)                                            \
+  do {                                                    \
+    if ((rc = lnc_buf_printf(b, __VA_ARGS__))) return rc; \
+  } while (0)
+#define D(x)                                           \
+  do {                                                 \
+    if ((rc = describe((x), b, depth + 1))) return rc; \
+  } while (0)
   switch (e->compression_case) {
   case CASE(FLAT):
     P("Flat(%llu", (unsigned long long)e->flat->bits_per_value);

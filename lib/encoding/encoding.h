@@ -10,19 +10,23 @@
 #include "../lance.h"
 
 typedef Lance__Encodings21__CompressiveEncoding lnc_enc;
-struct lnc_slice { const uint8_t *p; size_t len; };
-enum { LNC_VALUES_FIXED = 1, LNC_VALUES_VARIABLE = 2 };
+struct lnc_slice {
+  const uint8_t *p;
+  size_t len;
+};
+enum { LNC_VALUES_FIXED = 1,
+       LNC_VALUES_VARIABLE = 2 };
 struct lnc_values {
   int kind;
-  uint64_t n;               /* number of values */
-  uint32_t bits;            /* FIXED: bits per value: 1 (bitmap, LSB-first) or a multiple of 8 */
-  const uint8_t *data;      /* FIXED: ceil(n*bits/8) bytes, little-endian values back to back;
+  uint64_t n;          /* number of values */
+  uint32_t bits;       /* FIXED: bits per value: 1 (bitmap, LSB-first) or a multiple of 8 */
+  const uint8_t *data; /* FIXED: ceil(n*bits/8) bytes, little-endian values back to back;
                                VARIABLE: the value bytes */
   size_t data_len;
-  const uint64_t *offsets;  /* VARIABLE: n+1 non-decreasing offsets into data (value i is
+  const uint64_t *offsets;         /* VARIABLE: n+1 non-decreasing offsets into data (value i is
                                data[offsets[i]..offsets[i+1]]); offsets[n] <= data_len */
-  uint64_t fsl_dim;         /* FixedSizeList: items per value (product of nested dims), else 0 */
-  uint32_t n_item_validity; /* FixedSizeList layers with has_validity, outermost first */
+  uint64_t fsl_dim;                /* FixedSizeList: items per value (product of nested dims), else 0 */
+  uint32_t n_item_validity;        /* FixedSizeList layers with has_validity, outermost first */
   const uint8_t *item_validity[4]; /* each n*cum_dim(layer) bits, LSB-first, 1 = valid */
 };
 /* Notes on FIXED output:
@@ -83,7 +87,7 @@ struct lnc_fsst {
   const uint8_t *sym;  /* n 8-byte symbols, first byte lowest */
   const uint8_t *lens; /* n lengths, each 1..8 */
   unsigned n;
-  int on;              /* encoder switch: 0 = codes are the plain bytes */
+  int on; /* encoder switch: 0 = codes are the plain bytes */
 };
 int lnc_fsst_init(struct lnc_fsst *t, struct lnc_slice table, struct lnc_error *err);
 /* Decoded length of one string's codes, or an error for a dangling escape. */

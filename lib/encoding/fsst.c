@@ -4,7 +4,7 @@
 #include "internal.h"
 
 #define FSST_MAGIC 0x46535354u
-#define FSST_ESC 255
+#define FSST_ESC   255
 
 int lnc_fsst_init(struct lnc_fsst *t, struct lnc_slice table, struct lnc_error *err) {
   if (table.len < 8)

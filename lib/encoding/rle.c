@@ -39,10 +39,21 @@ static int expand(const uint8_t *vals, const uint8_t *lens, size_t k, size_t w, 
     uint8_t *d = dst + done * w;
     switch (w) {
     case 1: memset(d, v[0], len); break;
-    case 2: { uint16_t x = lnc_rd16(v); for (uint64_t i = 0; i < len; i++) memcpy(d + 2 * i, &x, 2); } break;
-    case 4: { uint32_t x = lnc_rd32(v); for (uint64_t i = 0; i < len; i++) memcpy(d + 4 * i, &x, 4); } break;
-    case 8: { uint64_t x = lnc_rd64(v); for (uint64_t i = 0; i < len; i++) memcpy(d + 8 * i, &x, 8); } break;
-    default: for (uint64_t i = 0; i < len; i++) memcpy(d + w * i, v, w); break;
+    case 2: {
+      uint16_t x = lnc_rd16(v);
+      for (uint64_t i = 0; i < len; i++) memcpy(d + 2 * i, &x, 2);
+    } break;
+    case 4: {
+      uint32_t x = lnc_rd32(v);
+      for (uint64_t i = 0; i < len; i++) memcpy(d + 4 * i, &x, 4);
+    } break;
+    case 8: {
+      uint64_t x = lnc_rd64(v);
+      for (uint64_t i = 0; i < len; i++) memcpy(d + 8 * i, &x, 8);
+    } break;
+    default:
+      for (uint64_t i = 0; i < len; i++) memcpy(d + w * i, v, w);
+      break;
     }
     done += len;
   }

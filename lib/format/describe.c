@@ -117,8 +117,10 @@ static int put_field(struct lnc_buf *b, const struct lnc_field *f) {
   if (!rc) rc = lnc_buf_json_str(b, f->format, strlen(f->format));
   if (!rc) rc = lnc_buf_printf(b, ",\"nullable\":%s", f->nullable ? "true" : "false");
   if (!rc && f->id != -2) rc = lnc_buf_printf(b, ",\"id\":%d", f->id);
-  if (!rc && f->column >= 0) rc = lnc_buf_printf(b, ",\"column\":%d", f->column);
-  else if (!rc && f->col20 >= 0) rc = lnc_buf_printf(b, ",\"column\":%d", f->col20);
+  if (!rc && f->column >= 0)
+    rc = lnc_buf_printf(b, ",\"column\":%d", f->column);
+  else if (!rc && f->col20 >= 0)
+    rc = lnc_buf_printf(b, ",\"column\":%d", f->col20);
   if (!rc && f->packed) rc = lnc_buf_puts(b, ",\"packed\":true");
   if (!rc && f->unsupported) {
     rc = lnc_buf_puts(b, ",\"unsupported\":");
@@ -187,8 +189,10 @@ int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *e
                                    pg->state_bytes);
       if (!rc && pg->n_chunks) rc = lnc_buf_printf(b, "\"chunks\":%u,", pg->n_chunks);
       if (!rc) rc = lnc_buf_puts(b, "\"encoding\":");
-      if (!rc && pg->kind == LNC_LAYOUT_V20) rc = put_v20(b, pg);
-      else if (!rc) rc = put_layout(b, pg->layout, 0);
+      if (!rc && pg->kind == LNC_LAYOUT_V20)
+        rc = put_v20(b, pg);
+      else if (!rc)
+        rc = put_layout(b, pg->layout, 0);
       if (!rc) rc = lnc_buf_putc(b, '}');
     }
     if (!rc) rc = lnc_buf_puts(b, "]}");

@@ -33,7 +33,7 @@ enum {
 /* Sanity bounds on footer counts (far above any real file; they keep a damaged footer from
  * sizing allocations): global buffers and columns. */
 #define MAX_GLOBAL_BUFFERS 1000000u
-#define MAX_COLUMNS 10000000u
+#define MAX_COLUMNS        10000000u
 
 
 int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
@@ -50,7 +50,9 @@ int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
       return lnc_errf(err, LNC_EIO, "%s: read failed: %s", f->name, strerror(errno));
     }
     if (n == 0) return lnc_errf(err, LNC_EIO, "%s: file shrank while reading", f->name);
-    d += n; off += (uint64_t)n; len -= (uint64_t)n;
+    d += n;
+    off += (uint64_t)n;
+    len -= (uint64_t)n;
   }
   return 0;
 }
@@ -125,7 +127,10 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
   struct lnc_column *c = &f->columns[ci];
   int rc = 0;
   c->pages = calloc(cm->n_pages ? cm->n_pages : 1, sizeof *c->pages);
-  if (!c->pages) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto done; }
+  if (!c->pages) {
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto done;
+  }
   c->n_pages = (uint32_t)cm->n_pages;
   uint64_t row = 0;
   for (size_t p = 0; p < cm->n_pages; p++) {
@@ -138,7 +143,10 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
     }
     pg->n_buffers = (uint32_t)mp->n_buffer_offsets;
     pg->buf_off = calloc(2 * (pg->n_buffers ? pg->n_buffers : 1), sizeof(uint64_t));
-    if (!pg->buf_off) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); goto done; }
+    if (!pg->buf_off) {
+      rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+      goto done;
+    }
     pg->buf_len = pg->buf_off + pg->n_buffers;
     for (uint32_t b = 0; b < pg->n_buffers; b++) {
       uint64_t o = mp->buffer_offsets[b], l = mp->buffer_sizes[b];
@@ -225,12 +233,18 @@ struct footer {
 /* A new lnc_file owning fd (closed on failure too). */
 static int file_new(int fd, const char *name, struct lnc_file **out, struct lnc_error *err) {
   struct lnc_file *f = calloc(1, sizeof *f);
-  if (!f) { close(fd); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
+  if (!f) {
+    close(fd);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
   f->fd = fd;
   f->fd_direct = -1;
   f->dir_fd = -1;
   f->name = strdup(name ? name : "(fd)");
-  if (!f->name) { lnc_file_close(f); return lnc_errf(err, LNC_ENOMEM, "out of memory"); }
+  if (!f->name) {
+    lnc_file_close(f);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
   *out = f;
   return 0;
 }
@@ -275,9 +289,7 @@ static int read_footer(struct lnc_file *f, struct footer *ft, struct lnc_error *
   if ((rc = lnc_file_pread(f, foot, FOOTER_LEN, f->size - FOOTER_LEN, err))) return rc;
   if (memcmp(foot + FOOT_MAGIC, "LANC", 4) != 0)
     return lnc_errf(err, LNC_ECORRUPT, "%s: bad magic: not a Lance file", f->name);
-  *ft = (struct footer){.cm_start = lnc_rd64(foot + FOOT_CM_START), .cmo_start = lnc_rd64(foot + FOOT_CMO_START),
-                        .gbo_start = lnc_rd64(foot + FOOT_GBO_START), .n_gb = lnc_rd32(foot + FOOT_N_GB),
-                        .n_cols = lnc_rd32(foot + FOOT_N_COLS)};
+  *ft = (struct footer){.cm_start = lnc_rd64(foot + FOOT_CM_START), .cmo_start = lnc_rd64(foot + FOOT_CMO_START), .gbo_start = lnc_rd64(foot + FOOT_GBO_START), .n_gb = lnc_rd32(foot + FOOT_N_GB), .n_cols = lnc_rd32(foot + FOOT_N_COLS)};
   if ((rc = set_version(f, foot, err))) return rc;
   uint64_t foot_at = f->size - FOOTER_LEN;
   if (ft->n_gb == 0 || ft->n_gb > MAX_GLOBAL_BUFFERS || ft->n_cols > MAX_COLUMNS ||
@@ -378,8 +390,10 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   if (!(rc = stat_file(f, err)) && !(rc = read_footer(f, &ft, err)) && !(rc = read_metadata(f, &ft, &meta, err)) &&
       !(rc = read_descriptor(f, &ft, meta, &fdsc, err))) {
     f->num_rows = fdsc->length;
-    if ((rc = lnc_schema_build(f, fdsc->schema, err))) lnc_err_prefix(err, "%s", f->name);
-    else if (!(rc = load_columns(f, &ft, meta, err))) rc = bind_schema(f, err);
+    if ((rc = lnc_schema_build(f, fdsc->schema, err)))
+      lnc_err_prefix(err, "%s", f->name);
+    else if (!(rc = load_columns(f, &ft, meta, err)))
+      rc = bind_schema(f, err);
   }
   if (fdsc) lance__file__file_descriptor__free_unpacked(fdsc, NULL);
   free(meta);
@@ -408,7 +422,10 @@ int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err) {
     char *dir = strdup(path);
     if (dir) {
       char *slash = strrchr(dir, '/');
-      if (slash) { *slash = 0; if (!*dir) strcpy(dir, "/"); }
+      if (slash) {
+        *slash = 0;
+        if (!*dir) strcpy(dir, "/");
+      }
       (*out)->dir_fd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
       free(dir);
     }

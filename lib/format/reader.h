@@ -16,32 +16,34 @@
 struct lnc_field {
   char *name;
   int32_t id, parent_id;
-  enum lnc_atype type;   /* the Arrow kind of format (lance.h's vocabulary) */
-  char *format;          /* Arrow C format string, e.g. "i", "tsu:UTC", "+w:128" */
+  enum lnc_atype type; /* the Arrow kind of format (lance.h's vocabulary) */
+  char *format;        /* Arrow C format string, e.g. "i", "tsu:UTC", "+w:128" */
   bool nullable;
-  uint32_t byte_width;   /* fixed-width leaves: bytes per value (0 for bool and var-width) */
-  int32_t fixed_size;    /* FIXED_LIST / FIXED_BINARY size */
-  bool packed;           /* lance-encoding:packed struct: one column for the whole struct */
-  bool blob;             /* lance-encoding:blob */
-  int column;            /* column index read by this field if it is a column leaf, else -1 */
+  uint32_t byte_width; /* fixed-width leaves: bytes per value (0 for bool and var-width) */
+  int32_t fixed_size;  /* FIXED_LIST / FIXED_BINARY size */
+  bool packed;         /* lance-encoding:packed struct: one column for the whole struct */
+  bool blob;           /* lance-encoding:blob */
+  int column;          /* column index read by this field if it is a column leaf, else -1 */
   struct lnc_field *parent;
   struct lnc_field **children;
   size_t n_children;
-  char *logical_type;    /* as stored, for inspect */
-  char dict_index[4];    /* logical type dict:<value>:<index>:<ordered>: the Arrow format of the
+  char *logical_type; /* as stored, for inspect */
+  char dict_index[4]; /* logical type dict:<value>:<index>:<ordered>: the Arrow format of the
                             index type ("i", "C", ...), else ""; type/format above describe the
                             values, which is how Lance stores the field */
   bool dict_ordered;
-  char *unsupported;     /* why this field (and its subtree) cannot be served, else NULL: the
+  char *unsupported;           /* why this field (and its subtree) cannot be served, else NULL: the
                             file still opens, other fields are served, takes naming it fail */
-  int col20;             /* file version 2.0: the column this field owns (every field has one,
+  int col20;                   /* file version 2.0: the column this field owns (every field has one,
                             parents included; packed/blob children none), else -1 */
   char **md_keys, **md_values; /* the field's metadata as stored (lance-encoding:*, ARROW:*,
                                   user keys), exported as Arrow field metadata like Lance */
   int32_t n_md;
 };
 
-enum lnc_layout_kind { LNC_LAYOUT_MINIBLOCK = 1, LNC_LAYOUT_CONSTANT, LNC_LAYOUT_FULLZIP,
+enum lnc_layout_kind { LNC_LAYOUT_MINIBLOCK = 1,
+                       LNC_LAYOUT_CONSTANT,
+                       LNC_LAYOUT_FULLZIP,
                        LNC_LAYOUT_BLOB,
                        LNC_LAYOUT_V20 /* file version 2.0: an ArrayEncoding tree (layout/v20.c) */ };
 
@@ -49,40 +51,40 @@ struct lnc_page {
   uint64_t row_start, rows;
   uint32_t n_buffers;
   uint64_t *buf_off, *buf_len;
-  Lance__Encodings21__PageLayout *layout;   /* parsed page layout (protobuf-c owned); 2.1/2.2 */
-  void *enc20;            /* file version 2.0: the page's parsed ArrayEncoding (layout/v20.c) */
+  Lance__Encodings21__PageLayout *layout; /* parsed page layout (protobuf-c owned); 2.1/2.2 */
+  void *enc20;                            /* file version 2.0: the page's parsed ArrayEncoding (layout/v20.c) */
   enum lnc_layout_kind kind;
-  void *state;            /* layout-specific search-cache state, built on first use */
+  void *state; /* layout-specific search-cache state, built on first use */
   void (*free_state)(void *);
-  size_t state_bytes;     /* bytes the state holds, for accounting */
-  uint32_t n_chunks;      /* mini-block chunks, once the state is built (for reports) */
+  size_t state_bytes; /* bytes the state holds, for accounting */
+  uint32_t n_chunks;  /* mini-block chunks, once the state is built (for reports) */
 };
 
 struct lnc_column {
-  int prep_code;           /* eager preparation failed: code and message for takes */
+  int prep_code; /* eager preparation failed: code and message for takes */
   char *prep_msg;
   uint32_t n_pages;
   struct lnc_page *pages;
-  struct lnc_field *leaf;  /* the field this column stores */
+  struct lnc_field *leaf; /* the field this column stores */
 };
 
 struct lnc_file {
   char *name;
-  int fd;                  /* buffered reads (metadata, pread path) */
-  int fd_direct;           /* O_DIRECT reads through the engine's rings, or -1 */
-  int dir_fd;              /* the directory holding the file (for blob sidecars), or -1 */
+  int fd;        /* buffered reads (metadata, pread path) */
+  int fd_direct; /* O_DIRECT reads through the engine's rings, or -1 */
+  int dir_fd;    /* the directory holding the file (for blob sidecars), or -1 */
   uint64_t size;
   dev_t dev;
   ino_t ino;
   int64_t mtime_ns;
-  uint16_t major, minor;   /* 2.0 files (footer 0.3) are stored as 2.0 */
-  bool v20;                /* file version 2.0: ArrayEncoding pages, a column per field */
+  uint16_t major, minor; /* 2.0 files (footer 0.3) are stored as 2.0 */
+  bool v20;              /* file version 2.0: ArrayEncoding pages, a column per field */
   uint64_t num_rows;
-  uint64_t meta_bytes;     /* bytes of metadata read at open (for cache accounting) */
+  uint64_t meta_bytes; /* bytes of metadata read at open (for cache accounting) */
   uint32_t n_columns;
   struct lnc_column *columns;
-  struct lnc_field root;   /* a struct; children = top-level fields */
-  struct lnc_field **all_fields;  /* every field, pre-order, for freeing and lookup */
+  struct lnc_field root;         /* a struct; children = top-level fields */
+  struct lnc_field **all_fields; /* every field, pre-order, for freeing and lookup */
   size_t n_all_fields;
 };
 

@@ -46,7 +46,10 @@ static struct lnc_field *field_new(struct lnc_file *f) {
   struct lnc_field *fld = calloc(1, sizeof *fld);
   if (!fld) return NULL;
   struct lnc_field **all = realloc(f->all_fields, (f->n_all_fields + 1) * sizeof *all);
-  if (!all) { free(fld); return NULL; }
+  if (!all) {
+    free(fld);
+    return NULL;
+  }
   f->all_fields = all;
   all[f->n_all_fields++] = fld;
   fld->column = -1;
@@ -115,8 +118,14 @@ const struct lnc_field *lnc_schema_unsupported_below(const struct lnc_field *fld
  * type may itself contain ':' (dict:decimal:128:10:2:int8:false), so split from the right. */
 static int parse_dict(struct lnc_file *f, struct lnc_field *fld, const char *lt, struct lnc_error *err) {
   static const struct { const char *lt, *fmt; } index_types[] = {
-    {"int8", "c"}, {"uint8", "C"}, {"int16", "s"}, {"uint16", "S"},
-    {"int32", "i"}, {"uint32", "I"}, {"int64", "l"}, {"uint64", "L"},
+      {"int8", "c"},
+      {"uint8", "C"},
+      {"int16", "s"},
+      {"uint16", "S"},
+      {"int32", "i"},
+      {"uint32", "I"},
+      {"int64", "l"},
+      {"uint64", "L"},
   };
   char buf[256];
   size_t n = strlen(lt + 5);
@@ -164,17 +173,39 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
   /* Lance's logical type names and the Arrow format each stands for; the kind and widths
    * follow from the format (set_format), so they are written down once. */
   static const struct { const char *lt, *fmt; } simple[] = {
-    {"null", "n"},           {"bool", "b"},
-    {"int8", "c"},           {"uint8", "C"},          {"int16", "s"},       {"uint16", "S"},
-    {"int32", "i"},          {"uint32", "I"},         {"int64", "l"},       {"uint64", "L"},
-    {"halffloat", "e"},      {"float", "f"},          {"double", "g"},
-    {"string", "u"},         {"large_string", "U"},   {"binary", "z"},      {"large_binary", "Z"},
-    {"json", "Z"},
-    {"date32:day", "tdD"},   {"date64:ms", "tdm"},
-    {"time32:s", "tts"},     {"time32:ms", "ttm"},    {"time64:us", "ttu"}, {"time64:ns", "ttn"},
-    {"duration:s", "tDs"},   {"duration:ms", "tDm"},  {"duration:us", "tDu"}, {"duration:ns", "tDn"},
-    {"struct", "+s"},        {"list", "+l"},          {"list.struct", "+l"},
-    {"large_list", "+L"},    {"large_list.struct", "+L"},
+      {"null", "n"},
+      {"bool", "b"},
+      {"int8", "c"},
+      {"uint8", "C"},
+      {"int16", "s"},
+      {"uint16", "S"},
+      {"int32", "i"},
+      {"uint32", "I"},
+      {"int64", "l"},
+      {"uint64", "L"},
+      {"halffloat", "e"},
+      {"float", "f"},
+      {"double", "g"},
+      {"string", "u"},
+      {"large_string", "U"},
+      {"binary", "z"},
+      {"large_binary", "Z"},
+      {"json", "Z"},
+      {"date32:day", "tdD"},
+      {"date64:ms", "tdm"},
+      {"time32:s", "tts"},
+      {"time32:ms", "ttm"},
+      {"time64:us", "ttu"},
+      {"time64:ns", "ttn"},
+      {"duration:s", "tDs"},
+      {"duration:ms", "tDm"},
+      {"duration:us", "tDu"},
+      {"duration:ns", "tDn"},
+      {"struct", "+s"},
+      {"list", "+l"},
+      {"list.struct", "+l"},
+      {"large_list", "+L"},
+      {"large_list.struct", "+L"},
   };
   for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
     if (strcmp(lt, simple[i].lt) == 0) return set_format(fld, simple[i].fmt, err);
@@ -194,8 +225,10 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
   if (strncmp(lt, "decimal:", 8) == 0) {
     int bits, p, s;
     if (sscanf(lt + 8, "%d:%d:%d", &bits, &p, &s) != 3 || (bits != 128 && bits != 256)) goto bad;
-    if (bits == 128) snprintf(buf, sizeof buf, "d:%d,%d", p, s);
-    else snprintf(buf, sizeof buf, "d:%d,%d,256", p, s);
+    if (bits == 128)
+      snprintf(buf, sizeof buf, "d:%d,%d", p, s);
+    else
+      snprintf(buf, sizeof buf, "d:%d,%d,256", p, s);
     return set_format(fld, buf, err);
   }
   if (strncmp(lt, "fixed_size_binary:", 18) == 0) {
@@ -227,8 +260,10 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
     item->nullable = true;
     if (!item->name) return LNC_ENOMEM;
     int rc;
-    if (strcmp(inner_lt, "lance.bfloat16") == 0) rc = parse_logical(f, item, "fixed_size_binary:2", err);
-    else rc = parse_logical(f, item, inner_lt, err);
+    if (strcmp(inner_lt, "lance.bfloat16") == 0)
+      rc = parse_logical(f, item, "fixed_size_binary:2", err);
+    else
+      rc = parse_logical(f, item, inner_lt, err);
     if (rc) return rc;
     item->logical_type = xstrdup(inner_lt);
     return add_child(fld, item);
@@ -317,15 +352,20 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
       parent = NULL;
       for (size_t j = f->n_all_fields - 1; j-- > start;) {
         struct lnc_field *cand = f->all_fields[j];
-        if (cand != fld && cand->id == pf->parent_id && cand->id != -2) { parent = cand; break; }
+        if (cand != fld && cand->id == pf->parent_id && cand->id != -2) {
+          parent = cand;
+          break;
+        }
       }
       if (!parent)
         return lnc_errf(err, LNC_ECORRUPT, "field '%s' (id %d) names parent %d, which does not precede it",
                         fld->name, fld->id, pf->parent_id);
     }
     if ((rc = add_child(parent, fld))) return lnc_errf(err, rc, "out of memory");
-    if (fld->blob && fld->type == LNC_AT_STRUCT) blob_owner = fld;
-    else if (parent != blob_owner) blob_owner = NULL;
+    if (fld->blob && fld->type == LNC_AT_STRUCT)
+      blob_owner = fld;
+    else if (parent != blob_owner)
+      blob_owner = NULL;
   }
   /* Shape checks: lists have one child, structs at least one (unless packed/blob leaf). */
   for (size_t i = start; i < f->n_all_fields; i++) {
@@ -350,13 +390,23 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
 void lnc_schema_free(struct lnc_file *f) {
   for (size_t i = 0; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
-    free(fld->name); free(fld->format); free(fld->children); free(fld->logical_type); free(fld->unsupported);
-    for (int32_t k = 0; k < fld->n_md; k++) { free(fld->md_keys[k]); free(fld->md_values[k]); }
-    free(fld->md_keys); free(fld->md_values);
+    free(fld->name);
+    free(fld->format);
+    free(fld->children);
+    free(fld->logical_type);
+    free(fld->unsupported);
+    for (int32_t k = 0; k < fld->n_md; k++) {
+      free(fld->md_keys[k]);
+      free(fld->md_values[k]);
+    }
+    free(fld->md_keys);
+    free(fld->md_values);
     free(fld);
   }
   free(f->all_fields);
-  free(f->root.name); free(f->root.format); free(f->root.children);
+  free(f->root.name);
+  free(f->root.format);
+  free(f->root.children);
   f->all_fields = NULL;
   f->n_all_fields = 0;
 }
@@ -390,7 +440,10 @@ int lnc_schema_export(const struct lnc_field *fld, struct ArrowSchema *out, stru
   }
   for (size_t i = 0; i < fld->n_children; i++) {
     int rc = lnc_schema_export(fld->children[i], out->children[i], err);
-    if (rc) { out->release(out); return rc; }
+    if (rc) {
+      out->release(out);
+      return rc;
+    }
   }
   return 0;
 }
@@ -404,7 +457,10 @@ struct lnc_field *lnc_schema_find(struct lnc_file *f, const char *path) {
     struct lnc_field *next = NULL;
     for (size_t i = 0; i < cur->n_children; i++) {
       struct lnc_field *c = cur->children[i];
-      if (strlen(c->name) == n && memcmp(c->name, p, n) == 0) { next = c; break; }
+      if (strlen(c->name) == n && memcmp(c->name, p, n) == 0) {
+        next = c;
+        break;
+      }
     }
     if (!next) {
       /* A field name may itself contain dots: try the whole remainder as one name. */

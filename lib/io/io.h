@@ -12,7 +12,7 @@ struct lnc_file;
 
 struct lnc_read {
   uint64_t off, len;
-  uint8_t *dst;          /* len bytes */
+  uint8_t *dst; /* len bytes */
 };
 
 /* Performs every read (any order) with pread on f->fd, merging touching reads. Adds to
@@ -25,7 +25,7 @@ struct lnc_ring;
  * has one), or with pread when io is NULL or has no ring. */
 struct lnc_io {
   struct lnc_ring *ring;
-  int nowait;    /* enum lnc_nowait: NEVER = buffered reads that would wait for the device
+  int nowait; /* enum lnc_nowait: NEVER = buffered reads that would wait for the device
                     fail with LNC_EAGAIN; RING = blocking calls other than the ring's reads
                     (blob bytes) fail with LNC_EAGAIN */
 };

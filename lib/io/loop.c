@@ -44,9 +44,9 @@
 #else
 #define STACK_BYTES (256u << 10)
 #endif
-#define GUARD_BYTES 4096u     /* one page below each stack: an overflow faults, never corrupts */
-#define MAX_WATCH 64          /* watched descriptors: a bit each in the ready mask */
-#define SLEEP_TAG_MIN 4096u   /* odd user_data at or above this: a sleeping task (its address | 1) */
+#define GUARD_BYTES   4096u /* one page below each stack: an overflow faults, never corrupts */
+#define MAX_WATCH     64    /* watched descriptors: a bit each in the ready mask */
+#define SLEEP_TAG_MIN 4096u /* odd user_data at or above this: a sleeping task (its address | 1) */
 
 /* The switch itself. glibc's swapcontext saves and restores the signal mask with a system
  * call each time (five per request: make, enter, park, resume, end); nothing here changes
@@ -70,22 +70,22 @@ __asm__(".text\n"
         "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
         "  ret\n"
         ".size lnc_loop_ctx_switch, .-lnc_loop_ctx_switch\n");
-#define X87_CW_DEFAULT 0x037Fu  /* the x87 control word at process start (ABI default) */
-#define MXCSR_DEFAULT 0x1F80u   /* MXCSR at process start: all exceptions masked, round nearest */
+#define X87_CW_DEFAULT 0x037Fu /* the x87 control word at process start (ABI default) */
+#define MXCSR_DEFAULT  0x1F80u /* MXCSR at process start: all exceptions masked, round nearest */
 #endif
 
 struct lnc_task {
 #ifdef LOOP_ASM_SWITCH
-  void *sp;                    /* saved stack top while not running */
+  void *sp; /* saved stack top while not running */
 #else
   ucontext_t ctx;
 #endif
-  uint8_t *map;                /* guard page + stack (mmap) */
+  uint8_t *map; /* guard page + stack (mmap) */
   struct lnc_loop *loop;
   void (*fn)(void *);
   void *arg;
-  struct lnc_ring *ring;       /* guest of the loop's io_uring; kept across uses */
-  struct lnc_task *next;       /* run queue or free list */
+  struct lnc_ring *ring; /* guest of the loop's io_uring; kept across uses */
+  struct lnc_task *next; /* run queue or free list */
   bool queued;
   struct __kernel_timespec sleep_ts;
 #ifdef LOOP_ASAN
@@ -95,18 +95,18 @@ struct lnc_task {
 
 struct lnc_loop {
   struct io_uring ring;
-  bool uring;                  /* false: io_uring unavailable, reads go through pread */
+  bool uring; /* false: io_uring unavailable, reads go through pread */
   lnc_worker *worker;
 #ifdef LOOP_ASM_SWITCH
   void *main_sp;
 #else
   ucontext_t main_ctx;
 #endif
-  struct lnc_task *cur;        /* running task, NULL on the loop's own stack */
+  struct lnc_task *cur; /* running task, NULL on the loop's own stack */
   struct lnc_task *runq, *runq_tail, *free_tasks;
   unsigned live, max_tasks;
-  bool armed[MAX_WATCH];       /* a POLLIN is in flight for watch i */
-  uint64_t ready;              /* watches that fired since the caller last looked */
+  bool armed[MAX_WATCH]; /* a POLLIN is in flight for watch i */
+  uint64_t ready;        /* watches that fired since the caller last looked */
   struct lnc_loop_stats stats;
 #ifdef LOOP_ASAN
   void *main_fake;
@@ -117,7 +117,9 @@ struct lnc_loop {
 
 static __thread struct lnc_loop *this_loop; /* the loop whose task runs on this thread */
 
-struct lnc_task *lnc_task_current(void) { return this_loop ? this_loop->cur : NULL; }
+struct lnc_task *lnc_task_current(void) {
+  return this_loop ? this_loop->cur : NULL;
+}
 
 struct lnc_ring *lnc_task_ring(void) {
   struct lnc_task *t = lnc_task_current();
@@ -186,8 +188,10 @@ void lnc_task_wake(struct lnc_task *t) {
   if (t->queued) return;
   t->queued = true;
   t->next = NULL;
-  if (l->runq_tail) l->runq_tail->next = t;
-  else l->runq = t;
+  if (l->runq_tail)
+    l->runq_tail->next = t;
+  else
+    l->runq = t;
   l->runq_tail = t;
 }
 
@@ -277,8 +281,10 @@ int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
   l->stats.tasks++;
   switch_to_task(l, t);
   *parked = t->fn != NULL;
-  if (!*parked) task_put(l, t);
-  else l->stats.parked_tasks++;
+  if (!*parked)
+    task_put(l, t);
+  else
+    l->stats.parked_tasks++;
   return 0;
 }
 
@@ -426,7 +432,10 @@ bool lnc_loop_uses_uring(const lnc_loop *l) { return l && l->uring; }
 
 void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out) {
   if (!out) return;
-  if (!l) { memset(out, 0, sizeof *out); return; }
+  if (!l) {
+    memset(out, 0, sizeof *out);
+    return;
+  }
   *out = l->stats;
   out->tasks_live = l->live;
 }

@@ -27,8 +27,8 @@ void lnc_task_yield(void);
 
 /* user_data values the loop owns (odd, below 4096): everything else that completes on the
  * loop's io_uring is a guest ring's read, routed by lnc_ring_route (ring.c). */
-#define LNC_LOOP_TAG_WATCH(i) ((uint64_t)(i) << 1 | 1u)   /* a watched fd, i < 64 */
-#define LNC_LOOP_TAG_IS_OWN(ud) (((ud) & 1u) != 0)
+#define LNC_LOOP_TAG_WATCH(i)   ((uint64_t)(i) << 1 | 1u) /* a watched fd, i < 64 */
+#define LNC_LOOP_TAG_IS_OWN(ud) (((ud)&1u) != 0)
 
 /* ring.c: guest rings share a loop's io_uring. */
 int lnc_ring_new_guest(struct io_uring *host, struct lnc_ring **out);

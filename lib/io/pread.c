@@ -35,13 +35,19 @@ int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
       rc = lnc_file_pread(f, ord[i]->dst, ord[i]->len, start, err);
     } else {
       uint8_t *tmp = malloc(end - start);
-      if (!tmp) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); break; }
+      if (!tmp) {
+        rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+        break;
+      }
       rc = lnc_file_pread(f, tmp, end - start, start, err);
       for (size_t k = i; k < j && !rc; k++)
         memcpy(ord[k]->dst, tmp + (ord[k]->off - start), ord[k]->len);
       free(tmp);
     }
-    if (stats) { stats->reads++; stats->bytes_read += end - start; }
+    if (stats) {
+      stats->reads++;
+      stats->bytes_read += end - start;
+    }
     i = j;
   }
   free(ord);
@@ -64,7 +70,10 @@ static int read_nowait(struct lnc_file *f, struct lnc_read *reads, size_t n,
       if (r <= 0) return lnc_errf(err, LNC_EAGAIN, "%s: data not in the page cache", f->name);
       done += (uint64_t)r;
     }
-    if (stats) { stats->reads++; stats->bytes_read += reads[i].len; }
+    if (stats) {
+      stats->reads++;
+      stats->bytes_read += reads[i].len;
+    }
   }
   return 0;
 }

@@ -16,44 +16,46 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define MAX_SUBMIT (1u << 30) /* bytes per submitted read; the kernel caps a read near 2 GiB */
-#define MAX_TRIES 64          /* EAGAIN/EINTR answers for one read before giving up */
-#define BUFFERED_ALIGN 64     /* pool alignment when O_DIRECT is off: a cache line */
+#define MAX_SUBMIT     (1u << 30) /* bytes per submitted read; the kernel caps a read near 2 GiB */
+#define MAX_TRIES      64         /* EAGAIN/EINTR answers for one read before giving up */
+#define BUFFERED_ALIGN 64         /* pool alignment when O_DIRECT is off: a cache line */
 
-enum { BUF_DST, BUF_POOL, BUF_TEMP };
+enum { BUF_DST,
+       BUF_POOL,
+       BUF_TEMP };
 
 /* One read as submitted: a merged (and, for O_DIRECT, aligned) range of the file covering
  * the sorted reads ord[first..last). */
 struct ext {
-  uint64_t off;   /* file offset of the range (block-aligned when direct) */
-  uint64_t len;   /* bytes asked of the kernel (a multiple of the block when direct) */
-  uint64_t need;  /* bytes that must arrive: up to the end of the furthest read */
-  uint64_t done;  /* bytes arrived so far */
-  uint8_t *buf;   /* where they land; NULL until assigned */
+  uint64_t off;  /* file offset of the range (block-aligned when direct) */
+  uint64_t len;  /* bytes asked of the kernel (a multiple of the block when direct) */
+  uint64_t need; /* bytes that must arrive: up to the end of the furthest read */
+  uint64_t done; /* bytes arrived so far */
+  uint8_t *buf;  /* where they land; NULL until assigned */
   size_t first, last;
   struct lnc_ring *owner; /* whose read this is: a completion's user_data is &ext, and a
                              loop routes it back here (lnc_ring_route) */
-  uint8_t kind;   /* BUF_*: decided by the plan, buffer assigned at first submission */
-  bool issued;    /* counted in stats->reads */
+  uint8_t kind;           /* BUF_*: decided by the plan, buffer assigned at first submission */
+  bool issued;            /* counted in stats->reads */
   uint16_t tries;
 };
 
 struct lnc_ring {
   struct io_uring ring;
-  struct io_uring *q;   /* where reads go: &ring, or a loop's io_uring for a guest */
-  bool uring;           /* false = pread mode */
-  bool guest;           /* reads share a loop's io_uring; the task parks while they fly */
-  bool fixed;           /* pool registered: read_fixed into it */
-  unsigned depth;       /* most reads in flight */
+  struct io_uring *q; /* where reads go: &ring, or a loop's io_uring for a guest */
+  bool uring;         /* false = pread mode */
+  bool guest;         /* reads share a loop's io_uring; the task parks while they fly */
+  bool fixed;         /* pool registered: read_fixed into it */
+  unsigned depth;     /* most reads in flight */
   uint32_t block;
   uint64_t merge_gap, max_merged;
-  uint8_t *pool;        /* pool_bytes, block-aligned; bump-allocated, reset when nothing is in flight */
+  uint8_t *pool; /* pool_bytes, block-aligned; bump-allocated, reset when nothing is in flight */
   size_t pool_bytes, pool_used;
   /* Scratch that only grows, so a batch allocates nothing once the ring has warmed up. */
   struct lnc_read **ord;
   size_t ord_cap;
   struct ext *ext;
-  size_t *retry;        /* stack of extents to resubmit; same capacity as ext */
+  size_t *retry; /* stack of extents to resubmit; same capacity as ext */
   size_t ext_cap;
   /* Guests: completions routed here by the loop while the task is parked, and the task
    * that waits for wake_at of them. Same capacity as ext. */
@@ -70,7 +72,8 @@ static int logged_direct, logged_uring;
 
 void lnc_ring_set_log(void (*fn)(const char *line)) { __atomic_store_n(&log_fn, fn, __ATOMIC_RELEASE); }
 
-LNC_PRINTF(2, 3) static void log_once(int *flag, const char *fmt, ...) {
+LNC_PRINTF(2, 3)
+static void log_once(int *flag, const char *fmt, ...) {
   if (__atomic_exchange_n(flag, 1, __ATOMIC_ACQ_REL)) return;
   char line[512];
   va_list ap;
@@ -78,15 +81,15 @@ LNC_PRINTF(2, 3) static void log_once(int *flag, const char *fmt, ...) {
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
   void (*fn)(const char *) = __atomic_load_n(&log_fn, __ATOMIC_ACQUIRE);
-  if (fn) fn(line);
-  else fprintf(stderr, "%s\n", line);
+  if (fn)
+    fn(line);
+  else
+    fprintf(stderr, "%s\n", line);
 }
 
 /* ---- setup ------------------------------------------------------------------------- */
 void lnc_ring_config_default(struct lnc_ring_config *cfg) {
-  *cfg = (struct lnc_ring_config){.depth = 256, .block = 4096, .merge_gap = 0,
-                                  .max_merged = 1u << 20, .pool_bytes = 16u << 20,
-                                  .register_buffers = true, .force_pread = false};
+  *cfg = (struct lnc_ring_config){.depth = 256, .block = 4096, .merge_gap = 0, .max_merged = 1u << 20, .pool_bytes = 16u << 20, .register_buffers = true, .force_pread = false};
 }
 
 static bool env_forces_pread(void) {
@@ -143,7 +146,7 @@ int lnc_ring_new(const struct lnc_ring_config *cfg, struct lnc_ring **out,
 /* A guest's pool only takes a request's small reads (larger ones get a buffer of their own):
  * every parked task holds one, so it is kept small. */
 #define GUEST_POOL_BYTES (256u << 10)
-#define GUEST_DEPTH 64 /* a guest's reads in flight: a loop serves many guests at once */
+#define GUEST_DEPTH      64 /* a guest's reads in flight: a loop serves many guests at once */
 
 int lnc_ring_new_guest(struct io_uring *host, struct lnc_ring **out) {
   struct lnc_ring_config c;
@@ -220,7 +223,8 @@ int lnc_ring_open(int dirfd, const char *path, bool want_direct, int *fd_out, bo
   bool direct = false;
   if (want_direct) {
     fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_DIRECT);
-    if (fd >= 0) direct = true;
+    if (fd >= 0)
+      direct = true;
     else if (errno == EINVAL)
       log_once(&logged_direct, "lanced: O_DIRECT not supported on %s's filesystem; using buffered reads", path);
   }
@@ -294,11 +298,10 @@ static int plan(struct lnc_ring *r, bool direct, uint64_t file_size, struct lnc_
     }
     const struct lnc_read *rd = r->ord[i];
     bool straight = j == i + 1 && (!direct || (rd->off % a == 0 && rd->len % a == 0 &&
-                                                (uintptr_t)rd->dst % a == 0));
+                                               (uintptr_t)rd->dst % a == 0));
     uint64_t len = up(end, a) - start;
-    r->ext[ne++] = (struct ext){.off = start, .len = len, .need = end - start, .first = i,
-                                .last = j, .owner = r,
-                                .kind = straight ? BUF_DST : len > r->pool_bytes ? BUF_TEMP : BUF_POOL};
+    r->ext[ne++] = (struct ext){.off = start, .len = len, .need = end - start, .first = i, .last = j, .owner = r, .kind = straight ? BUF_DST : len > r->pool_bytes ? BUF_TEMP
+                                                                                                                                                                   : BUF_POOL};
     i = j;
   }
   *ne_out = ne;
@@ -393,11 +396,15 @@ static int issue(struct lnc_ring *r, int fd, size_t idx, bool direct, size_t *nr
      * kernel what is there (the only submission a guest makes itself). */
     if (!sqe && r->guest && io_uring_submit(r->q) >= 0) sqe = io_uring_get_sqe(r->q);
     if (!sqe) return lnc_errf(err, LNC_EINTERNAL, "ring: submission queue unexpectedly full");
-    if (r->fixed && e->kind == BUF_POOL) io_uring_prep_read_fixed(sqe, fd, dst, len, off, 0);
-    else io_uring_prep_read(sqe, fd, dst, len, off);
+    if (r->fixed && e->kind == BUF_POOL)
+      io_uring_prep_read_fixed(sqe, fd, dst, len, off, 0);
+    else
+      io_uring_prep_read(sqe, fd, dst, len, off);
     /* Own rings find the extent by index; a loop routes a guest's completion by address. */
-    if (r->guest) io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)e);
-    else io_uring_sqe_set_data64(sqe, idx);
+    if (r->guest)
+      io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)e);
+    else
+      io_uring_sqe_set_data64(sqe, idx);
     return 0;
   }
   ssize_t got = pread(fd, dst, len, (off_t)off);

@@ -11,13 +11,13 @@
 struct lnc_ring; /* one per thread; not thread-safe (see lnc_ring_for_thread) */
 
 struct lnc_ring_config {
-  unsigned depth;       /* SQ entries and most reads in flight (0 = 256) */
-  uint32_t block;       /* O_DIRECT alignment: device logical block size (0 = 4096; power of 2 >= 512) */
-  uint64_t merge_gap;   /* merge reads whose gap is <= this many bytes (0 = only touching/overlapping) */
-  uint64_t max_merged;  /* don't grow a merged read beyond this (0 = 1 MiB); one read alone may exceed it */
-  size_t pool_bytes;    /* aligned bounce-buffer pool of this ring (0 = 16 MiB) */
-  bool register_buffers;/* io_uring_register_buffers on the pool and read_fixed into it */
-  bool force_pread;     /* never set up io_uring; also forced by env LNC_RING_PREAD=1 */
+  unsigned depth;        /* SQ entries and most reads in flight (0 = 256) */
+  uint32_t block;        /* O_DIRECT alignment: device logical block size (0 = 4096; power of 2 >= 512) */
+  uint64_t merge_gap;    /* merge reads whose gap is <= this many bytes (0 = only touching/overlapping) */
+  uint64_t max_merged;   /* don't grow a merged read beyond this (0 = 1 MiB); one read alone may exceed it */
+  size_t pool_bytes;     /* aligned bounce-buffer pool of this ring (0 = 16 MiB) */
+  bool register_buffers; /* io_uring_register_buffers on the pool and read_fixed into it */
+  bool force_pread;      /* never set up io_uring; also forced by env LNC_RING_PREAD=1 */
 };
 
 /* Fills *cfg with the defaults above (register_buffers on). */
@@ -61,7 +61,7 @@ int lnc_ring_open(int dirfd, const char *path, bool want_direct, int *fd_out, bo
 void lnc_ring_set_log(void (*fn)(const char *line));
 
 /* Introspection for tests, benchmarks and the daemon's startup log. */
-bool lnc_ring_uses_uring(const struct lnc_ring *r);        /* false = pread mode */
+bool lnc_ring_uses_uring(const struct lnc_ring *r);         /* false = pread mode */
 bool lnc_ring_buffers_registered(const struct lnc_ring *r); /* pool registered, read_fixed used */
 
 #endif

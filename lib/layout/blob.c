@@ -9,8 +9,8 @@
 #include <string.h>
 
 struct blob_state {
-  struct lnc_page inner;   /* the inner layout over the same page buffers */
-  struct lnc_layers L;     /* the blob layout's layers */
+  struct lnc_page inner; /* the inner layout over the same page buffers */
+  struct lnc_layers L;   /* the blob layout's layers */
 };
 
 static void blob_free(void *p) {
@@ -22,7 +22,7 @@ static void blob_free(void *p) {
 
 struct blob_plan {
   struct lnc_page_job inner;
-  struct lnc_leafrows desc;  /* the descriptions, one per row */
+  struct lnc_leafrows desc; /* the descriptions, one per row */
 };
 
 int lnc_blob_plan(struct lnc_page_job *j) {
@@ -36,8 +36,14 @@ int lnc_blob_plan(struct lnc_page_job *j) {
       return lnc_page_err(c, LNC_EUNSUPPORTED, "blob layout whose descriptions are not mini-block");
     struct blob_state *s = calloc(1, sizeof *s);
     if (!s) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-    if ((rc = lnc_page_layers(c, (const int *)bl->layers, bl->n_layers, &s->L))) { free(s); return rc; }
-    if (s->L.max_rep) { free(s); return lnc_page_err(c, LNC_EUNSUPPORTED, "blob column inside a list"); }
+    if ((rc = lnc_page_layers(c, (const int *)bl->layers, bl->n_layers, &s->L))) {
+      free(s);
+      return rc;
+    }
+    if (s->L.max_rep) {
+      free(s);
+      return lnc_page_err(c, LNC_EUNSUPPORTED, "blob column inside a list");
+    }
     s->inner = *pg;
     s->inner.layout = bl->inner_layout;
     s->inner.kind = LNC_LAYOUT_MINIBLOCK;
@@ -78,8 +84,7 @@ int lnc_blob_decode(struct lnc_page_job *j) {
   if (!rc && pl->desc.values.n != j->n)
     rc = lnc_page_err(c, LNC_ECORRUPT, "blob descriptions: %llu for %zu rows",
                       (unsigned long long)pl->desc.values.n, j->n);
-  struct lnc_values v = {.kind = LNC_VALUES_FIXED, .n = j->n, .bits = 128, .data = pl->desc.values.data,
-                         .data_len = pl->desc.values.data_len};
+  struct lnc_values v = {.kind = LNC_VALUES_FIXED, .n = j->n, .bits = 128, .data = pl->desc.values.data, .data_len = pl->desc.values.data_len};
   for (size_t i = 0; i < j->n && !rc; i++) {
     uint64_t pos, size;
     memcpy(&pos, v.data + 16 * i, 8);
@@ -88,12 +93,14 @@ int lnc_blob_decode(struct lnc_page_job *j) {
       uint64_t def = pos >> 16, rep = pos & 0xffff;
       if (def == 0 || def > s->L.max_def || rep > s->L.max_rep)
         rc = lnc_page_err(c, LNC_ECORRUPT, "blob null with levels %#llx", (unsigned long long)pos);
-      else rc = lnc_emit_level(c, &s->L, j->out, (uint16_t)rep, (uint16_t)def, NULL, 0);
+      else
+        rc = lnc_emit_level(c, &s->L, j->out, (uint16_t)rep, (uint16_t)def, NULL, 0);
     } else {
       if (pos > c->f->size || size > c->f->size - pos)
         rc = lnc_page_err(c, LNC_ECORRUPT, "blob at %llu of %llu bytes is outside the file",
                           (unsigned long long)pos, (unsigned long long)size);
-      else rc = lnc_emit_level(c, &s->L, j->out, 0, 0, &v, i);
+      else
+        rc = lnc_emit_level(c, &s->L, j->out, 0, 0, &v, i);
     }
     if (!rc && (rc = lnc_leafrows_end_row(j->out))) rc = lnc_page_err(c, rc, "out of memory");
   }

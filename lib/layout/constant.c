@@ -12,9 +12,9 @@ struct const_state {
   struct lnc_layers L;
   uint64_t n_levels;
   const uint16_t *rep, *def; /* page values, NULL when absent */
-  uint64_t *row_start;      /* rows+1 level indices, when there are levels */
-  struct lnc_values value;  /* the constant (n = 1), or n = 0 for all-null */
-  struct lnc_arena arena;   /* owns everything above */
+  uint64_t *row_start;       /* rows+1 level indices, when there are levels */
+  struct lnc_values value;   /* the constant (n = 1), or n = 0 for all-null */
+  struct lnc_arena arena;    /* owns everything above */
 };
 
 static void const_free(void *p) {
@@ -41,7 +41,10 @@ static int read_buf(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_st
 
 static int load_levels(struct lnc_take_ctx *c, struct const_state *s, struct lnc_slice raw,
                        const lnc_enc *enc, uint64_t n_values, const uint16_t **out) {
-  if (raw.len == 0) { *out = NULL; return 0; }
+  if (raw.len == 0) {
+    *out = NULL;
+    return 0;
+  }
   if (enc) {
     int rc = lnc_enc_levels(enc, raw, n_values, &s->arena, out, c->err);
     if (rc) return lnc_page_err(c, rc, "levels: %s", c->err->message);
@@ -70,10 +73,17 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
   struct lnc_slice scalar = {0};
   bool has_scalar = false;
   /* Buffer assignment by (inline value?, buffer count): see the format notes. */
-  if (inline_v && (nb == 0 || nb == 2)) lev_at = 0;
-  else if (!inline_v && (nb == 1 || nb == 3)) { lev_at = 1; has_scalar = true; }
-  else if (!inline_v && (nb == 0 || nb == 2)) lev_at = 0;
-  else { rc = lnc_page_err(c, LNC_ECORRUPT, "constant page with %u buffers", nb); goto fail; }
+  if (inline_v && (nb == 0 || nb == 2))
+    lev_at = 0;
+  else if (!inline_v && (nb == 1 || nb == 3)) {
+    lev_at = 1;
+    has_scalar = true;
+  } else if (!inline_v && (nb == 0 || nb == 2))
+    lev_at = 0;
+  else {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "constant page with %u buffers", nb);
+    goto fail;
+  }
   if (has_scalar && (rc = read_buf(c, pg, s, 0, &scalar))) goto fail;
   if (nb >= lev_at + 2) {
     struct lnc_slice rep_raw, def_raw;
@@ -92,20 +102,32 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
   }
   if (!s->rep && !s->def) s->n_levels = pg->rows;
   if (s->rep) {
-    if (s->L.max_rep == 0) { rc = lnc_page_err(c, LNC_ECORRUPT, "rep levels without list layers"); goto fail; }
+    if (s->L.max_rep == 0) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "rep levels without list layers");
+      goto fail;
+    }
     s->row_start = lnc_arena_alloc(&s->arena, (pg->rows + 1) * sizeof *s->row_start);
-    if (!s->row_start) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
+    if (!s->row_start) {
+      rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");
+      goto fail;
+    }
     uint64_t r = 0;
     for (uint64_t i = 0; i < s->n_levels; i++) {
       if (s->rep[i] == s->L.max_rep) {
-        if (r >= pg->rows) { rc = lnc_page_err(c, LNC_ECORRUPT, "more row starts than rows"); goto fail; }
+        if (r >= pg->rows) {
+          rc = lnc_page_err(c, LNC_ECORRUPT, "more row starts than rows");
+          goto fail;
+        }
         s->row_start[r++] = i;
       } else if (i == 0) {
         rc = lnc_page_err(c, LNC_ECORRUPT, "page does not start with a row");
         goto fail;
       }
     }
-    if (r != pg->rows) { rc = lnc_page_err(c, LNC_ECORRUPT, "%llu row starts for %llu rows", (unsigned long long)r, (unsigned long long)pg->rows); goto fail; }
+    if (r != pg->rows) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "%llu row starts for %llu rows", (unsigned long long)r, (unsigned long long)pg->rows);
+      goto fail;
+    }
     s->row_start[r] = s->n_levels;
   } else if (s->n_levels != pg->rows) {
     rc = lnc_page_err(c, LNC_ECORRUPT, "%llu levels for %llu rows", (unsigned long long)s->n_levels,
@@ -120,14 +142,23 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
   if (inline_v) bytes = (struct lnc_slice){cl->inline_value.data, cl->inline_value.len};
   if (has_scalar) {
     /* u32 n_buffers, n x u32 lengths, then the buffers: the Arrow buffers of one value. */
-    if (scalar.len < 4) { rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer too short"); goto fail; }
+    if (scalar.len < 4) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer too short");
+      goto fail;
+    }
     uint32_t n = lnc_rd32(scalar.p);
-    if (n == 0 || n > 8 || scalar.len < 4 + 4ull * n) { rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer with %u buffers", n); goto fail; }
+    if (n == 0 || n > 8 || scalar.len < 4 + 4ull * n) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer with %u buffers", n);
+      goto fail;
+    }
     size_t at = 4 + 4 * (size_t)n;
     struct lnc_slice parts[8];
     for (uint32_t i = 0; i < n; i++) {
       uint32_t l = lnc_rd32(scalar.p + 4 + 4 * i);
-      if (l > scalar.len - at) { rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer %u overruns", i); goto fail; }
+      if (l > scalar.len - at) {
+        rc = lnc_page_err(c, LNC_ECORRUPT, "scalar buffer %u overruns", i);
+        goto fail;
+      }
       parts[i] = (struct lnc_slice){scalar.p + at, l};
       at += l;
     }
@@ -137,7 +168,10 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
     s->value.n = 1;
     if (var) {
       uint64_t *offs = lnc_arena_alloc(&s->arena, 2 * sizeof *offs);
-      if (!offs) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
+      if (!offs) {
+        rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");
+        goto fail;
+      }
       offs[0] = 0;
       offs[1] = bytes.len;
       s->value.kind = LNC_VALUES_VARIABLE;
@@ -190,7 +224,10 @@ int lnc_constpage_decode(struct lnc_page_job *j) {
   }
   for (size_t i = 0; i < j->n; i++) {
     uint64_t r = j->rows[i], a = r, b = r + 1;
-    if (s->row_start) { a = s->row_start[r]; b = s->row_start[r + 1]; }
+    if (s->row_start) {
+      a = s->row_start[r];
+      b = s->row_start[r + 1];
+    }
     for (uint64_t l = a; l < b; l++) {
       uint16_t rep = s->rep ? s->rep[l] : 0, def = s->def ? s->def[l] : plain_def;
       if ((rc = lnc_emit_level(c, &s->L, j->out, rep, def, v, 0))) return rc;

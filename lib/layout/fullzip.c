@@ -11,12 +11,12 @@
 struct fz_state {
   const Lance__Encodings21__FullZipLayout *fz;
   struct lnc_layers L;
-  uint32_t cw_bytes;        /* control word size: 0, 1, 2 or 4 */
-  uint32_t value_bytes;     /* fixed: bytes per visible value */
-  uint32_t len_bytes;       /* variable: length prefix size (4 or 8) */
-  uint8_t *repidx;          /* rows+1 entries of repidx_w bytes, or NULL */
+  uint32_t cw_bytes;    /* control word size: 0, 1, 2 or 4 */
+  uint32_t value_bytes; /* fixed: bytes per visible value */
+  uint32_t len_bytes;   /* variable: length prefix size (4 or 8) */
+  uint8_t *repidx;      /* rows+1 entries of repidx_w bytes, or NULL */
   uint32_t repidx_w;
-  bool repidx_on_disk;      /* the index exists but is read per take (cache policy) */
+  bool repidx_on_disk; /* the index exists but is read per take (cache policy) */
 };
 
 static void fz_free(void *p) {
@@ -36,8 +36,13 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
   int rc = lnc_page_layers(c, (const int *)fz->layers, fz->n_layers, &s->L);
   if (rc) goto fail;
   uint32_t bits = fz->bits_rep + fz->bits_def;
-  if (fz->bits_rep > 16 || fz->bits_def > 16) { rc = lnc_page_err(c, LNC_ECORRUPT, "control word of %u+%u bits", fz->bits_rep, fz->bits_def); goto fail; }
-  s->cw_bytes = bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ? 2 : 4;
+  if (fz->bits_rep > 16 || fz->bits_def > 16) {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "control word of %u+%u bits", fz->bits_rep, fz->bits_def);
+    goto fail;
+  }
+  s->cw_bytes = bits == 0 ? 0 : bits <= 8 ? 1
+                            : bits <= 16  ? 2
+                                          : 4;
   if (fz->details_case == LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_VALUE) {
     if (fz->bits_per_value == 0 || fz->bits_per_value % 8) {
       rc = lnc_page_err(c, LNC_EUNSUPPORTED, "full-zip values of %u bits", fz->bits_per_value);
@@ -54,10 +59,16 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
     rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip layout says neither value nor offset width");
     goto fail;
   }
-  if (pg->n_buffers < 1) { rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no buffers"); goto fail; }
+  if (pg->n_buffers < 1) {
+    rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no buffers");
+    goto fail;
+  }
   bool need_index = s->len_bytes || s->L.max_rep;
   if (need_index) {
-    if (pg->n_buffers < 2) { rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no repetition index"); goto fail; }
+    if (pg->n_buffers < 2) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no repetition index");
+      goto fail;
+    }
     uint64_t len = pg->buf_len[1], entries = pg->rows + 1;
     if (len % entries || (len / entries != 1 && len / entries != 2 && len / entries != 4 && len / entries != 8)) {
       rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index of %llu bytes for %llu rows",
@@ -73,7 +84,10 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
       return 0;
     }
     s->repidx = malloc(len);
-    if (!s->repidx) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); goto fail; }
+    if (!s->repidx) {
+      rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");
+      goto fail;
+    }
     struct lnc_read r = {pg->buf_off[1], len, s->repidx};
     if ((rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err))) goto fail;
     uint64_t prev = 0;
@@ -179,8 +193,7 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
       pos += vl;
       offs[0] = 0;
       offs[1] = dec.len;
-      v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = 1, .data = dec.p, .data_len = dec.len,
-                              .offsets = offs};
+      v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = 1, .data = dec.p, .data_len = dec.len, .offsets = offs};
       vp = &v;
     }
     if ((rc = lnc_emit_level(c, &s->L, out, rep, def, vp, 0))) return rc;
@@ -190,8 +203,8 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
 }
 
 struct fz_plan {
-  uint8_t *entries;          /* uncached index: entries r and r+1 of each row */
-  struct lnc_read *data;     /* one read per row */
+  uint8_t *entries;      /* uncached index: entries r and r+1 of each row */
+  struct lnc_read *data; /* one read per row */
 };
 
 /* Lists one data read per row once the row's byte range is known. */

@@ -11,24 +11,26 @@
 
 /* A mini-block page's buffers (Lance 2.1 MiniBlockLayout): the chunk table, the chunks'
  * bytes, the dictionary when there is one, and the repetition index after it. */
-enum { MB_BUF_CHUNKS = 0, MB_BUF_DATA = 1, MB_BUF_DICT = 2 };
+enum { MB_BUF_CHUNKS = 0,
+       MB_BUF_DATA = 1,
+       MB_BUF_DICT = 2 };
 /* A chunk table word is a little-endian u16, or a u32 when has_large_chunk: its low 4 bits
  * are log2 of the chunk's value count (every chunk but the last), the rest the chunk's size
  * in 8-byte units, minus one. */
-#define MB_WORD_SMALL 2u
-#define MB_WORD_LARGE 4u
+#define MB_WORD_SMALL       2u
+#define MB_WORD_LARGE       4u
 #define MB_LOG2_VALUES_BITS 4
-#define MB_SIZE_UNIT 8
+#define MB_SIZE_UNIT        8
 /* Bounds that keep a damaged page from sizing allocations: chunks in a table, and values in
  * the last chunk (a full chunk holds at most 2^15, the most its 4-bit log2 can say). */
-#define MB_MAX_CHUNKS (1u << 26)
+#define MB_MAX_CHUNKS       (1u << 26)
 #define MB_MAX_CHUNK_VALUES 65536
 /* A repetition index entry (depth 1): u64 rows that end in the chunk, u64 partial-row levels. */
 #define MB_REPIDX_ENTRY 16
 
 struct mb_chunk {
-  uint64_t off;          /* byte offset in the file */
-  uint32_t size;         /* bytes */
+  uint64_t off;  /* byte offset in the file */
+  uint32_t size; /* bytes */
   uint32_t n_values;
   uint64_t first_value;  /* page-local index of the chunk's first value */
   uint64_t first_row;    /* with a rep index: first row that starts in this chunk */
@@ -39,11 +41,11 @@ struct mb_chunk {
 struct mb_state {
   const Lance__Encodings21__MiniBlockLayout *mb;
   struct lnc_layers L;
-  uint16_t vis_limit;       /* page def values below it are visible (own a value slot) */
+  uint16_t vis_limit; /* page def values below it are visible (own a value slot) */
   uint32_t n_chunks;
   struct mb_chunk *chunks;
   bool has_dict;
-  struct lnc_values dict;   /* decoded dictionary; memory in dict_arena */
+  struct lnc_values dict; /* decoded dictionary; memory in dict_arena */
   struct lnc_arena dict_arena;
 };
 
@@ -263,10 +265,19 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
   uint32_t n_levels = lnc_rd16(p);
   pos = 2;
   uint32_t rep_bytes = 0, def_bytes = 0;
-  if (has_rep) { rep_bytes = lnc_rd16(p + pos); pos += 2; }
-  if (has_def) { def_bytes = lnc_rd16(p + pos); pos += 2; }
+  if (has_rep) {
+    rep_bytes = lnc_rd16(p + pos);
+    pos += 2;
+  }
+  if (has_def) {
+    def_bytes = lnc_rd16(p + pos);
+    pos += 2;
+  }
   uint64_t sizes[16];
-  for (uint64_t b = 0; b < nb; b++) { sizes[b] = lnc_rdw(p + pos, (unsigned)sw); pos += (size_t)sw; }
+  for (uint64_t b = 0; b < nb; b++) {
+    sizes[b] = lnc_rdw(p + pos, (unsigned)sw);
+    pos += (size_t)sw;
+  }
   pos = (pos + 7) & ~(size_t)7;
   struct lnc_slice rep_s = {0}, def_s = {0}, bufs[16];
   if (rep_bytes) {
@@ -365,7 +376,10 @@ static int find_start(struct lnc_take_ctx *c, const struct mb_state *s, const st
   uint32_t lo = 0, hi = n_blocks;
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (d->blk_starts[mid] <= kth) lo = mid; else hi = mid;
+    if (d->blk_starts[mid] <= kth)
+      lo = mid;
+    else
+      hi = mid;
   }
   uint32_t seen = d->blk_starts[lo], v = d->blk_vis[lo];
   uint32_t end = (lo + 1) * MB_BLOCK < d->n_levels ? (lo + 1) * MB_BLOCK : d->n_levels;
@@ -462,7 +476,10 @@ static uint32_t find_chunk(const struct mb_state *s, uint64_t r) {
   uint32_t lo, hi, step = 1;
   if (g == 0 || ch[g].first_row <= r) {
     lo = g;
-    while ((hi = lo + step) < n && ch[hi].first_row <= r) { lo = hi; step *= 2; }
+    while ((hi = lo + step) < n && ch[hi].first_row <= r) {
+      lo = hi;
+      step *= 2;
+    }
     if (hi > n) hi = n;
   } else {
     hi = g;
@@ -475,7 +492,10 @@ static uint32_t find_chunk(const struct mb_state *s, uint64_t r) {
   }
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (ch[mid].first_row <= r) lo = mid; else hi = mid;
+    if (ch[mid].first_row <= r)
+      lo = mid;
+    else
+      hi = mid;
   }
   while (lo > 0 && ch[lo].rows_started == 0) lo--;
   /* Several chunks can share first_row (pure continuations); pick the one that starts r. */
@@ -484,9 +504,9 @@ static uint32_t find_chunk(const struct mb_state *s, uint64_t r) {
 }
 
 struct mb_plan {
-  uint8_t **data;            /* [n_chunks]: chunk bytes when read */
-  struct mb_decoded **dec;   /* [n_chunks]: decoded on first use */
-  uint32_t *chunk_of;        /* [n rows]: the chunk in which each row starts */
+  uint8_t **data;          /* [n_chunks]: chunk bytes when read */
+  struct mb_decoded **dec; /* [n_chunks]: decoded on first use */
+  uint32_t *chunk_of;      /* [n rows]: the chunk in which each row starts */
 };
 
 int lnc_miniblock_plan(struct lnc_page_job *j) {

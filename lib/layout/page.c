@@ -35,8 +35,10 @@ int lnc_emit_level(struct lnc_take_ctx *c, const struct lnc_layers *L, struct ln
   if (c->levels && (rc = lnc_leafrows_push_level(out, rep, canon)))
     return lnc_page_err(c, rc, "out of memory");
   if (!lnc_def_visible(L, canon)) return 0;
-  if (canon == 0 && vals) rc = lnc_valbuf_append(&out->values, vals, i);
-  else rc = lnc_valbuf_append_null(&out->values);
+  if (canon == 0 && vals)
+    rc = lnc_valbuf_append(&out->values, vals, i);
+  else
+    rc = lnc_valbuf_append_null(&out->values);
   if (rc) return lnc_page_err(c, rc, rc == LNC_ENOMEM ? "out of memory" : "value %llu is malformed",
                               (unsigned long long)i);
   return 0;

@@ -12,13 +12,13 @@ struct lnc_take_ctx {
   struct lnc_file *f;
   uint32_t column, page;
   const struct lnc_field *leaf;
-  uint32_t depth;            /* layers the leaf's path must have */
-  bool levels;               /* emit rep/def levels (path has a list or a nullable field) */
+  uint32_t depth; /* layers the leaf's path must have */
+  bool levels;    /* emit rep/def levels (path has a list or a nullable field) */
   struct lnc_arena *arena;
   struct lnc_take_stats *stats;
   struct lnc_error *err;
-  const struct lnc_io *io;   /* NULL = pread */
-  uint64_t repidx_max;       /* keep full-zip repetition indices up to this size (bytes) */
+  const struct lnc_io *io; /* NULL = pread */
+  uint64_t repidx_max;     /* keep full-zip repetition indices up to this size (bytes) */
 };
 
 /* Builds the page's search-cache state (chunk tables, dictionary, repetition index) now
@@ -36,13 +36,13 @@ int lnc_page_prepare(struct lnc_take_ctx *c, struct lnc_page *pg);
 struct lnc_page_job {
   struct lnc_take_ctx c;
   struct lnc_page *pg;
-  const uint64_t *rows;       /* sorted, unique, page-local */
+  const uint64_t *rows; /* sorted, unique, page-local */
   size_t n;
   struct lnc_leafrows *out;
-  struct lnc_read *reads;     /* this round's reads */
+  struct lnc_read *reads; /* this round's reads */
   size_t nreads;
   int round;
-  void *plan;                 /* layout-specific */
+  void *plan; /* layout-specific */
 };
 
 int lnc_page_plan(struct lnc_page_job *j);

@@ -37,14 +37,19 @@ static int fixed_append(struct lnc_valbuf *v, const uint8_t *data, uint64_t i, b
   if (v->bits % 8 == 0) {
     size_t w = (size_t)(v->bits / 8 * ipv);
     if (lnc_grow_array((void **)&v->data, &v->data_cap, v->data_len + w, 1)) return LNC_ENOMEM;
-    if (null_value || !data) memset(v->data + v->data_len, 0, w);
-    else memcpy(v->data + v->data_len, data + i * w, w);
+    if (null_value || !data)
+      memset(v->data + v->data_len, 0, w);
+    else
+      memcpy(v->data + v->data_len, data + i * w, w);
     v->data_len += w;
   } else {
     uint64_t nbits = (uint64_t)v->bits * ipv, at = v->n * nbits;
     size_t need = (size_t)((at + nbits + 7) / 8);
     if (lnc_grow_array((void **)&v->data, &v->data_cap, need, 1)) return LNC_ENOMEM;
-    if (need > v->data_len) { memset(v->data + v->data_len, 0, need - v->data_len); v->data_len = need; }
+    if (need > v->data_len) {
+      memset(v->data + v->data_len, 0, need - v->data_len);
+      v->data_len = need;
+    }
     if (!null_value && data) {
       uint64_t from = i * nbits;
       for (uint64_t b = 0; b < nbits; b++) {
@@ -76,8 +81,10 @@ static int item_validity_append(struct lnc_valbuf *v, const struct lnc_values *s
   for (uint64_t k = 0; k < ipv; k++) {
     uint64_t d = v->n * ipv + k;
     bool ok = !all_invalid && (!sv || ((sv[(i * ipv + k) >> 3] >> ((i * ipv + k) & 7)) & 1));
-    if (ok) v->item_valid[d >> 3] |= (uint8_t)(1u << (d & 7));
-    else v->item_valid[d >> 3] &= (uint8_t)~(1u << (d & 7));
+    if (ok)
+      v->item_valid[d >> 3] |= (uint8_t)(1u << (d & 7));
+    else
+      v->item_valid[d >> 3] &= (uint8_t) ~(1u << (d & 7));
   }
   return 0;
 }
@@ -193,7 +200,10 @@ int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src
   view.data = src->data;
   view.data_len = src->data_len;
   view.fsl_dim = src->items_per_value > 1 ? src->items_per_value : 0;
-  if (src->item_valid) { view.n_item_validity = 1; view.item_validity[0] = src->item_valid; }
+  if (src->item_valid) {
+    view.n_item_validity = 1;
+    view.item_validity[0] = src->item_valid;
+  }
   if (src->kind == LNC_VALUES_FIXED && src->bits % 8 == 0 && !src->item_valid && !dst->item_valid) {
     size_t w = (size_t)(src->bits / 8 * src->items_per_value);
     if (lnc_grow_array((void **)&dst->data, &dst->data_cap, dst->data_len + w * count, 1)) return LNC_ENOMEM;
@@ -240,10 +250,14 @@ int lnc_leafrows_push_levels(struct lnc_leafrows *r, const uint16_t *rep, const 
   if (n == 0) return 0;
   if (grow_levels(r, r->n_levels + n)) return LNC_ENOMEM;
   uint16_t *ro = r->rep + r->n_levels, *dout = r->def + r->n_levels;
-  if (rep) memcpy(ro, rep, n * sizeof *ro);
-  else memset(ro, 0, n * sizeof *ro);
-  if (def) for (uint64_t i = 0; i < n; i++) dout[i] = def_map[def[i]];
-  else for (uint64_t i = 0; i < n; i++) dout[i] = def_map[0];
+  if (rep)
+    memcpy(ro, rep, n * sizeof *ro);
+  else
+    memset(ro, 0, n * sizeof *ro);
+  if (def)
+    for (uint64_t i = 0; i < n; i++) dout[i] = def_map[def[i]];
+  else
+    for (uint64_t i = 0; i < n; i++) dout[i] = def_map[0];
   r->n_levels += n;
   return 0;
 }
@@ -256,7 +270,10 @@ int lnc_leafrows_end_row(struct lnc_leafrows *r) {
       return LNC_ENOMEM;
     r->rows_cap = c1 < c2 ? c1 : c2;
   }
-  if (r->n_rows == 0) { r->row_lev[0] = 0; r->row_val[0] = 0; }
+  if (r->n_rows == 0) {
+    r->row_lev[0] = 0;
+    r->row_val[0] = 0;
+  }
   r->n_rows++;
   r->row_lev[r->n_rows] = r->n_levels;
   r->row_val[r->n_rows] = r->values.n;
@@ -283,10 +300,14 @@ int lnc_leafrows_permute(const struct lnc_leafrows *src, const uint32_t *perm, u
     uint64_t l0 = src->row_lev[u], nl = src->row_lev[u + 1] - l0;
     if (nl) { /* the row's levels, copied as a run */
       if (grow_levels(dst, dst->n_levels + nl)) return LNC_ENOMEM;
-      if (src->rep) memcpy(dst->rep + dst->n_levels, src->rep + l0, nl * sizeof *dst->rep);
-      else memset(dst->rep + dst->n_levels, 0, nl * sizeof *dst->rep);
-      if (src->def) memcpy(dst->def + dst->n_levels, src->def + l0, nl * sizeof *dst->def);
-      else memset(dst->def + dst->n_levels, 0, nl * sizeof *dst->def);
+      if (src->rep)
+        memcpy(dst->rep + dst->n_levels, src->rep + l0, nl * sizeof *dst->rep);
+      else
+        memset(dst->rep + dst->n_levels, 0, nl * sizeof *dst->rep);
+      if (src->def)
+        memcpy(dst->def + dst->n_levels, src->def + l0, nl * sizeof *dst->def);
+      else
+        memset(dst->def + dst->n_levels, 0, nl * sizeof *dst->def);
       dst->n_levels += nl;
     }
     int rc = lnc_valbuf_append_range(&dst->values, &src->values, src->row_val[u],

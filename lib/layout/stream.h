@@ -15,15 +15,15 @@
  * for fixed-size lists) or variable-width (u64 offsets + bytes). malloc-backed: the final
  * buffers become Arrow buffers. */
 struct lnc_valbuf {
-  int kind;              /* LNC_VALUES_FIXED / LNC_VALUES_VARIABLE, 0 = not set yet */
-  uint32_t bits;         /* FIXED: bits per item */
+  int kind;                 /* LNC_VALUES_FIXED / LNC_VALUES_VARIABLE, 0 = not set yet */
+  uint32_t bits;            /* FIXED: bits per item */
   uint64_t items_per_value; /* FIXED: 1, or the fixed-size-list dimension */
-  uint64_t n;            /* values appended */
+  uint64_t n;               /* values appended */
   uint8_t *data;
   size_t data_len, data_cap;
-  uint64_t *offsets;     /* VARIABLE: n+1 entries */
+  uint64_t *offsets; /* VARIABLE: n+1 entries */
   size_t off_cap;
-  uint8_t *item_valid;   /* FIXED with item validity: n*items_per_value bits; NULL = all valid */
+  uint8_t *item_valid; /* FIXED with item validity: n*items_per_value bits; NULL = all valid */
   size_t iv_cap;
 };
 
@@ -70,11 +70,11 @@ int lnc_leafrows_permute(const struct lnc_leafrows *src, const uint32_t *perm, u
 
 /* Layer facts of a page, from its RepDefLayer list. */
 struct lnc_layers {
-  uint32_t n;            /* layers, innermost first */
-  uint16_t max_rep;      /* number of list layers */
-  uint16_t max_def;      /* page def values range 0..max_def */
-  int first_list;        /* index of the innermost list layer, or n if none */
-  uint16_t def_map[64];  /* page def value -> canonical def */
+  uint32_t n;           /* layers, innermost first */
+  uint16_t max_rep;     /* number of list layers */
+  uint16_t max_def;     /* page def values range 0..max_def */
+  int first_list;       /* index of the innermost list layer, or n if none */
+  uint16_t def_map[64]; /* page def value -> canonical def */
 };
 int lnc_layers_init(struct lnc_layers *L, const int *kinds, size_t n, struct lnc_error *err);
 /* Visible = owns a value slot. */

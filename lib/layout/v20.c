@@ -33,16 +33,16 @@ typedef Lance__Encodings__ArrayEncoding enc20;
 /* ---- per-page state ------------------------------------------------------------------- */
 
 struct v20_dict {
-  const enc20 *enc;          /* the Dictionary node this belongs to */
-  struct lnc_values items;   /* decoded items, owned (data/offsets malloc'd) */
-  uint8_t *valid;            /* item validity (owned), NULL = all valid; an all-null page is
+  const enc20 *enc;        /* the Dictionary node this belongs to */
+  struct lnc_values items; /* decoded items, owned (data/offsets malloc'd) */
+  uint8_t *valid;          /* item validity (owned), NULL = all valid; an all-null page is
                                 written as one null item with every index 0 */
 };
 
 struct v20_page {
-  enc20 *enc;                /* parsed tree (protobuf-c owned) */
-  uint64_t item_base;        /* list pages: column-global index of the page's first item */
-  struct v20_dict *dicts;    /* search-cache state: decoded dictionaries */
+  enc20 *enc;             /* parsed tree (protobuf-c owned) */
+  uint64_t item_base;     /* list pages: column-global index of the page's first item */
+  struct v20_dict *dicts; /* search-cache state: decoded dictionaries */
   size_t n_dicts;
 };
 
@@ -89,8 +89,10 @@ static int find_page(struct lnc_file *f, uint32_t col, uint64_t pos, uint32_t *p
   uint32_t lo = 0, hi = c->n_pages;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (c->pages[mid].row_start + c->pages[mid].rows <= pos) lo = mid + 1;
-    else hi = mid;
+    if (c->pages[mid].row_start + c->pages[mid].rows <= pos)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo >= c->n_pages || pos < c->pages[lo].row_start) return LNC_ECORRUPT;
   *page = lo;
@@ -139,19 +141,25 @@ int lnc_v20_link(struct lnc_file *f, struct lnc_error *err) {
 
 /* ---- fetching bytes: the rounds' memo ------------------------------------------------- */
 
-struct v20_have { uint64_t off, len; const uint8_t *data; };
-struct v20_dz { uint64_t off; struct lnc_slice out; };
+struct v20_have {
+  uint64_t off, len;
+  const uint8_t *data;
+};
+struct v20_dz {
+  uint64_t off;
+  struct lnc_slice out;
+};
 
 struct v20_job {
-  struct v20_have *have;      /* fetched ranges, sorted by off */
+  struct v20_have *have; /* fetched ranges, sorted by off */
   size_t nhave, cap_have;
-  struct lnc_read *want;      /* this walk's misses (file offsets) */
+  struct lnc_read *want; /* this walk's misses (file offsets) */
   size_t nwant, cap_want;
-  struct v20_dz *dz;          /* whole compressed buffers, decompressed once per take */
+  struct v20_dz *dz; /* whole compressed buffers, decompressed once per take */
   size_t ndz, cap_dz;
   struct lnc_arena *arena;
   struct lnc_take_ctx *c;
-  bool done;                  /* a walk completed: the rows are in the job's output */
+  bool done; /* a walk completed: the rows are in the job's output */
 };
 
 
@@ -159,8 +167,10 @@ static const uint8_t *have_find(const struct v20_job *J, uint64_t off, uint64_t 
   size_t lo = 0, hi = J->nhave;
   while (lo < hi) { /* first entry with off > off */
     size_t mid = lo + (hi - lo) / 2;
-    if (J->have[mid].off <= off) lo = mid + 1;
-    else hi = mid;
+    if (J->have[mid].off <= off)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   /* Ranges may overlap (merged reads of different rounds): look back a few entries. */
   for (size_t k = lo, tries = 0; k-- > 0 && tries < 8; tries++) {
@@ -181,9 +191,15 @@ static int fetch(struct v20_job *J, const struct lnc_page *pg, uint32_t b, uint6
                         (unsigned long long)off, (unsigned long long)len, b, (unsigned long long)pg->buf_len[b]);
   uint64_t abs = pg->buf_off[b] + off;
   static const uint8_t empty[1];
-  if (len == 0) { *out = empty; return 0; }
+  if (len == 0) {
+    *out = empty;
+    return 0;
+  }
   const uint8_t *p = have_find(J, abs, len);
-  if (p) { *out = p; return 0; }
+  if (p) {
+    *out = p;
+    return 0;
+  }
   if (lnc_grow_array((void **)&J->want, &J->cap_want, J->nwant + 1, sizeof *J->want))
     return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   J->want[J->nwant++] = (struct lnc_read){.off = abs, .len = len};
@@ -252,7 +268,7 @@ struct v20_out {
 struct v20_at {
   struct v20_job *J;
   const struct lnc_page *pg;
-  bool variable;               /* the leaf's values are variable-width (strings, binaries) */
+  bool variable; /* the leaf's values are variable-width (strings, binaries) */
 };
 
 static int dec(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t count, struct v20_out *o, int depth);
@@ -291,8 +307,12 @@ static int whole_buffer(struct v20_at *A, uint32_t b, const char *scheme, struct
   if (b >= pg->n_buffers) return bad(A, "compressed buffer index out of range");
   uint64_t abs = pg->buf_off[b];
   for (size_t i = 0; i < J->ndz; i++)
-    if (J->dz[i].off == abs) { *out = J->dz[i].out; return 0; }
-  int sch = strcmp(scheme, "lz4") == 0 ? 1 : strcmp(scheme, "zstd") == 0 ? 2 : 0;
+    if (J->dz[i].off == abs) {
+      *out = J->dz[i].out;
+      return 0;
+    }
+  int sch = strcmp(scheme, "lz4") == 0 ? 1 : strcmp(scheme, "zstd") == 0 ? 2
+                                                                         : 0;
   if (!sch) return lnc_page_err(J->c, LNC_EUNSUPPORTED, "compression scheme '%s'", scheme);
   const uint8_t *p;
   int rc = fetch(J, pg, b, 0, pg->buf_len[b], &p);
@@ -329,8 +349,7 @@ static int dec_flat(struct v20_at *A, const Lance__Encodings__Flat *fl, uint64_t
   } else if ((rc = fetch(A->J, A->pg, b, from, to - from, &p))) {
     return rc;
   }
-  o->v = (struct lnc_values){.kind = LNC_VALUES_FIXED, .n = count, .bits = (uint32_t)bits, .data = p,
-                             .data_len = (size_t)(to - from)};
+  o->v = (struct lnc_values){.kind = LNC_VALUES_FIXED, .n = count, .bits = (uint32_t)bits, .data = p, .data_len = (size_t)(to - from)};
   if (bits == 1 && start % 8) {
     uint8_t *d = bits_copy(A, p, start % 8, count);
     if (!d) return oom(A);
@@ -402,7 +421,10 @@ static int dec_binary(struct v20_at *A, const Lance__Encodings__Binary *bn, uint
   uint8_t *valid = NULL;
   if (!off) return oom(A);
   uint64_t prev = 0;
-  if (start) { prev = fixed_u64(&io.v, 0); if (adj && prev >= adj) prev -= adj; }
+  if (start) {
+    prev = fixed_u64(&io.v, 0);
+    if (adj && prev >= adj) prev -= adj;
+  }
   uint64_t base = prev;
   off[0] = 0;
   for (uint64_t i = 0; i < count; i++) {
@@ -414,7 +436,7 @@ static int dec_binary(struct v20_at *A, const Lance__Encodings__Binary *bn, uint
         if (!(valid = aalloc(A, (size_t)((count + 7) / 8)))) return oom(A);
         memset(valid, 0xff, (size_t)((count + 7) / 8));
       }
-      valid[i >> 3] &= (uint8_t)~(1u << (i & 7));
+      valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
     }
     if (e < prev) return bad(A, "Binary end offsets decrease");
     off[i + 1] = e - base;
@@ -423,8 +445,7 @@ static int dec_binary(struct v20_at *A, const Lance__Encodings__Binary *bn, uint
   struct v20_out bo = {0};
   if ((rc = dec(A, bn->bytes, base, prev - base, &bo, depth + 1))) return rc;
   if (prev > base && (bo.v.kind != LNC_VALUES_FIXED || bo.v.bits != 8)) return bad(A, "Binary bytes are not bytes");
-  o->v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = count, .data = bo.v.data,
-                             .data_len = (size_t)(prev - base), .offsets = off};
+  o->v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = count, .data = bo.v.data, .data_len = (size_t)(prev - base), .offsets = off};
   o->valid = valid;
   return 0;
 }
@@ -499,7 +520,7 @@ static int dec_dictionary(struct v20_at *A, const enc20 *e, uint64_t start, uint
         if (!(valid = aalloc(A, (size_t)((count + 7) / 8)))) return oom(A);
         memset(valid, 0xff, (size_t)((count + 7) / 8));
       }
-      valid[i >> 3] &= (uint8_t)~(1u << (i & 7));
+      valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
     } else if (items->kind == LNC_VALUES_VARIABLE) {
       total += items->offsets[k] - items->offsets[k - 1];
     }
@@ -770,21 +791,32 @@ int lnc_v20_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
   if (n && !(s->dicts = calloc(n, sizeof *s->dicts))) rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");
   for (size_t i = 0; i < n && !rc; i++) {
     const Lance__Encodings__Dictionary *dc = found[i]->dictionary;
-    if (dc->num_dictionary_items > V20_MAX_DICT_ITEMS) { rc = lnc_page_err(c, LNC_ECORRUPT, "dictionary of %u items", dc->num_dictionary_items); break; }
+    if (dc->num_dictionary_items > V20_MAX_DICT_ITEMS) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "dictionary of %u items", dc->num_dictionary_items);
+      break;
+    }
     A.variable = c->leaf->type == LNC_AT_UTF8 || c->leaf->type == LNC_AT_LARGE_UTF8 || c->leaf->type == LNC_AT_BINARY ||
                  c->leaf->type == LNC_AT_LARGE_BINARY;
     struct v20_out o;
     if ((rc = dec_sync(&A, dc->items, 0, dc->num_dictionary_items, &o))) break;
     if (o.v.kind == 0) { /* every item null: an empty item of the leaf's shape */
       static const uint64_t zero_off[2] = {0, 0};
-      o.v = (struct lnc_values){.kind = A.variable ? LNC_VALUES_VARIABLE : LNC_VALUES_FIXED, .n = o.v.n,
-                                .bits = 8, .offsets = zero_off};
-      if (o.v.n > 1) { rc = lnc_page_err(c, LNC_EUNSUPPORTED, "dictionary of %llu null items", (unsigned long long)o.v.n); break; }
+      o.v = (struct lnc_values){.kind = A.variable ? LNC_VALUES_VARIABLE : LNC_VALUES_FIXED, .n = o.v.n, .bits = 8, .offsets = zero_off};
+      if (o.v.n > 1) {
+        rc = lnc_page_err(c, LNC_EUNSUPPORTED, "dictionary of %llu null items", (unsigned long long)o.v.n);
+        break;
+      }
     }
-    if (copy_values(&o.v, &s->dicts[i].items)) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); break; }
+    if (copy_values(&o.v, &s->dicts[i].items)) {
+      rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");
+      break;
+    }
     if (o.valid) {
       size_t vb = (size_t)((o.v.n + 7) / 8);
-      if (!(s->dicts[i].valid = malloc(vb ? vb : 1))) { rc = lnc_page_err(c, LNC_ENOMEM, "out of memory"); break; }
+      if (!(s->dicts[i].valid = malloc(vb ? vb : 1))) {
+        rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");
+        break;
+      }
       memcpy(s->dicts[i].valid, o.valid, vb);
     }
     s->dicts[i].enc = found[i];
@@ -792,7 +824,10 @@ int lnc_v20_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
     bytes += o.v.data_len + (o.v.kind == LNC_VALUES_VARIABLE ? (size_t)(o.v.n + 1) * 8 : 0);
   }
   job_free(&J);
-  if (rc) { dicts_free(s); return rc; }
+  if (rc) {
+    dicts_free(s);
+    return rc;
+  }
   /* The state pointer marks the page prepared; it is the v20_page itself (freed with it). */
   pg->state = s;
   pg->free_state = NULL;
@@ -805,10 +840,10 @@ int lnc_v20_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
 struct v20_walk {
   struct v20_job *J;
   const struct lnc_field *path[64]; /* top-level field .. leaf */
-  uint32_t D;                        /* fields on the path */
-  uint32_t lists;                    /* list fields on the path */
-  uint32_t first_list;               /* layer (innermost = 0) of the innermost list, or D */
-  struct lnc_leafrows *out;          /* NULL: a dry run that only notes reads */
+  uint32_t D;                       /* fields on the path */
+  uint32_t lists;                   /* list fields on the path */
+  uint32_t first_list;              /* layer (innermost = 0) of the innermost list, or D */
+  struct lnc_leafrows *out;         /* NULL: a dry run that only notes reads */
   bool variable;
 };
 
@@ -860,7 +895,12 @@ static int leaf_values(struct v20_walk *W, uint64_t pos, uint64_t count, uint16_
     struct v20_out o;
     int rc = dec(&A, P(pg)->enc, local, k, &o, 0);
     if (rc > 0) return rc;
-    if (rc) { miss = 1; pos += k; count -= k; continue; }
+    if (rc) {
+      miss = 1;
+      pos += k;
+      count -= k;
+      continue;
+    }
     if (W->out) {
       for (uint64_t i = 0; i < k; i++) {
         bool ok = !o.valid || ((o.valid[i >> 3] >> (i & 7)) & 1);

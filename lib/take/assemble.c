@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SLOT_VALID = 0, SLOT_NULL = 1, SLOT_EMPTY = 2 };
+enum { SLOT_VALID = 0,
+       SLOT_NULL = 1,
+       SLOT_EMPTY = 2 };
 
 struct slots {
   uint64_t n;
-  uint64_t *level;   /* first level of each slot (when the leaf has levels) */
+  uint64_t *level; /* first level of each slot (when the leaf has levels) */
   uint8_t *status;
 };
 
@@ -27,9 +29,9 @@ static inline uint32_t rep_depth(uint16_t rep, uint32_t max_rep) {
 }
 
 struct ctx_node {
-  uint32_t k;        /* depth of the node */
-  uint32_t lists;    /* list nodes above it */
-  uint32_t region;   /* depth of the shallowest node sharing its slots (below the nearest list) */
+  uint32_t k;      /* depth of the node */
+  uint32_t lists;  /* list nodes above it */
+  uint32_t region; /* depth of the shallowest node sharing its slots (below the nearest list) */
 };
 
 static bool reaches(const struct lnc_leafrows *S, uint32_t D, uint64_t j, uint32_t m) {
@@ -55,8 +57,10 @@ static int compute_slots(struct lnc_asm *a, const struct lnc_leafrows *S, uint32
     uint8_t st = SLOT_VALID;
     if (d) {
       int nl = null_layer(d);
-      if ((uint32_t)nl == layer) st = ((d - 1) & 1) ? SLOT_EMPTY : SLOT_NULL;
-      else if ((uint32_t)nl > layer) st = SLOT_NULL;
+      if ((uint32_t)nl == layer)
+        st = ((d - 1) & 1) ? SLOT_EMPTY : SLOT_NULL;
+      else if ((uint32_t)nl > layer)
+        st = SLOT_NULL;
     }
     out->level[out->n] = j;
     out->status[out->n] = st;
@@ -149,31 +153,41 @@ static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd
     struct ctx_node cn = {nd.k + 1, nd.lists + 1, nd.k + 1};
     /* Count child slots per list slot by walking levels once. */
     void *offs = calloc(sl.n + 1, large ? 8 : 4);
-    if (!offs) { free(validity); rc = lnc_errf(a->err, LNC_ENOMEM, "out of memory"); goto done; }
+    if (!offs) {
+      free(validity);
+      rc = lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+      goto done;
+    }
     uint64_t elems = 0, si = 0;
     int64_t cur = -1;
     for (uint64_t j = 0; j < S->n_levels; j++) {
       if (si < sl.n && sl.level[si] == j) {
         /* close the previous list */
         if (cur >= 0) {
-          if (large) ((int64_t *)offs)[cur + 1] = (int64_t)elems;
-          else ((int32_t *)offs)[cur + 1] = (int32_t)elems;
+          if (large)
+            ((int64_t *)offs)[cur + 1] = (int64_t)elems;
+          else
+            ((int32_t *)offs)[cur + 1] = (int32_t)elems;
         }
         cur = (int64_t)si++;
       }
       if (reaches(S, D, j, cn.region) && rep_depth(S->rep[j], max_rep) <= cn.lists) elems++;
     }
     if (cur >= 0) {
-      if (large) ((int64_t *)offs)[cur + 1] = (int64_t)elems;
-      else ((int32_t *)offs)[cur + 1] = (int32_t)elems;
+      if (large)
+        ((int64_t *)offs)[cur + 1] = (int64_t)elems;
+      else
+        ((int32_t *)offs)[cur + 1] = (int32_t)elems;
     }
     if (!large && elems > INT32_MAX) {
-      free(offs); free(validity);
+      free(offs);
+      free(validity);
       rc = lnc_errf(a->err, LNC_ELIMIT, "list '%s' has more than 2^31 items in one response", fld->name);
       goto done;
     }
     if ((rc = lnc_array_init(out, (int64_t)sl.n, nulls, 2, 1))) {
-      free(offs); free(validity);
+      free(offs);
+      free(validity);
       rc = lnc_errf(a->err, rc, "out of memory");
       goto done;
     }
@@ -200,7 +214,8 @@ static uint32_t field_bits(const struct lnc_field *f) {
 static int fixed_array(struct lnc_asm *a, int64_t n, int64_t nulls, uint8_t *validity, uint8_t *data,
                        struct ArrowArray *out) {
   if (lnc_array_init(out, n, nulls, 2, 0)) {
-    free(validity); free(data);
+    free(validity);
+    free(data);
     return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
   }
   lnc_array_set_buffer(out, 0, validity);
@@ -215,7 +230,10 @@ static int blob_descriptors(struct lnc_asm *a, struct lnc_valbuf *v, int64_t n, 
     free(validity);
     return lnc_errf(a->err, LNC_ECORRUPT, "blob descriptors malformed");
   }
-  if (lnc_array_init(out, n, nulls, 1, 2)) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+  if (lnc_array_init(out, n, nulls, 1, 2)) {
+    free(validity);
+    return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+  }
   lnc_array_set_buffer(out, 0, validity);
   for (int k = 0; k < 2; k++) {
     uint64_t *col = malloc((size_t)n * 8 + 8);
@@ -235,8 +253,14 @@ static int packed_var(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_va
   const struct lnc_field *const *fields = (const struct lnc_field *const *)fld->children;
   size_t nf = fld->n_children, nout = p->n_children;
   bool bytes = fld->blob && a->blobs == LNC_BLOBS_BYTES;
-  if (bytes) { fields = lnc_blob_bytes_fields; nf = nout = 2; }
-  if (lnc_array_init(out, n, nulls, 1, (int64_t)nout)) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+  if (bytes) {
+    fields = lnc_blob_bytes_fields;
+    nf = nout = 2;
+  }
+  if (lnc_array_init(out, n, nulls, 1, (int64_t)nout)) {
+    free(validity);
+    return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+  }
   lnc_array_set_buffer(out, 0, validity);
   size_t pc = 0;
   for (size_t fi = 0; fi < nf; fi++) {
@@ -250,15 +274,28 @@ static int packed_var(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_va
     uint8_t *data = NULL, *offs = calloc((size_t)n + 1, w);
     size_t dlen = 0, dcap = 0;
     if (!offs) return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
-    if (!var) { data = calloc((size_t)n + 1, w); if (!data) { free(offs); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); } }
+    if (!var) {
+      data = calloc((size_t)n + 1, w);
+      if (!data) {
+        free(offs);
+        return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+      }
+    }
     for (int64_t i = 0; i < n; i++) {
       const uint8_t *r = v->data + v->offsets[i], *end = v->data + v->offsets[i + 1];
       const uint8_t *fp = NULL;
       uint32_t fl = 0;
       for (size_t k = 0; r < end && k <= fi; k++) {
-        if (end - r < 4) { r = end; break; }
+        if (end - r < 4) {
+          r = end;
+          break;
+        }
         memcpy(&fl, r, 4);
-        if ((uint64_t)(end - r - 4) < fl) { r = end; fl = 0; break; }
+        if ((uint64_t)(end - r - 4) < fl) {
+          r = end;
+          fl = 0;
+          break;
+        }
         fp = r + 4;
         r += 4 + fl;
       }
@@ -267,23 +304,44 @@ static int packed_var(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_va
         if (dlen + fl > dcap) {
           dcap = (dlen + fl) * 2 + 64;
           uint8_t *nd = realloc(data, dcap);
-          if (!nd) { free(data); free(offs); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+          if (!nd) {
+            free(data);
+            free(offs);
+            return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+          }
           data = nd;
         }
         if (fl) memcpy(data + dlen, fp, fl);
         dlen += fl;
-        if (!large && dlen > INT32_MAX) { free(data); free(offs); return lnc_errf(a->err, LNC_ELIMIT, "column '%s': more than 2 GiB in one response", fld->name); }
-        if (large) { int64_t o = (int64_t)dlen; memcpy(offs + 8 * (size_t)(i + 1), &o, 8); }
-        else { int32_t o = (int32_t)dlen; memcpy(offs + 4 * (size_t)(i + 1), &o, 4); }
+        if (!large && dlen > INT32_MAX) {
+          free(data);
+          free(offs);
+          return lnc_errf(a->err, LNC_ELIMIT, "column '%s': more than 2 GiB in one response", fld->name);
+        }
+        if (large) {
+          int64_t o = (int64_t)dlen;
+          memcpy(offs + 8 * (size_t)(i + 1), &o, 8);
+        } else {
+          int32_t o = (int32_t)dlen;
+          memcpy(offs + 4 * (size_t)(i + 1), &o, 4);
+        }
       } else if (fp) {
-        if (fl != w) { free(data); free(offs); return lnc_errf(a->err, LNC_ECORRUPT, "packed struct '%s': field '%s' has %u bytes, expected %zu", fld->name, ch->name, fl, w); }
+        if (fl != w) {
+          free(data);
+          free(offs);
+          return lnc_errf(a->err, LNC_ECORRUPT, "packed struct '%s': field '%s' has %u bytes, expected %zu", fld->name, ch->name, fl, w);
+        }
         memcpy(data + (size_t)i * w, fp, w);
       }
     }
     struct ArrowArray *child = out->children[bytes ? fi : pc];
     if (var) {
       if (!data) data = calloc(1, 8);
-      if (!data || lnc_array_init(child, n, 0, 3, 0)) { free(data); free(offs); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+      if (!data || lnc_array_init(child, n, 0, 3, 0)) {
+        free(data);
+        free(offs);
+        return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+      }
       lnc_array_set_buffer(child, 1, offs);
       lnc_array_set_buffer(child, 2, data);
     } else {
@@ -315,8 +373,14 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
     free(validity);
     if (lnc_array_init(out, n, n, 0, 0)) return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
     return 0;
-  case LNC_AT_UTF8: case LNC_AT_BINARY: case LNC_AT_LARGE_UTF8: case LNC_AT_LARGE_BINARY: {
-    if (v->kind != LNC_VALUES_VARIABLE) { free(validity); return lnc_errf(a->err, LNC_ECORRUPT, "column '%s': fixed-width values for a variable-width type", fld->name); }
+  case LNC_AT_UTF8:
+  case LNC_AT_BINARY:
+  case LNC_AT_LARGE_UTF8:
+  case LNC_AT_LARGE_BINARY: {
+    if (v->kind != LNC_VALUES_VARIABLE) {
+      free(validity);
+      return lnc_errf(a->err, LNC_ECORRUPT, "column '%s': fixed-width values for a variable-width type", fld->name);
+    }
     bool large = fld->type == LNC_AT_LARGE_UTF8 || fld->type == LNC_AT_LARGE_BINARY;
     void *offs;
     if (large) {
@@ -324,15 +388,23 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
       v->offsets = NULL;
       if (!offs) offs = calloc(1, 8);
     } else {
-      if (v->data_len > INT32_MAX) { free(validity); return lnc_errf(a->err, LNC_ELIMIT, "column '%s': more than 2 GiB of strings in one response", fld->name); }
+      if (v->data_len > INT32_MAX) {
+        free(validity);
+        return lnc_errf(a->err, LNC_ELIMIT, "column '%s': more than 2 GiB of strings in one response", fld->name);
+      }
       int32_t *o32 = malloc(((size_t)n + 1) * 4);
-      if (!o32) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+      if (!o32) {
+        free(validity);
+        return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+      }
       for (int64_t i = 0; i <= n; i++) o32[i] = v->offsets ? (int32_t)v->offsets[i] : 0;
       offs = o32;
     }
     void *data = take_buf(&v->data, 1);
     if (!offs || !data || lnc_array_init(out, n, nulls, 3, 0)) {
-      free(offs); free(data); free(validity);
+      free(offs);
+      free(data);
+      free(validity);
       return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
     }
     lnc_array_set_buffer(out, 0, validity);
@@ -346,7 +418,10 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
       free(validity);
       return lnc_errf(a->err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", fld->name, item->format);
     }
-    if (lnc_array_init(out, n, nulls, 1, 1)) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+    if (lnc_array_init(out, n, nulls, 1, 1)) {
+      free(validity);
+      return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+    }
     lnc_array_set_buffer(out, 0, validity);
     int64_t items = n * fld->fixed_size;
     int64_t inulls = 0;
@@ -354,15 +429,24 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
     v->item_valid = NULL;
     if (iv) {
       for (int64_t i = 0; i < items; i++) inulls += !((iv[i >> 3] >> (i & 7)) & 1);
-      if (!inulls) { free(iv); iv = NULL; }
+      if (!inulls) {
+        free(iv);
+        iv = NULL;
+      }
     }
     return fixed_array(a, items, inulls, iv, take_buf(&v->data, 8), out->children[0]);
   }
   case LNC_AT_STRUCT: { /* packed struct: split each row's bytes into the children */
     if (v->kind == LNC_VALUES_VARIABLE) return packed_var(a, p, v, n, nulls, validity, out);
-    if (v->kind != LNC_VALUES_FIXED || v->bits % 8) { free(validity); return lnc_errf(a->err, LNC_ECORRUPT, "column '%s': packed struct values malformed", fld->name); }
+    if (v->kind != LNC_VALUES_FIXED || v->bits % 8) {
+      free(validity);
+      return lnc_errf(a->err, LNC_ECORRUPT, "column '%s': packed struct values malformed", fld->name);
+    }
     size_t row_bytes = v->bits / 8, at = 0;
-    if (lnc_array_init(out, n, nulls, 1, (int64_t)p->n_children)) { free(validity); return lnc_errf(a->err, LNC_ENOMEM, "out of memory"); }
+    if (lnc_array_init(out, n, nulls, 1, (int64_t)p->n_children)) {
+      free(validity);
+      return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+    }
     lnc_array_set_buffer(out, 0, validity);
     for (size_t c = 0, pc = 0; c < fld->n_children; c++) {
       const struct lnc_field *ch = fld->children[c];

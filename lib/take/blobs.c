@@ -42,10 +42,16 @@ static int read_sidecar(struct lnc_file *f, uint32_t blob_id, uint64_t pos, uint
     while (done < size) {
       ssize_t r = pread(fd, dst + done, size - done, (off_t)(pos + done));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) { rc = lnc_errf(err, LNC_EIO, "%s: blob file %s: read failed", f->name, rel); break; }
+      if (r <= 0) {
+        rc = lnc_errf(err, LNC_EIO, "%s: blob file %s: read failed", f->name, rel);
+        break;
+      }
       done += (uint64_t)r;
     }
-    if (st) { st->reads++; st->bytes_read += size; }
+    if (st) {
+      st->reads++;
+      st->bytes_read += size;
+    }
   }
   close(fd);
   return rc;
@@ -81,24 +87,46 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     } else {
       /* Canonical row: (u32 len, bytes) for kind, position, size, blob_id, blob_uri. */
       const uint8_t *p = in->data + in->offsets[i], *end = in->data + in->offsets[i + 1];
-      if (p == end) { rc = put_pair(&out, NULL, 0, NULL, 0); continue; } /* null row */
+      if (p == end) {
+        rc = put_pair(&out, NULL, 0, NULL, 0);
+        continue;
+      } /* null row */
       uint64_t fv[4];
       for (int k = 0; k < 5; k++) {
-        if (end - p < 4) { rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu is malformed", f->name, (unsigned long long)i); break; }
+        if (end - p < 4) {
+          rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu is malformed", f->name, (unsigned long long)i);
+          break;
+        }
         uint32_t l;
         memcpy(&l, p, 4);
         p += 4;
-        if ((uint64_t)(end - p) < l || (k < 4 && l > 8)) { rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu is malformed", f->name, (unsigned long long)i); break; }
-        if (k < 4) fv[k] = lnc_rdw(p, (unsigned)l);
-        else { uri = p; uri_len = l; }
+        if ((uint64_t)(end - p) < l || (k < 4 && l > 8)) {
+          rc = lnc_errf(err, LNC_ECORRUPT, "%s: blob descriptor %llu is malformed", f->name, (unsigned long long)i);
+          break;
+        }
+        if (k < 4)
+          fv[k] = lnc_rdw(p, (unsigned)l);
+        else {
+          uri = p;
+          uri_len = l;
+        }
         p += l;
       }
       if (rc) break;
-      kind = fv[0]; pos = fv[1]; size = fv[2]; blob_id = fv[3];
+      kind = fv[0];
+      pos = fv[1];
+      size = fv[2];
+      blob_id = fv[3];
     }
-    if (size > MAX_BLOB_BYTES) { rc = lnc_errf(err, LNC_ELIMIT, "%s: blob of %llu bytes is too large to serve", f->name, (unsigned long long)size); break; }
+    if (size > MAX_BLOB_BYTES) {
+      rc = lnc_errf(err, LNC_ELIMIT, "%s: blob of %llu bytes is too large to serve", f->name, (unsigned long long)size);
+      break;
+    }
     uint8_t *buf = malloc(size ? size : 1);
-    if (!buf) { rc = lnc_errf(err, LNC_ENOMEM, "out of memory"); break; }
+    if (!buf) {
+      rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+      break;
+    }
     if (size && kind == 0) {
       struct lnc_read r = {pos, size, buf};
       rc = lnc_io_read_batch(f, &r, 1, st, err);
@@ -116,7 +144,10 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     if (rc == LNC_ENOMEM) lnc_errf(err, rc, "out of memory");
     free(buf);
   }
-  if (rc) { lnc_valbuf_free(&out); return rc; }
+  if (rc) {
+    lnc_valbuf_free(&out);
+    return rc;
+  }
   lnc_valbuf_free(in);
   *in = out;
   return 0;

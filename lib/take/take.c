@@ -69,10 +69,8 @@ static int proj_add_path(struct lnc_proj *p, const struct lnc_field *target) {
   return proj_add_path(&nc[at], target);
 }
 
-static struct lnc_field blob_data = {.name = (char *)"data", .type = LNC_AT_LARGE_BINARY, .format = (char *)"Z",
-                                     .nullable = true, .column = -1, .id = -2};
-static struct lnc_field blob_uri = {.name = (char *)"uri", .type = LNC_AT_UTF8, .format = (char *)"u",
-                                    .nullable = true, .column = -1, .id = -2};
+static struct lnc_field blob_data = {.name = (char *)"data", .type = LNC_AT_LARGE_BINARY, .format = (char *)"Z", .nullable = true, .column = -1, .id = -2};
+static struct lnc_field blob_uri = {.name = (char *)"uri", .type = LNC_AT_UTF8, .format = (char *)"u", .nullable = true, .column = -1, .id = -2};
 const struct lnc_field *const lnc_blob_bytes_fields[2] = {&blob_data, &blob_uri};
 
 /* Schema of a blob column as served: see enum lnc_blob_mode in lance.h. */
@@ -80,7 +78,12 @@ static int blob_schema(const struct lnc_field *f, int blobs, struct ArrowSchema 
   if (f->type != LNC_AT_STRUCT && blobs == LNC_BLOBS_BYTES) return lnc_schema_export(f, out, err);
   if (f->type == LNC_AT_STRUCT && blobs == LNC_BLOBS_DESCRIPTORS) return lnc_schema_export(f, out, err);
   const char *names[2] = {"position", "size"}, *fmts[2] = {"L", "L"};
-  if (f->type == LNC_AT_STRUCT) { names[0] = "data"; names[1] = "uri"; fmts[0] = "Z"; fmts[1] = "u"; }
+  if (f->type == LNC_AT_STRUCT) {
+    names[0] = "data";
+    names[1] = "uri";
+    fmts[0] = "Z";
+    fmts[1] = "u";
+  }
   if (lnc_schema_init(out, "+s", f->name, f->nullable ? ARROW_FLAG_NULLABLE : 0, 2))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   for (int i = 0; i < 2; i++)
@@ -101,7 +104,10 @@ int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   for (size_t i = 0; i < p->n_children; i++) {
     int rc = lnc_proj_schema(&p->children[i], blobs, out->children[i], err);
-    if (rc) { out->release(out); return rc; }
+    if (rc) {
+      out->release(out);
+      return rc;
+    }
   }
   return 0;
 }
@@ -111,7 +117,8 @@ int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out
  * rows (how a schema is asked for, e.g. a dataset's description) gets it as a null column. */
 static int check_servable(const struct lnc_file *f, struct lnc_proj *p, size_t n, struct lnc_error *err) {
   const struct lnc_field *u = p->field->unsupported ? p->field
-                              : p->n_children == 0 ? lnc_schema_unsupported_below(p->field) : NULL;
+                              : p->n_children == 0  ? lnc_schema_unsupported_below(p->field)
+                                                    : NULL;
   if (u && n)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: column '%s' cannot be served (%s); name the other columns to read them",
                     f->name, u->name, u->unsupported);
@@ -130,11 +137,17 @@ static int check_servable(const struct lnc_file *f, struct lnc_proj *p, size_t n
 
 static void collect_columns(const struct lnc_proj *p, uint8_t *need) {
   if (p->field->unsupported) return;
-  if (p->field->column >= 0) { need[p->field->column] = 1; return; }
+  if (p->field->column >= 0) {
+    need[p->field->column] = 1;
+    return;
+  }
   for (size_t i = 0; i < p->n_children; i++) collect_columns(&p->children[i], need);
 }
 
-struct id_ord { uint64_t id; uint32_t pos; };
+struct id_ord {
+  uint64_t id;
+  uint32_t pos;
+};
 
 static int by_id(const void *a, const void *b) {
   const struct id_ord *x = a, *y = b;
@@ -146,8 +159,7 @@ static int by_id(const void *a, const void *b) {
 static bool ctx_init(struct lnc_take_ctx *tc, struct lnc_file *f, uint32_t col, struct lnc_arena *arena,
                      const struct lnc_take_env *env, struct lnc_take_stats *stats, struct lnc_error *err) {
   const struct lnc_field *leaf = f->columns[col].leaf;
-  *tc = (struct lnc_take_ctx){.f = f, .column = col, .leaf = leaf, .arena = arena, .stats = stats, .err = err,
-                              .io = env ? env->io : NULL, .repidx_max = env ? env->repidx_max : UINT64_MAX};
+  *tc = (struct lnc_take_ctx){.f = f, .column = col, .leaf = leaf, .arena = arena, .stats = stats, .err = err, .io = env ? env->io : NULL, .repidx_max = env ? env->repidx_max : UINT64_MAX};
   bool has_list = false, nullable = false;
   for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
     tc->depth++;
@@ -171,7 +183,10 @@ int lnc_file_prepare(struct lnc_file *f, const struct lnc_take_env *env, struct 
     for (uint32_t p = 0; p < c->n_pages && !c->prep_code; p++) {
       tc.page = p;
       int rc = lnc_page_prepare(&tc, &c->pages[p]);
-      if (rc == LNC_EIO || rc == LNC_ENOMEM) { lnc_arena_free(&arena); return rc; }
+      if (rc == LNC_EIO || rc == LNC_ENOMEM) {
+        lnc_arena_free(&arena);
+        return rc;
+      }
       if (rc) {
         /* This column stays unreadable (named in every take that needs it); others serve. */
         c->prep_code = rc;
@@ -213,7 +228,10 @@ static int plan_column20(struct lnc_file *f, uint32_t col, const uint64_t *uniq,
   if (rc) return rc;
   struct lnc_page_job *job = &jobs->v[jobs->n];
   *job = (struct lnc_page_job){.c = *tc, .pg = &f->columns[col].pages[0], .rows = uniq, .n = nu, .out = out};
-  if ((rc = lnc_page_plan(job))) { lnc_page_release(job); return rc; }
+  if ((rc = lnc_page_plan(job))) {
+    lnc_page_release(job);
+    return rc;
+  }
   jobs->n++;
   return 0;
 }
@@ -233,15 +251,23 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
   /* Shape of the leaf's values. */
   int rc;
   switch (leaf->type) {
-  case LNC_AT_UTF8: case LNC_AT_LARGE_UTF8: case LNC_AT_BINARY: case LNC_AT_LARGE_BINARY:
+  case LNC_AT_UTF8:
+  case LNC_AT_LARGE_UTF8:
+  case LNC_AT_BINARY:
+  case LNC_AT_LARGE_BINARY:
     /* A legacy blob column reads 16-byte descriptors (u64 position, u64 size). */
-    if (leaf->blob) rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, 128, 1);
-    else rc = lnc_valbuf_init(&out->values, LNC_VALUES_VARIABLE, 0, 1);
+    if (leaf->blob)
+      rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, 128, 1);
+    else
+      rc = lnc_valbuf_init(&out->values, LNC_VALUES_VARIABLE, 0, 1);
     break;
   case LNC_AT_FIXED_LIST: {
     const struct lnc_field *item = leaf->children[0];
     uint64_t ipv = (uint64_t)leaf->fixed_size;
-    while (item->type == LNC_AT_FIXED_LIST) { ipv *= (uint64_t)item->fixed_size; item = item->children[0]; }
+    while (item->type == LNC_AT_FIXED_LIST) {
+      ipv *= (uint64_t)item->fixed_size;
+      item = item->children[0];
+    }
     uint32_t bits = item->type == LNC_AT_BOOL ? 1 : item->byte_width * 8;
     if (!bits) return lnc_errf(err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", leaf->name, item->format);
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, ipv);
@@ -310,8 +336,10 @@ static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena 
       if (jobs->v[k].nreads) rc = lnc_page_advance(&jobs->v[k]);
   }
   for (size_t k = 0; k < jobs->n && !rc; k++) {
-    if (jobs->v[k].nreads) rc = lnc_errf(err, LNC_EINTERNAL, "%s: page reads did not settle", f->name);
-    else rc = lnc_page_decode(&jobs->v[k]);
+    if (jobs->v[k].nreads)
+      rc = lnc_errf(err, LNC_EINTERNAL, "%s: page reads did not settle", f->name);
+    else
+      rc = lnc_page_decode(&jobs->v[k]);
   }
   for (size_t k = 0; k < jobs->n; k++) lnc_page_release(&jobs->v[k]);
   return rc;
@@ -378,11 +406,7 @@ struct take_state {
 
 static int state_init(struct take_state *t, const lnc_file *f, size_t n, struct lnc_error *err) {
   size_t nc = f->n_columns ? f->n_columns : 1, ni = n ? n : 1;
-  *t = (struct take_state){.ord = malloc(ni * sizeof *t->ord), .uniq = malloc(ni * sizeof *t->uniq),
-                           .perm = malloc(ni * sizeof *t->perm), .need = calloc(nc, 1),
-                           .rows = calloc(nc, sizeof *t->rows), .final = calloc(nc, sizeof *t->final),
-                           .depth = calloc(nc, sizeof *t->depth), .lists = calloc(nc, sizeof *t->lists),
-                           .permuted = calloc(nc, sizeof *t->permuted), .identity = true};
+  *t = (struct take_state){.ord = malloc(ni * sizeof *t->ord), .uniq = malloc(ni * sizeof *t->uniq), .perm = malloc(ni * sizeof *t->perm), .need = calloc(nc, 1), .rows = calloc(nc, sizeof *t->rows), .final = calloc(nc, sizeof *t->final), .depth = calloc(nc, sizeof *t->depth), .lists = calloc(nc, sizeof *t->lists), .permuted = calloc(nc, sizeof *t->permuted), .identity = true};
   if (!t->ord || !t->uniq || !t->perm || !t->need || !t->rows || !t->final || !t->depth ||
       !t->lists || !t->permuted)
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -395,20 +419,31 @@ static void state_free(struct take_state *t, const lnc_file *f) {
     lnc_leafrows_free(&t->rows[c]);
     if (t->permuted) lnc_leafrows_free(&t->permuted[c]);
   }
-  free(t->ord); free(t->uniq); free(t->perm); free(t->need); free(t->rows); free(t->final);
-  free(t->depth); free(t->lists); free(t->permuted);
+  free(t->ord);
+  free(t->uniq);
+  free(t->perm);
+  free(t->need);
+  free(t->rows);
+  free(t->final);
+  free(t->depth);
+  free(t->lists);
+  free(t->permuted);
 }
 
 /* Step 2: sort and deduplicate the ids; perm maps each request position to its unique id. */
 static void sort_ids(struct take_state *t, const uint64_t *ids, size_t n) {
-  for (size_t i = 0; i < n; i++) { t->ord[i].id = ids[i]; t->ord[i].pos = (uint32_t)i; }
+  for (size_t i = 0; i < n; i++) {
+    t->ord[i].id = ids[i];
+    t->ord[i].pos = (uint32_t)i;
+  }
   qsort(t->ord, n, sizeof *t->ord, by_id);
   t->nu = 0;
   for (size_t i = 0; i < n; i++) {
     if (t->nu == 0 || t->uniq[t->nu - 1] != t->ord[i].id) t->uniq[t->nu++] = t->ord[i].id;
     t->perm[t->ord[i].pos] = (uint32_t)(t->nu - 1);
   }
-  for (size_t i = 0; i < n; i++) if (t->perm[i] != i) t->identity = false;
+  for (size_t i = 0; i < n; i++)
+    if (t->perm[i] != i) t->identity = false;
 }
 
 /* Step 3: plan every page of every selected column, then read and decode them together. */
@@ -427,8 +462,10 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
     }
     rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, stats, &jobs, err);
   }
-  if (!rc) rc = run_jobs(f, &jobs, &arena, env, stats, err);
-  else for (size_t k = 0; k < jobs.n; k++) lnc_page_release(&jobs.v[k]);
+  if (!rc)
+    rc = run_jobs(f, &jobs, &arena, env, stats, err);
+  else
+    for (size_t k = 0; k < jobs.n; k++) lnc_page_release(&jobs.v[k]);
   free(jobs.v);
   lnc_arena_free(&arena);
   return rc;
@@ -457,8 +494,14 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
       lnc_leafrows_free(&t->rows[c]);
       t->final[c] = &t->permuted[c];
     }
-    if (!t->final[c]->has_def) { free(t->final[c]->def); t->final[c]->def = NULL; }
-    if (!t->final[c]->has_rep) { free(t->final[c]->rep); t->final[c]->rep = NULL; }
+    if (!t->final[c]->has_def) {
+      free(t->final[c]->def);
+      t->final[c]->def = NULL;
+    }
+    if (!t->final[c]->has_rep) {
+      free(t->final[c]->rep);
+      t->final[c]->rep = NULL;
+    }
   }
   return 0;
 }
@@ -467,8 +510,7 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
 static int assemble_output(lnc_file *f, const struct lnc_proj *root, struct take_state *t, size_t n,
                            int blobs, struct ArrowSchema *schema, struct ArrowArray *array,
                            struct lnc_error *err) {
-  struct lnc_asm as = {.cols = t->final, .leaf_depth = t->depth, .leaf_lists = t->lists, .n_rows = n,
-                       .blobs = blobs, .err = err};
+  struct lnc_asm as = {.cols = t->final, .leaf_depth = t->depth, .leaf_lists = t->lists, .n_rows = n, .blobs = blobs, .err = err};
   int rc = lnc_array_init(array, (int64_t)n, 0, 1, (int64_t)root->n_children);
   if (rc) return lnc_errf(err, rc, "out of memory");
   for (size_t i = 0; i < root->n_children && !rc; i++) {
@@ -478,7 +520,10 @@ static int assemble_output(lnc_file *f, const struct lnc_proj *root, struct take
                     root->children[i].field->name, (long long)array->children[i]->length, n);
   }
   if (!rc) rc = lnc_proj_schema(root, blobs, schema, err);
-  if (rc) { lnc_array_release(array); lnc_schema_release(schema); }
+  if (rc) {
+    lnc_array_release(array);
+    lnc_schema_release(schema);
+  }
   return rc;
 }
 
@@ -505,7 +550,10 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
   struct lnc_proj root;
   int rc = build_projection(f, columns, ncolumns, &root, err);
   for (size_t i = 0; i < root.n_children && !rc; i++) rc = check_servable(f, &root.children[i], n, err);
-  if (rc) { proj_free(&root); return rc; }
+  if (rc) {
+    proj_free(&root);
+    return rc;
+  }
   struct take_state t;
   rc = state_init(&t, f, n, err);
   if (!rc) {

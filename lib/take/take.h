@@ -7,8 +7,8 @@
 
 /* Where a take reads from and what the search cache keeps (the engine fills this in). */
 struct lnc_take_env {
-  const struct lnc_io *io;    /* NULL = pread */
-  uint64_t repidx_max;        /* full-zip repetition indices kept up to this size */
+  const struct lnc_io *io; /* NULL = pread */
+  uint64_t repidx_max;     /* full-zip repetition indices kept up to this size */
 };
 /* Builds every page's search-cache state now (the engine's initialization phase), so takes
  * never modify f and many threads can share it. A column that cannot be prepared keeps its
@@ -24,17 +24,17 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
 /* A field in the output: the whole field, or a struct pruned to some children. */
 struct lnc_proj {
   const struct lnc_field *field;
-  struct lnc_proj *children;   /* selected children, schema order */
+  struct lnc_proj *children; /* selected children, schema order */
   size_t n_children;
 };
 
 /* Leaf streams indexed by column, all holding the same rows in output order. */
 struct lnc_asm {
-  struct lnc_leafrows **cols;  /* [n_columns]; NULL for columns not read */
-  uint32_t *leaf_depth;        /* [n_columns]: layers of the column's leaf */
-  uint32_t *leaf_lists;        /* [n_columns]: list fields on the leaf's path (= max rep) */
+  struct lnc_leafrows **cols; /* [n_columns]; NULL for columns not read */
+  uint32_t *leaf_depth;       /* [n_columns]: layers of the column's leaf */
+  uint32_t *leaf_lists;       /* [n_columns]: list fields on the leaf's path (= max rep) */
   uint64_t n_rows;
-  int blobs;                   /* enum lnc_blob_mode */
+  int blobs; /* enum lnc_blob_mode */
   struct lnc_error *err;
 };
 

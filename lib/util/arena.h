@@ -9,8 +9,8 @@
 struct lnc_arena_block;
 struct lnc_arena {
   struct lnc_arena_block *head;
-  size_t total;      /* bytes obtained from malloc, for accounting */
-  size_t limit;      /* 0 = unlimited; otherwise allocations past it fail */
+  size_t total; /* bytes obtained from malloc, for accounting */
+  size_t limit; /* 0 = unlimited; otherwise allocations past it fail */
 };
 
 void lnc_arena_init(struct lnc_arena *a, size_t limit);

@@ -15,7 +15,7 @@
  * helper called without it). */
 #define LNC_ASSERT_LOCKED(m) assert(pthread_mutex_trylock(m) == EBUSY)
 #else
-#define LNC_ASSERT(cond) ((void)0)
+#define LNC_ASSERT(cond)     ((void)0)
 #define LNC_ASSERT_LOCKED(m) ((void)0)
 #endif
 

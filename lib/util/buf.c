@@ -76,22 +76,45 @@ int lnc_buf_json_str(struct lnc_buf *b, const char *s, size_t n) {
     unsigned char c = (unsigned char)s[i];
     char esc[7];
     size_t elen = 0;
-    if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; elen = 2; }
-    else if (c == '\n') { esc[0] = '\\'; esc[1] = 'n'; elen = 2; }
-    else if (c == '\r') { esc[0] = '\\'; esc[1] = 'r'; elen = 2; }
-    else if (c == '\t') { esc[0] = '\\'; esc[1] = 't'; elen = 2; }
-    else if (c == '\b') { esc[0] = '\\'; esc[1] = 'b'; elen = 2; }
-    else if (c == '\f') { esc[0] = '\\'; esc[1] = 'f'; elen = 2; }
-    else if (c < 0x20) {
-      memcpy(esc, "\\u00", 4); esc[4] = hex[c >> 4]; esc[5] = hex[c & 15]; elen = 6;
+    if (c == '"' || c == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)c;
+      elen = 2;
+    } else if (c == '\n') {
+      esc[0] = '\\';
+      esc[1] = 'n';
+      elen = 2;
+    } else if (c == '\r') {
+      esc[0] = '\\';
+      esc[1] = 'r';
+      elen = 2;
+    } else if (c == '\t') {
+      esc[0] = '\\';
+      esc[1] = 't';
+      elen = 2;
+    } else if (c == '\b') {
+      esc[0] = '\\';
+      esc[1] = 'b';
+      elen = 2;
+    } else if (c == '\f') {
+      esc[0] = '\\';
+      esc[1] = 'f';
+      elen = 2;
+    } else if (c < 0x20) {
+      memcpy(esc, "\\u00", 4);
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+      elen = 6;
     } else if (c >= 0x80) {
       size_t k = lnc_utf8_seq((const uint8_t *)s + i, n - i);
       if (k ? lnc_buf_append(b, s + i, k) : lnc_buf_append(b, LNC_JSON_REPLACEMENT, 6)) return LNC_ENOMEM;
       if (k) i += k - 1;
       continue;
     }
-    if (elen) { if (lnc_buf_append(b, esc, elen)) return LNC_ENOMEM; }
-    else if (lnc_buf_putc(b, (char)c)) return LNC_ENOMEM;
+    if (elen) {
+      if (lnc_buf_append(b, esc, elen)) return LNC_ENOMEM;
+    } else if (lnc_buf_putc(b, (char)c))
+      return LNC_ENOMEM;
   }
   return lnc_buf_putc(b, '"');
 }

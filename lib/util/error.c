@@ -30,9 +30,12 @@ int lnc_err_prefix(struct lnc_error *err, const char *fmt, ...) {
 
 int lnc_code_from_errno(int e) {
   switch (e) {
-  case ENOENT: case ENOTDIR: return LNC_ENOTFOUND;
-  case EACCES: case EPERM: return LNC_EACCES;
-  case EXDEV: case ELOOP: return LNC_EACCES; /* openat2 RESOLVE_BENEATH: leaves the root */
+  case ENOENT:
+  case ENOTDIR: return LNC_ENOTFOUND;
+  case EACCES:
+  case EPERM: return LNC_EACCES;
+  case EXDEV:
+  case ELOOP: return LNC_EACCES; /* openat2 RESOLVE_BENEATH: leaves the root */
   case ENOMEM: return LNC_ENOMEM;
   default: return LNC_EIO;
   }

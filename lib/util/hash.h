@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #define LNC_FNV64_OFFSET 1469598103934665603ull
-#define LNC_FNV64_PRIME 1099511628211ull
+#define LNC_FNV64_PRIME  1099511628211ull
 
 static inline uint64_t lnc_fnv1a(const void *data, size_t n) {
   const unsigned char *p = data;

@@ -11,9 +11,21 @@
 #error "liblance reads Lance's little-endian buffers in place: a little-endian host is required"
 #endif
 
-static inline uint16_t lnc_rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t lnc_rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t lnc_rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline uint16_t lnc_rd16(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+static inline uint32_t lnc_rd32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static inline uint64_t lnc_rd64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
 /* An unsigned value of `bytes` (0..8) bytes. */
 static inline uint64_t lnc_rdw(const uint8_t *p, unsigned bytes) {
   uint64_t v = 0;

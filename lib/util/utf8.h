@@ -14,14 +14,22 @@ static inline size_t lnc_utf8_seq(const uint8_t *s, size_t n) {
   uint8_t c = s[0];
   size_t len;
   uint8_t lo = 0x80, hi = 0xBF; /* range of the second byte */
-  if (c >= 0xC2 && c <= 0xDF) len = 2;
-  else if (c == 0xE0) len = 3, lo = 0xA0;
-  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
-  else if (c == 0xED) len = 3, hi = 0x9F;
-  else if (c == 0xF0) len = 4, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) len = 4;
-  else if (c == 0xF4) len = 4, hi = 0x8F;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2;
+  else if (c == 0xE0)
+    len = 3, lo = 0xA0;
+  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+    len = 3;
+  else if (c == 0xED)
+    len = 3, hi = 0x9F;
+  else if (c == 0xF0)
+    len = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3)
+    len = 4;
+  else if (c == 0xF4)
+    len = 4, hi = 0x8F;
+  else
+    return 0;
   if (n < len || s[1] < lo || s[1] > hi) return 0;
   for (size_t i = 2; i < len; i++)
     if (s[i] < 0x80 || s[i] > 0xBF) return 0;

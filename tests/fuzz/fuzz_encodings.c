@@ -9,13 +9,13 @@
 #include <string.h>
 #include "encoding/encoding.h"
 
-#define LZ4 LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4
+#define LZ4  LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4
 #define ZSTD LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD
 
 static struct lnc_arena tree_arena; /* the encoding trees, built once and kept */
 
 static void *znew(size_t n) { return lnc_arena_calloc(&tree_arena, 1, n); }
-#define NEW(T, INIT) ({ T *m_ = znew(sizeof(T)); T t_ = INIT; *m_ = t_; m_; })
+#define NEW(T, INIT)          ({ T *m_ = znew(sizeof(T)); T t_ = INIT; *m_ = t_; m_; })
 #define ENC(field, CASE, val) ({                                                          \
   lnc_enc *e_ = NEW(lnc_enc, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT);             \
   e_->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_##CASE;    \

@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const uint8_t *nl1 = memchr(data, '\n', size);
   const uint8_t *nl2 = nl1 ? memchr(nl1 + 1, '\n', size - (size_t)(nl1 + 1 - data)) : NULL;
   size_t la = nl1 ? (size_t)(nl1 - data) : size;
-  size_t lb = nl2 ? (size_t)(nl2 - nl1 - 1) : nl1 ? size - la - 1 : 0;
+  size_t lb = nl2 ? (size_t)(nl2 - nl1 - 1) : nl1 ? size - la - 1
+                                                  : 0;
   char *ids = strndup((const char *)data, la), *cols = nl1 ? strndup((const char *)nl1 + 1, lb) : NULL;
   if (!ids) return 0;
   ld_url_unescape(ids);

@@ -14,7 +14,12 @@ static struct MHD_Response *resp;
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *data, size_t *size, void **state) {
-  (void)cls; (void)url; (void)method; (void)version; (void)data; (void)size;
+  (void)cls;
+  (void)url;
+  (void)method;
+  (void)version;
+  (void)data;
+  (void)size;
   /* Answering on the first call (headers only) is an "early response" that makes MHD close
    * the connection; the second call comes once the request is complete. */
   static int marker;

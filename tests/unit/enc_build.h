@@ -17,7 +17,7 @@ static inline void *eb_new(size_t n) {
   return p;
 }
 
-#define EB_MSG(T, INIT) ({ T *m_ = eb_new(sizeof(T)); T t_ = INIT; *m_ = t_; m_; })
+#define EB_MSG(T, INIT)          ({ T *m_ = eb_new(sizeof(T)); T t_ = INIT; *m_ = t_; m_; })
 #define EB_ENC(field, CASE, val) ({                                                        \
   lnc_enc *e_ = EB_MSG(lnc_enc, LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__INIT);           \
   e_->compression_case = LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_##CASE;     \
@@ -159,7 +159,10 @@ static inline lnc_enc *eb_dict(lnc_enc *indices, lnc_enc *items) {
 }
 
 /* ---- byte writer ------------------------------------------------------------------------ */
-struct eb_w { uint8_t *p; size_t len, cap; };
+struct eb_w {
+  uint8_t *p;
+  size_t len, cap;
+};
 static inline void eb_put(struct eb_w *w, const void *src, size_t n) {
   if (w->len + n > w->cap) {
     size_t cap = w->cap ? w->cap : 256;

@@ -16,7 +16,7 @@
 
 static uint8_t *g_src; /* the enc21 data file */
 static size_t g_len;
-static char *g_dir;    /* scratch directory for the damaged copies */
+static char *g_dir; /* scratch directory for the damaged copies */
 
 /* ---- footer access --------------------------------------------------------------------- */
 struct footer {
@@ -24,7 +24,11 @@ struct footer {
   uint32_t n_gb, n_cols;
   uint16_t major, minor;
 };
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint64_t rd64(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
 static void wr64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static void wr16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
@@ -223,8 +227,11 @@ START_TEST(test_null_error_struct) {
     uint64_t ids[] = {0, lnc_file_num_rows(f) - 1};
     struct ArrowSchema s;
     struct ArrowArray a;
-    if (lnc_take(f, ids, 2, NULL, 0, &s, &a, NULL, NULL) == 0) { a.release(&a); s.release(&s); }
-    else failed++;
+    if (lnc_take(f, ids, 2, NULL, 0, &s, &a, NULL, NULL) == 0) {
+      a.release(&a);
+      s.release(&s);
+    } else
+      failed++;
     lnc_file_close(f);
   }
   ck_assert_uint_gt(failed, 0); /* some flips must reach a layout's error path */
@@ -352,7 +359,13 @@ struct page_mod {
   uint32_t col;
   int what;
 };
-enum { PM_OFF_EOF, PM_SIZE_HUGE, PM_SIZE_WRAP, PM_ROWS_MORE, PM_ROWS_LESS, PM_COUNTS, PM_ENCODING };
+enum { PM_OFF_EOF,
+       PM_SIZE_HUGE,
+       PM_SIZE_WRAP,
+       PM_ROWS_MORE,
+       PM_ROWS_LESS,
+       PM_COUNTS,
+       PM_ENCODING };
 
 static void page_modifier(Lance__File__V2__ColumnMetadata *cm, uint32_t col, void *arg) {
   struct page_mod *m = arg;
@@ -521,7 +534,11 @@ START_TEST(test_id_past_end) {
   ck_assert_msg(rc == 0, "%s", err.message);
   uint64_t nr = lnc_file_num_rows(f);
   ck_assert_uint_eq(nr, 1000);
-  uint64_t cases[][3] = {{1000, 0, 0}, {0, 5, 1000}, {UINT64_MAX, 0, 0}, {999, 1001, 2}};
+  uint64_t cases[][3] = {
+      {1000, 0, 0},
+      {0, 5, 1000},
+      {UINT64_MAX, 0, 0},
+      {999, 1001, 2}};
   for (size_t i = 0; i < 4; i++) {
     struct ArrowSchema s;
     struct ArrowArray a;

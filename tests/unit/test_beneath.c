@@ -19,11 +19,11 @@ static void setup(void) {
   base = tsup_mkdtemp("lnc-beneath");
   ck_assert_ptr_nonnull(base);
   tsup_sh("mkdir -p %s/root/a/b %s/outside && echo in > %s/root/a/b/f && echo out > %s/outside/secret"
-          " && ln -s ../../outside %s/root/a/up"        /* middle component escapes */
-          " && ln -s %s/outside/secret %s/root/abs"       /* last component, absolute target */
-          " && ln -s ../outside %s/root/first"          /* first component escapes */
+          " && ln -s ../../outside %s/root/a/up"                                      /* middle component escapes */
+          " && ln -s %s/outside/secret %s/root/abs"                                   /* last component, absolute target */
+          " && ln -s ../outside %s/root/first"                                        /* first component escapes */
           " && ln -s chain2 %s/root/chain1 && ln -s ../outside/secret %s/root/chain2" /* a chain out */
-          " && ln -s b/f %s/root/a/inside",               /* stays beneath */
+          " && ln -s b/f %s/root/a/inside",                                           /* stays beneath */
           base, base, base, base, base, base, base, base, base, base, base);
   char root[4200];
   snprintf(root, sizeof root, "%s/root", base);
@@ -56,16 +56,16 @@ static void opens(const char *rel, bool walk) {
 
 START_TEST(test_escapes_refused) {
   bool walk = _i == 1;
-  refused("../outside/secret", walk);        /* ".." first */
-  refused("a/../../outside/secret", walk);   /* ".." in the middle */
-  refused("a/b/..", walk);                   /* ".." last */
-  refused("/etc/passwd", walk);              /* absolute */
-  refused("first/secret", walk);             /* a symlink out, first component */
-  refused("a/up/secret", walk);              /* a symlink out, middle component */
-  refused("abs", walk);                      /* a symlink out, last component (absolute target) */
-  refused("chain1", walk);                   /* a chain of symlinks that ends outside */
+  refused("../outside/secret", walk);      /* ".." first */
+  refused("a/../../outside/secret", walk); /* ".." in the middle */
+  refused("a/b/..", walk);                 /* ".." last */
+  refused("/etc/passwd", walk);            /* absolute */
+  refused("first/secret", walk);           /* a symlink out, first component */
+  refused("a/up/secret", walk);            /* a symlink out, middle component */
+  refused("abs", walk);                    /* a symlink out, last component (absolute target) */
+  refused("chain1", walk);                 /* a chain of symlinks that ends outside */
   opens("a/b/f", walk);
-  opens("a//b/./f", walk);                   /* empty and "." components stay put */
+  opens("a//b/./f", walk); /* empty and "." components stay put */
 }
 END_TEST
 

@@ -29,11 +29,11 @@ static char *json_of(const struct ArrowSchema *col, struct ArrowArray *out) {
   return o;
 }
 
-#define EXPECT(col, out, want)                                                                 \
-  do {                                                                                         \
-    char *got_ = json_of((col), (out));                                                        \
-    ck_assert_str_eq(got_, (want));                                                            \
-    free(got_);                                                                                \
+#define EXPECT(col, out, want)          \
+  do {                                  \
+    char *got_ = json_of((col), (out)); \
+    ck_assert_str_eq(got_, (want));     \
+    free(got_);                         \
   } while (0)
 
 START_TEST(test_int_concat_gather) {
@@ -49,16 +49,22 @@ START_TEST(test_int_concat_gather) {
   ck_assert_int_eq(out.length, 5);
   ck_assert_int_eq(out.null_count, 1);
   EXPECT(&s, &out, "[{\"c\":2},{\"c\":null},{\"c\":4},{\"c\":10},{\"c\":20}]");
-  struct lnc_row_ref refs[] = {{1, 1}, {0, 1}, {0, 0}, {1, 1}};
+  struct lnc_row_ref refs[] = {
+      {1, 1},
+      {0, 1},
+      {0, 0},
+      {1, 1}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, refs, 4, &out, &err), 0);
   EXPECT(&s, &out, "[{\"c\":20},{\"c\":null},{\"c\":2},{\"c\":20}]");
   uint64_t idx[] = {2, 2, 0};
   ck_assert_int_eq(lnc_arrow_gather(&s, &a, idx, 3, &out, &err), 0);
   EXPECT(&s, &out, "[{\"c\":4},{\"c\":4},{\"c\":2}]");
   /* bounds */
-  struct lnc_row_ref bad[] = {{0, 3}};
+  struct lnc_row_ref bad[] = {
+      {0, 3}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, bad, 1, &out, &err), LNC_EINVAL);
-  struct lnc_row_ref bad2[] = {{2, 0}};
+  struct lnc_row_ref bad2[] = {
+      {2, 0}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, bad2, 1, &out, &err), LNC_EINVAL);
 }
 END_TEST
@@ -103,7 +109,12 @@ START_TEST(test_strings) {
   const struct ArrowArray *parts[] = {&a, &b};
   struct ArrowArray out;
   struct lnc_error err = {0};
-  struct lnc_row_ref refs[] = {{0, 3}, {1, 1}, {0, 2}, {1, 0}, {0, 0}};
+  struct lnc_row_ref refs[] = {
+      {0, 3},
+      {1, 1},
+      {0, 2},
+      {1, 0},
+      {0, 0}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, refs, 5, &out, &err), 0);
   EXPECT(&s, &out, "[{\"c\":\"ccc\"},{\"c\":\"\"},{\"c\":null},{\"c\":\"bb\"},{\"c\":\"a\"}]");
   struct ArrowSchema sl = *tb_schema("U", "c", 0);
@@ -130,7 +141,12 @@ START_TEST(test_lists) {
   const struct ArrowArray *parts[] = {&a, &b};
   struct ArrowArray out;
   struct lnc_error err = {0};
-  struct lnc_row_ref refs[] = {{0, 2}, {1, 0}, {0, 0}, {1, 2}, {1, 0}};
+  struct lnc_row_ref refs[] = {
+      {0, 2},
+      {1, 0},
+      {0, 0},
+      {1, 2},
+      {1, 0}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, refs, 5, &out, &err), 0);
   EXPECT(&s, &out,
          "[{\"c\":[4,5,6]},{\"c\":[1,null]},{\"c\":null},{\"c\":[3]},{\"c\":[1,null]}]");
@@ -224,7 +240,9 @@ START_TEST(test_dictionary_parts) {
   ck_assert_int_eq(lnc_arrow_concat(&s, parts, 2, &out, &err), 0);
   ck_assert_int_eq(out.dictionary->length, 3); /* bb, a, ccc: "a" once */
   EXPECT(&s, &out, "[{\"c\":\"bb\"},{\"c\":\"a\"},{\"c\":null},{\"c\":\"ccc\"},{\"c\":\"a\"}]");
-  struct lnc_row_ref refs[] = {{1, 1}, {0, 2}};
+  struct lnc_row_ref refs[] = {
+      {1, 1},
+      {0, 2}};
   ck_assert_int_eq(lnc_arrow_gather_multi(&s, parts, 2, refs, 2, &out, &err), 0);
   EXPECT(&s, &out, "[{\"c\":\"a\"},{\"c\":null}]");
   /* An index past its dictionary is refused, not read. */

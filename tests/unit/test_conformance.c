@@ -89,7 +89,8 @@ static const char *scan_value(const char *p, const char *e) {
         if (!p) return NULL;
         continue;
       }
-      if (*p == '{' || *p == '[') depth++;
+      if (*p == '{' || *p == '[')
+        depth++;
       else if (*p == '}' || *p == ']') {
         if (--depth == 0) return p + 1;
       }
@@ -187,8 +188,10 @@ static int body_scan(const char *text, size_t len, struct body *b) {
         }
         if (!q) return -1;
         p = skip_ws(q, e);
-        if (p < e && *p == ',') p = skip_ws(p + 1, e);
-        else if (p >= e || *p != ']') return -1;
+        if (p < e && *p == ',')
+          p = skip_ws(p + 1, e);
+        else if (p >= e || *p != ']')
+          return -1;
       }
       if (p >= e) return -1;
       p++;
@@ -440,8 +443,10 @@ static bool run_case(struct fixture_run *fx, size_t lineno, char *line, size_t l
       const char *c = json_string_value(v);
       bool drop = false;
       for (size_t k = 0; k < fx->nskip; k++) drop |= strcmp(fx->skip[k], c) == 0;
-      if (drop) cut = true;
-      else cols[ncols++] = c;
+      if (drop)
+        cut = true;
+      else
+        cols[ncols++] = c;
     }
     if (ncols == 0) { /* every requested column is one Lance answers differently */
       ok = true;
@@ -526,8 +531,10 @@ static size_t run_fixture(json_t *fxj) {
       failed++;
       continue;
     }
-    if (run_case(&fx, lineno, line, (size_t)len)) passed++;
-    else failed++;
+    if (run_case(&fx, lineno, line, (size_t)len))
+      passed++;
+    else
+      failed++;
   }
   free(line);
   fclose(af);

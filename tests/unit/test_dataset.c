@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FIX TSUP_DS_DIR
+#define FIX      TSUP_DS_DIR
 #define FIXTURES tsup_ds_fixtures
-#define NFIX tsup_n_ds_fixtures
+#define NFIX     tsup_n_ds_fixtures
 
 static lnc_dataset *open_ok(const char *name, uint64_t version) {
   char path[512];
@@ -147,8 +147,10 @@ START_TEST(test_deletion_kinds) {
         continue;
       }
       ck_assert_uint_eq(ds->frags[f].del.n, df->num_deleted_rows);
-      if (df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP) bitmap++;
-      else arrow++;
+      if (df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
+        bitmap++;
+      else
+        arrow++;
       for (size_t k = 1; k < ds->frags[f].del.n; k++)
         ck_assert_uint_lt(ds->frags[f].del.rows[k - 1], ds->frags[f].del.rows[k]);
     }
@@ -168,14 +170,18 @@ START_TEST(test_roaring_containers) {
   uint8_t b[64];
   size_t p = 0;
   uint32_t cookie = 12347u | (1u << 16);
-  memcpy(b + p, &cookie, 4); p += 4;
+  memcpy(b + p, &cookie, 4);
+  p += 4;
   b[p++] = 0x01; /* run bitmap: container 0 is a run container */
   uint16_t hdr[4] = {0, 4, 1, 1};
-  memcpy(b + p, hdr, 8); p += 8;
+  memcpy(b + p, hdr, 8);
+  p += 8;
   uint16_t run[3] = {1, 5, 4};
-  memcpy(b + p, run, 6); p += 6;
+  memcpy(b + p, run, 6);
+  p += 6;
   uint16_t arr[2] = {3, 70};
-  memcpy(b + p, arr, 4); p += 4;
+  memcpy(b + p, arr, 4);
+  p += 4;
   uint32_t *v;
   size_t n;
   struct lnc_error err = {0};
@@ -311,8 +317,10 @@ static int open_tmp(uint64_t version, struct lnc_error *err) {
   snprintf(path, sizeof path, "%s/ds.lance", tmpdir);
   lnc_dataset *ds = NULL;
   int rc = lnc_dataset_open(path, version, &ds, err);
-  if (rc == 0) lnc_dataset_close(ds);
-  else ck_assert_ptr_null(ds);
+  if (rc == 0)
+    lnc_dataset_close(ds);
+  else
+    ck_assert_ptr_null(ds);
   return rc;
 }
 
@@ -490,8 +498,10 @@ START_TEST(test_take_vs_lance) {
     lnc_dataset_close(ds);
     free(text);
   }
-  if (skipped) fprintf(stderr, "test_take_vs_lance: lnc_take not linked yet, skipped\n");
-  else ck_assert_int_gt(compared, 100);
+  if (skipped)
+    fprintf(stderr, "test_take_vs_lance: lnc_take not linked yet, skipped\n");
+  else
+    ck_assert_int_gt(compared, 100);
 }
 END_TEST
 

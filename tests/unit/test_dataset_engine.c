@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FIX TSUP_DS_DIR
+#define FIX  TSUP_DS_DIR
 #define NFIX tsup_n_ds_fixtures
 
 static lnc_engine *engine_at(const char *root, uint64_t budget) {
@@ -116,7 +116,7 @@ START_TEST(test_engine_take_vs_lance) {
   ck_assert_int_gt(compared, 200);
   ck_assert_int_gt(via_take, 50);
   struct lnc_engine_stats st = stats(e);
-  ck_assert_uint_gt(st.files_cached, 7); /* every fixture's data files went through the engine */
+  ck_assert_uint_gt(st.files_cached, 7);       /* every fixture's data files went through the engine */
   ck_assert_uint_eq(st.datasets_cached, NFIX); /* the latest of each, pinned ones dropped */
   lnc_worker_free(w);
   lnc_engine_free(e);
@@ -141,7 +141,7 @@ START_TEST(test_engine_budget_shared) {
   ck_assert_uint_eq(s1.datasets_cached, 1);
   ck_assert_uint_gt(s1.dataset_bytes, 0);
   ck_assert_uint_gt(s1.resident_bytes, s1.dataset_bytes); /* files' search caches + dataset */
-  ck_assert_uint_eq(s1.takes, 3);                          /* one engine take per data file */
+  ck_assert_uint_eq(s1.takes, 3);                         /* one engine take per data file */
 
   uint64_t ids2[] = {0, 500, 1000, 1100};
   j = take_json(w, "deletions_v21.lance", 0, ids2, 4, &err);
@@ -342,7 +342,8 @@ START_TEST(test_engine_dataset_errors) {
   add_fixture("multi_v21", "good");
   add_fixture("multi_v21", "escape");
   tsup_sh("mv %s/escape/_versions/3.manifest %s/outside.manifest && "
-     "ln -s ../../outside.manifest %s/escape/_versions/3.manifest", tmproot, tmproot, tmproot);
+          "ln -s ../../outside.manifest %s/escape/_versions/3.manifest",
+          tmproot, tmproot, tmproot);
   tsup_sh("mkdir %s/plain", tmproot);
   lnc_engine *e = engine_at(tmproot, 0);
   lnc_worker *w = worker_of(e);
@@ -406,7 +407,8 @@ START_TEST(test_engine_dataset_describe) {
   int major = -1, minor = -1;
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_engine_dataset_describe(w, "addcol_v22.lance", 2, &json, &s, &rows, &v,
-                                               &major, &minor, &err), 0);
+                                               &major, &minor, &err),
+                   0);
   ck_assert_uint_eq(v, 2);
   ck_assert_int_eq(major, 2); /* the manifest's data_format, not scraped from the JSON */
   ck_assert_int_eq(minor, 2);
@@ -418,7 +420,8 @@ START_TEST(test_engine_dataset_describe) {
   free(txt);
   lnc_buf_free(&json);
   ck_assert_int_eq(lnc_engine_dataset_describe(w, "addcol_v22.lance", 0, NULL, &s, &rows, &v,
-                                               NULL, NULL, &err), 0);
+                                               NULL, NULL, &err),
+                   0);
   ck_assert_uint_eq(v, 4);
   ck_assert_int_eq(s.n_children, 5);
   ck_assert_str_eq(s.children[4]->name, "y");

@@ -9,7 +9,7 @@
 #include <zstd.h>
 #include "enc_build.h"
 
-#define LZ4 LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4
+#define LZ4  LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4
 #define ZSTD LANCE__ENCODINGS21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD
 
 static struct lnc_values out;
@@ -247,7 +247,9 @@ START_TEST(test_rle) {
   /* mini-block: values u32 {7, 9, 11}, runs {3, 255, 2} → 260 values */
   uint32_t vals[3] = {7, 9, 11};
   uint8_t runs[3] = {3, 255, 2};
-  struct lnc_slice bufs[2] = {{(const uint8_t *)vals, 12}, {runs, 3}};
+  struct lnc_slice bufs[2] = {
+      {(const uint8_t *)vals, 12},
+      {runs, 3}};
   ck_assert_int_eq(lnc_enc_miniblock(eb_rle(32, 8), bufs, 2, 260, &eb_arena, &out, &err), 0);
   ck_assert_uint_eq(out.n, 260);
   ck_assert_uint_eq(u(&out, 0), 7);
@@ -266,7 +268,9 @@ START_TEST(test_rle) {
   /* 64-bit values with 16-bit run lengths */
   uint64_t v64[2] = {1ull << 40, 5};
   uint16_t r16[2] = {1000, 24};
-  struct lnc_slice b64[2] = {{(const uint8_t *)v64, 16}, {(const uint8_t *)r16, 4}};
+  struct lnc_slice b64[2] = {
+      {(const uint8_t *)v64, 16},
+      {(const uint8_t *)r16, 4}};
   ck_assert_int_eq(lnc_enc_miniblock(eb_rle(64, 16), b64, 2, 1024, &eb_arena, &out, &err), 0);
   ck_assert_uint_eq(u(&out, 999), 1ull << 40);
   ck_assert_uint_eq(u(&out, 1000), 5);
@@ -322,7 +326,8 @@ START_TEST(test_general) {
   /* only buffer 0 is compressed: Rle runs pass through */
   uint32_t vals[2] = {4, 5};
   uint8_t runs[2] = {2, 3};
-  struct lnc_slice rb[2] = {lz4_block(vals, 8), {runs, 2}};
+  struct lnc_slice rb[2] = {
+      lz4_block(vals, 8), {runs, 2}};
   ck_assert_int_eq(lnc_enc_miniblock(eb_general(LZ4, eb_rle(32, 8)), rb, 2, 5, &eb_arena, &out, &err), 0);
   ck_assert_uint_eq(u(&out, 4), 5);
   /* block context: 2.2 dictionary items General(LZ4, Variable) */
@@ -398,7 +403,9 @@ START_TEST(test_fsl) {
   uint8_t valid[2] = {0xFF, 0x0D};
   int32_t items[12];
   for (int i = 0; i < 12; i++) items[i] = i * 10;
-  struct lnc_slice bufs[2] = {{valid, 2}, {(const uint8_t *)items, sizeof items}};
+  struct lnc_slice bufs[2] = {
+      {valid, 2},
+      {(const uint8_t *)items, sizeof items}};
   lnc_enc *e = eb_fsl(3, 1, eb_flat(32));
   ck_assert_msg(lnc_enc_miniblock(e, bufs, 2, 4, &eb_arena, &out, &err) == 0, "%s", err.message);
   ck_assert_uint_eq(out.n, 4);
@@ -411,9 +418,12 @@ START_TEST(test_fsl) {
   ck_describe(e, "FixedSizeList(3, nullable, Flat(32))");
   /* wrong buffer count, short validity, short data */
   ck_assert_int_eq(lnc_enc_miniblock(e, bufs, 1, 4, &eb_arena, &out, &err), LNC_ECORRUPT);
-  struct lnc_slice sv[2] = {{valid, 1}, bufs[1]};
+  struct lnc_slice sv[2] = {
+      {valid, 1},
+      bufs[1]};
   ck_assert_int_eq(lnc_enc_miniblock(e, sv, 2, 4, &eb_arena, &out, &err), LNC_ECORRUPT);
-  struct lnc_slice sd[2] = {bufs[0], {(const uint8_t *)items, 40}};
+  struct lnc_slice sd[2] = {
+      bufs[0], {(const uint8_t *)items, 40}};
   ck_assert_int_eq(lnc_enc_miniblock(e, sd, 2, 4, &eb_arena, &out, &err), LNC_ECORRUPT);
 
   /* nested fsl<fsl<float,2>,2> without validity */

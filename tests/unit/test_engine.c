@@ -23,7 +23,7 @@ static char *g_tmpbase;
 
 /* Checked for presence at startup (a clear message instead of a failed assertion). */
 static const char *const k_small[] = {"types21", "types22", "nested21", "nested22",
-                                      "enc21",   "enc22",   "emb21"};
+                                      "enc21", "enc22", "emb21"};
 #define N_SMALL (sizeof k_small / sizeof k_small[0])
 
 /* The data file of fixture `name` (tests/fixtures/index.json); looked up once per name. */
@@ -162,7 +162,8 @@ static int count_fds(void) {
   ck_assert_ptr_nonnull(d);
   int n = 0;
   struct dirent *de;
-  while ((de = readdir(d))) if (de->d_name[0] != '.') n++;
+  while ((de = readdir(d)))
+    if (de->d_name[0] != '.') n++;
   closedir(d);
   return n - 1; /* the DIR's own descriptor */
 }
@@ -458,11 +459,15 @@ static void *conc_main(void *arg) {
   lnc_worker *w;
   c->rc = lnc_worker_new(c->e, &w, &err);
   pthread_barrier_wait(c->bar);
-  if (c->rc) { snprintf(c->msg, sizeof c->msg, "%s", err.message); return NULL; }
+  if (c->rc) {
+    snprintf(c->msg, sizeof c->msg, "%s", err.message);
+    return NULL;
+  }
   struct ArrowSchema s;
   struct ArrowArray a;
   c->rc = lnc_engine_take(w, c->path, c->ids, c->n, NULL, 0, NULL, &s, &a, &c->st, &err);
-  if (c->rc) snprintf(c->msg, sizeof c->msg, "%s", err.message);
+  if (c->rc)
+    snprintf(c->msg, sizeof c->msg, "%s", err.message);
   else {
     c->json = tsup_json_try(&s, &a, &err);
     a.release(&a);
@@ -526,8 +531,8 @@ static const char *const k_budget_src[] = {"types21", "types22"};
 #define N_BSRC 2
 struct budget_dir {
   char *dir;
-  char *names[NBUDGET];      /* <dir>/fNN.lance */
-  const char *src[NBUDGET];  /* the fixture each is a copy of */
+  char *names[NBUDGET];     /* <dir>/fNN.lance */
+  const char *src[NBUDGET]; /* the fixture each is a copy of */
   uint64_t resident[N_BSRC];
   uint64_t max_resident, min_resident;
 };
@@ -670,14 +675,22 @@ static void *stress_main(void *arg) {
   struct stress *s = arg;
   struct lnc_error err = {0};
   lnc_worker *w;
-  if (lnc_worker_new(s->e, &w, &err)) { s->failures++; snprintf(s->msg, sizeof s->msg, "%s", err.message); return NULL; }
+  if (lnc_worker_new(s->e, &w, &err)) {
+    s->failures++;
+    snprintf(s->msg, sizeof s->msg, "%s", err.message);
+    return NULL;
+  }
   uint64_t x = s->seed;
   for (int it = 0; it < 150; it++) {
     int i = (int)(tsup_xorshift64(&x) % NBUDGET);
     struct ArrowSchema sc;
     struct ArrowArray a;
     int rc = lnc_engine_take(w, s->b->names[i], k_ids, 5, NULL, 0, NULL, &sc, &a, NULL, &err);
-    if (rc) { s->failures++; snprintf(s->msg, sizeof s->msg, "%s", err.message); continue; }
+    if (rc) {
+      s->failures++;
+      snprintf(s->msg, sizeof s->msg, "%s", err.message);
+      continue;
+    }
     char *got = tsup_json_try(&sc, &a, &err);
     if (!got || strcmp(got, s->want[i]) != 0) {
       s->failures++;

@@ -14,9 +14,21 @@
 #include <stdio.h>
 
 /* ---- a tiny flatbuffer reader for checking our own output ------------------------------- */
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static int64_t rd64(const uint8_t *p) { int64_t v; memcpy(&v, p, 8); return v; }
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t rd32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static int64_t rd64(const uint8_t *p) {
+  int64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+static uint16_t rd16(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
 
 static const uint8_t *fb_field(const uint8_t *table, int id) {
   const uint8_t *vt = table - (int32_t)rd32(table);
@@ -125,9 +137,13 @@ static void batch_primitives(struct ArrowSchema **s, struct ArrowArray **a) {
   static const uint16_t f16[] = {0, 0x3C00, 0x3555, 0x7BFF, 0x8000, 0x0001};
   static const float f32[] = {0, 0.1f, FLT_MAX, 1e-7f, -0.0f, 1.4e-45f};
   static double f64[6];
-  f64[0] = 0; f64[1] = 0.1; f64[2] = 1e21; f64[3] = 123456789012345680000.0; f64[4] = 5e-324;
+  f64[0] = 0;
+  f64[1] = 0.1;
+  f64[2] = 1e21;
+  f64[3] = 123456789012345680000.0;
+  f64[4] = 5e-324;
   f64[5] = NAN;
-  static const uint8_t bits[] = {0x2D}; /* 1,0,1,1,0,1 */
+  static const uint8_t bits[] = {0x2D};  /* 1,0,1,1,0,1 */
   static const uint8_t valid[] = {0x3B}; /* index 2 null (1,1,0,1,1,1) */
   /* every column sliced by one (offset 1), length 5, one null at logical index 1 */
   struct ArrowSchema *cols[13] = {
@@ -150,7 +166,11 @@ static void batch_primitives(struct ArrowSchema **s, struct ArrowArray **a) {
 static void batch_strings(struct ArrowSchema **s, struct ArrowArray **a) {
   static const int32_t offs[] = {0, 1, 4, 4, 14, 16, 19};
   static const int64_t loffs[] = {0, 1, 4, 4, 14, 16, 19};
-  static const char data[] = "Xabc" "q\"\\\n\t\x01" "zz\x7f" "\xc3\xa9" "end";
+  static const char data[] = "Xabc"
+                             "q\"\\\n\t\x01"
+                             "zz\x7f"
+                             "\xc3\xa9"
+                             "end";
   static const int32_t boffs[] = {5, 5, 6, 8, 11, 15, 15};
   static const char bdata[] = "_____ffofoo\xff\xfe\x00\x01";
   static const int64_t lboffs[] = {5, 5, 6, 8, 11, 15, 15};
@@ -194,10 +214,11 @@ static void batch_temporal(struct ArrowSchema **s, struct ArrowArray **a) {
 static void batch_decimal(struct ArrowSchema **s, struct ArrowArray **a) {
   static const int64_t d128[] = {12345, 0, -5, -1, 0, 0, 0, INT64_MIN, 99, 0};
   static uint64_t d256[20];
-  d256[0] = 1; d256[3] = 1ULL << 8;                   /* 2^200 + 1 */
-  for (int i = 4; i < 8; i++) d256[i] = UINT64_MAX;   /* -1 */
-  d256[12] = 123;                                     /* row 3: 123 */
-  static const uint8_t valid[] = {0x1B}; /* index 2 null */
+  d256[0] = 1;
+  d256[3] = 1ULL << 8;                              /* 2^200 + 1 */
+  for (int i = 4; i < 8; i++) d256[i] = UINT64_MAX; /* -1 */
+  d256[12] = 123;                                   /* row 3: 123 */
+  static const uint8_t valid[] = {0x1B};            /* index 2 null */
   struct ArrowSchema *cols[] = {tb_schema("d:10,2", "dec", 0), tb_schema("d:38,-2", "dec_neg", 0),
                                 tb_schema("d:76,5,256", "dec256", 0)};
   struct ArrowArray *arrs[] = {tb_primn(5, 1, valid, d128), tb_primn(5, 1, valid, d128),
@@ -277,10 +298,14 @@ static void batch_empty(struct ArrowSchema **s, struct ArrowArray **a) {
 static const struct {
   const char *name;
   batch_fn fn;
-} BATCHES[] = {{"primitives", batch_primitives}, {"strings", batch_strings},
-               {"temporal", batch_temporal},     {"decimal", batch_decimal},
-               {"nested", batch_nested},         {"dict", batch_dict},
-               {"empty", batch_empty}};
+} BATCHES[] = {
+    {"primitives", batch_primitives},
+    {"strings", batch_strings},
+    {"temporal", batch_temporal},
+    {"decimal", batch_decimal},
+    {"nested", batch_nested},
+    {"dict", batch_dict},
+    {"empty", batch_empty}};
 
 static void teardown(void) { tb_free_all(); }
 
@@ -294,9 +319,9 @@ START_TEST(test_framing) {
     struct msg m[8];
     int n = parse_stream(b.data, b.len, m, 8);
     ck_assert_int_ge(n, 2);
-    ck_assert_int_eq(m[0].header_type, 1);       /* Schema */
+    ck_assert_int_eq(m[0].header_type, 1); /* Schema */
     ck_assert_int_eq(m[0].body_len, 0);
-    ck_assert_int_eq(m[n - 1].header_type, 3);   /* RecordBatch */
+    ck_assert_int_eq(m[n - 1].header_type, 3); /* RecordBatch */
     for (int i = 1; i < n - 1; i++) ck_assert_int_eq(m[i].header_type, 2);
     ck_assert_int_eq(n - 2, strcmp(BATCHES[t].name, "dict") == 0 ? 2 : 0);
     const uint8_t *fields = fb_table_at(m[0].header, 1);
@@ -383,7 +408,7 @@ START_TEST(test_schema_fields) {
   const uint8_t *ch = fb_table_at(f, 5);
   ck_assert_uint_eq(fb_vec_len(ch), 2);
   ck_assert_int_eq(fb_int(fb_vec_table(ch, 1), 1, 1, 0), 0); /* b not nullable */
-  f = fb_vec_table(fields, 1); /* fixed size list of 2 */
+  f = fb_vec_table(fields, 1);                               /* fixed size list of 2 */
   ck_assert_int_eq(fb_int(f, 2, 1, 0), 16);
   ck_assert_int_eq(fb_int(fb_table_at(f, 3), 0, 4, 0), 2);
   lnc_buf_free(&b);
@@ -497,9 +522,12 @@ END_TEST
 static void put_jstr(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
+    if (*s == '"' || *s == '\\')
+      fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20)
+      fprintf(f, "\\u%04x", *s);
+    else
+      fputc(*s, f);
   }
   fputc('"', f);
 }
@@ -519,8 +547,10 @@ static void describe(FILE *f, const struct ArrowSchema *s) {
     describe(f, s->children[i]);
   }
   fprintf(f, "],\"dictionary\":");
-  if (s->dictionary) describe(f, s->dictionary);
-  else fprintf(f, "null");
+  if (s->dictionary)
+    describe(f, s->dictionary);
+  else
+    fprintf(f, "null");
   fputc('}', f);
 }
 

@@ -34,10 +34,10 @@ static void check_vals_f(const char *file, int line, struct ArrowSchema *col, st
   ck_assert_msg(rc == 0 && strcmp(got, exp) == 0, "%s:%d\n got: %s\nwant: %s", file, line, got, exp);
   free(got);
 }
-#define CHECK_VALS(col, arr, ...)                                                      \
-  do {                                                                                 \
-    const char *v_[] = {__VA_ARGS__};                                                  \
-    check_vals_f(__FILE__, __LINE__, col, arr, (int)(sizeof v_ / sizeof v_[0]), v_);   \
+#define CHECK_VALS(col, arr, ...)                                                    \
+  do {                                                                               \
+    const char *v_[] = {__VA_ARGS__};                                                \
+    check_vals_f(__FILE__, __LINE__, col, arr, (int)(sizeof v_ / sizeof v_[0]), v_); \
   } while (0)
 
 static void teardown(void) { tb_free_all(); }
@@ -54,11 +54,11 @@ static void json_str_is(const char *in, size_t n, const char *want) {
 START_TEST(test_json_str_utf8) {
   json_str_is("a\"b\\c\n", 6, "\"a\\\"b\\\\c\\n\"");
   json_str_is("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9, "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
-  json_str_is("\xff", 1, "\"\\ufffd\"");                       /* never valid */
-  json_str_is("\xc0\xae", 2, "\"\\ufffd\\ufffd\"");             /* overlong '.' */
-  json_str_is("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");    /* a surrogate */
+  json_str_is("\xff", 1, "\"\\ufffd\"");                                  /* never valid */
+  json_str_is("\xc0\xae", 2, "\"\\ufffd\\ufffd\"");                       /* overlong '.' */
+  json_str_is("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");            /* a surrogate */
   json_str_is("\xf4\x90\x80\x80", 4, "\"\\ufffd\\ufffd\\ufffd\\ufffd\""); /* past U+10FFFF */
-  json_str_is("x\xe2\x82", 3, "\"x\\ufffd\\ufffd\"");             /* cut short */
+  json_str_is("x\xe2\x82", 3, "\"x\\ufffd\\ufffd\"");                     /* cut short */
   ck_assert_int_eq(lnc_json_str(NULL, "x", 1), LNC_EINVAL);
 }
 END_TEST
@@ -120,7 +120,7 @@ START_TEST(test_ints) {
 END_TEST
 
 START_TEST(test_bool_null) {
-  static const uint8_t bits[] = {0x0D, 0x01}; /* 1,0,1,1,0,0,0,0, 1 */
+  static const uint8_t bits[] = {0x0D, 0x01};  /* 1,0,1,1,0,0,0,0, 1 */
   static const uint8_t valid[] = {0xFB, 0x01}; /* all but index 2 */
   CHECK_VALS(tb_schema("b", "x", 0), tb_primn(9, 1, valid, bits), "true", "false", "null", "true",
              "false", "false", "false", "false", "true");
@@ -132,8 +132,8 @@ START_TEST(test_bool_null) {
 END_TEST
 
 START_TEST(test_float64) {
-  static const double v[] = {0.1,  1.5,       100,  1e21,  1e-7,   123456789012345680000.0,
-                             5e-324, -0.0,    0.0,  1e20,  1.5e-7, 0.000001,
+  static const double v[] = {0.1, 1.5, 100, 1e21, 1e-7, 123456789012345680000.0,
+                             5e-324, -0.0, 0.0, 1e20, 1.5e-7, 0.000001,
                              0.1 + 0.2, -2.5, 1.7976931348623157e308, 2.2250738585072014e-308,
                              9007199254740993.0, 123.456, 1e-6 * 1.5, 4294967296.5};
   CHECK_VALS(tb_schema("g", "x", 0), tb_prim(20, v), "0.1", "1.5", "100", "1e+21", "1e-7",
@@ -172,7 +172,10 @@ END_TEST
 
 START_TEST(test_strings) {
   static const int32_t offs[] = {0, 3, 3, 14, 16};
-  static const char data[] = "abc" "q\"\\\n\r\t\b\f\x01\x1f" "z" "\xc3\xa9";
+  static const char data[] = "abc"
+                             "q\"\\\n\r\t\b\f\x01\x1f"
+                             "z"
+                             "\xc3\xa9";
   static const uint8_t valid[] = {0x0D}; /* index 1 null */
   CHECK_VALS(tb_schema("u", "x", 0), tb_var(4, 1, valid, offs, data), "\"abc\"", "null",
              "\"q\\\"\\\\\\n\\r\\t\\b\\f\\u0001\\u001fz\"", "\"\xc3\xa9\"");

@@ -54,7 +54,7 @@ START_TEST(test_percentiles_small_and_skewed) {
   ld_hist_record_n(h, 100, 990);
   ld_hist_record_n(h, 5000000, 10); /* 1 % stalls of 5 s */
   ck_assert_uint_eq(ld_hist_percentile(h, 50), 100);
-  ck_assert_uint_eq(ld_hist_percentile(h, 99), 100);    /* the 990th sample */
+  ck_assert_uint_eq(ld_hist_percentile(h, 99), 100);       /* the 990th sample */
   ck_assert_uint_eq(ld_hist_percentile(h, 99.1), 5000000); /* capped at the exact max */
   ck_assert_uint_eq(ld_hist_percentile(h, 100), 5000000);
   ld_hist_reset(h);

@@ -183,8 +183,7 @@ END_TEST
 
 START_TEST(test_request_get_post) {
   ld_req_tmpl t;
-  ld_req_params prm = {.host_header = "127.0.0.1:8080", .prefix = "", .file = "dir/my file.lance",
-                       .columns = "a,b", .format = "arrow"};
+  ld_req_params prm = {.host_header = "127.0.0.1:8080", .prefix = "", .file = "dir/my file.lance", .columns = "a,b", .format = "arrow"};
   ld_req_tmpl_init(&t, &prm);
   uint64_t ids[3] = {1, 50, 9};
   ld_sbuf out = {0};

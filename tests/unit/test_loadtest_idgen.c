@@ -27,7 +27,10 @@ START_TEST(test_zipf_distribution) {
     /* Hot loops count and assert once: every ck_assert reports to the parent process. */
     for (uint64_t i = 0; i < draws; i++) {
       uint64_t k = ld_zipf_sample(&z, &r);
-      if (k < 1 || k > n) { out_of_range++; continue; }
+      if (k < 1 || k > n) {
+        out_of_range++;
+        continue;
+      }
       cnt[k]++;
     }
     ck_assert_uint_eq(out_of_range, 0);
@@ -76,7 +79,10 @@ START_TEST(test_perm_bijective) {
     uint64_t bad = 0;
     for (uint64_t x = 0; x < n; x++) {
       uint64_t y = ld_perm_apply(&p, x);
-      if (y >= n || seen[y]) { bad++; continue; }
+      if (y >= n || seen[y]) {
+        bad++;
+        continue;
+      }
       seen[y] = 1;
     }
     ck_assert_msg(bad == 0, "n=%llu: %llu ids out of range or hit twice", (unsigned long long)n, (unsigned long long)bad);
@@ -100,7 +106,10 @@ START_TEST(test_uniform_and_sequential) {
   ld_idgen_fill(&g, ids, 10000);
   uint64_t bad = 0;
   for (int i = 0; i < 10000; i++) {
-    if (ids[i] >= 10) { bad++; continue; }
+    if (ids[i] >= 10) {
+      bad++;
+      continue;
+    }
     cnt[ids[i]]++;
   }
   ck_assert_uint_eq(bad, 0);

@@ -116,8 +116,7 @@ START_TEST(test_many_tasks_park_and_match) {
   lnc_loop_get_stats(r.l, &s0);
   int nparked = 0;
   for (int i = 0; i < N; i++) {
-    jobs[i] = (struct job){.w = lnc_loop_worker(r.l), .path = path, .id = (uint64_t)(i * 7 % 100),
-                           .nowait = LNC_NOWAIT_RING};
+    jobs[i] = (struct job){.w = lnc_loop_worker(r.l), .path = path, .id = (uint64_t)(i * 7 % 100), .nowait = LNC_NOWAIT_RING};
     int parked = 0;
     ck_assert_int_eq(lnc_loop_spawn(r.l, run_take, &jobs[i], &parked, NULL), 0);
     nparked += parked;
@@ -158,8 +157,7 @@ START_TEST(test_sleep_parks_and_watch_reports) {
   rig_open(&r, LNC_IO_DIRECT);
   const char *path = fixture_path();
   free(plain_take(r.w, path, 0));
-  struct job j = {.w = lnc_loop_worker(r.l), .path = path, .id = 2, .nowait = LNC_NOWAIT_RING,
-                  .sleep_ms = 30};
+  struct job j = {.w = lnc_loop_worker(r.l), .path = path, .id = 2, .nowait = LNC_NOWAIT_RING, .sleep_ms = 30};
   int parked = 0;
   ck_assert_int_eq(lnc_loop_spawn(r.l, run_take, &j, &parked, NULL), 0);
   if (lnc_loop_uses_uring(r.l)) ck_assert_int_eq(parked, 1);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "io/ring.h"
 
-#define FILE_SIZE ((8u << 20) + 1234u) /* not a multiple of the block: the tail comes back short */
+#define FILE_SIZE   ((8u << 20) + 1234u) /* not a multiple of the block: the tail comes back short */
 #define TMPFS_MAGIC 0x01021994
 
 static char *dir, *path;
@@ -92,16 +92,52 @@ static void gen_batch(struct batch *b) {
     struct lnc_read *p = i ? &b->reads[i - 1] : NULL, *q = &b->reads[i];
     uint64_t off, len;
     switch (rnd() % 12) {
-    case 0: if (p) { off = p->off; len = p->len; break; } /* duplicate */ /* fallthrough */
-    case 1: if (p) { off = p->off + p->len; len = 1 + rnd() % 5000; break; } /* touching */ /* fallthrough */
-    case 2: if (p && p->len) { off = p->off + rnd() % p->len; len = 1 + rnd() % 9000; break; } /* overlap */ /* fallthrough */
-    case 3: off = rnd() % FILE_SIZE; len = 0; break;                                 /* empty */
-    case 4: len = 1 + rnd() % 20000; off = FILE_SIZE - len; break;                   /* at EOF */
-    case 5: off = FILE_SIZE; len = 0; break;                                         /* empty at EOF */
-    case 6: off = (rnd() % (FILE_SIZE / 4096)) * 4096; len = 4096 * (1 + rnd() % 4); break; /* aligned */
-    case 7: off = rnd() % FILE_SIZE; len = 1 + rnd() % (1u << 20); break;            /* large */
-    case 8: off = (rnd() % 64) * 4096 + rnd() % 4096; len = 1 + rnd() % 300; break;  /* clustered */
-    default: off = rnd() % FILE_SIZE; len = 1 + rnd() % 70000; break;                /* unaligned */
+    case 0:
+      if (p) {
+        off = p->off;
+        len = p->len;
+        break;
+      } /* duplicate */ /* fallthrough */
+    case 1:
+      if (p) {
+        off = p->off + p->len;
+        len = 1 + rnd() % 5000;
+        break;
+      } /* touching */ /* fallthrough */
+    case 2:
+      if (p && p->len) {
+        off = p->off + rnd() % p->len;
+        len = 1 + rnd() % 9000;
+        break;
+      } /* overlap */ /* fallthrough */
+    case 3:
+      off = rnd() % FILE_SIZE;
+      len = 0;
+      break; /* empty */
+    case 4:
+      len = 1 + rnd() % 20000;
+      off = FILE_SIZE - len;
+      break; /* at EOF */
+    case 5:
+      off = FILE_SIZE;
+      len = 0;
+      break; /* empty at EOF */
+    case 6:
+      off = (rnd() % (FILE_SIZE / 4096)) * 4096;
+      len = 4096 * (1 + rnd() % 4);
+      break; /* aligned */
+    case 7:
+      off = rnd() % FILE_SIZE;
+      len = 1 + rnd() % (1u << 20);
+      break; /* large */
+    case 8:
+      off = (rnd() % 64) * 4096 + rnd() % 4096;
+      len = 1 + rnd() % 300;
+      break; /* clustered */
+    default:
+      off = rnd() % FILE_SIZE;
+      len = 1 + rnd() % 70000;
+      break; /* unaligned */
     }
     if (off > FILE_SIZE) off = FILE_SIZE;
     if (len > FILE_SIZE - off) len = FILE_SIZE - off;
@@ -232,7 +268,9 @@ START_TEST(test_merge_gap) {
   bool pread_mode = _i & 1;
   static uint8_t a[64], b[64], big[10][65536];
   /* buffered: a gap of exactly 1000 bytes */
-  struct lnc_read reads[2] = {{.off = 5000, .len = 64, .dst = a}, {.off = 6064, .len = 64, .dst = b}};
+  struct lnc_read reads[2] = {
+      {.off = 5000, .len = 64, .dst = a},
+      {.off = 6064, .len = 64, .dst = b}};
   struct lnc_ring *r = ring_with(pread_mode, 0, 999, 0, 0, true);
   ck_assert_uint_eq(run(r, false, reads, 2).reads, 2);
   lnc_ring_free(r);
@@ -272,13 +310,16 @@ START_TEST(test_eof_and_big) {
   uint8_t tail[1];
   uint8_t *big = malloc(3u << 20), *al = NULL;
   ck_assert_int_eq(posix_memalign((void **)&al, 4096, 8192), 0);
-  struct lnc_read reads[3] = {{.off = FILE_SIZE - 1, .len = 1, .dst = tail},
-                              {.off = 12345, .len = 3u << 20, .dst = big},
-                              {.off = 4u << 20, .len = 8192, .dst = al}};
+  struct lnc_read reads[3] = {
+      {.off = FILE_SIZE - 1, .len = 1, .dst = tail},
+      {.off = 12345, .len = 3u << 20, .dst = big},
+      {.off = 4u << 20, .len = 8192, .dst = al}};
   struct lnc_take_stats s = run(r, direct, reads, 3);
   ck_assert_uint_eq(s.reads, 3);
-  if (direct) ck_assert_uint_eq(s.bytes_read, 1234 + (up4k(12345 + (3u << 20)) - 12288) + 8192);
-  else ck_assert_uint_eq(s.bytes_read, 1 + (3u << 20) + 8192);
+  if (direct)
+    ck_assert_uint_eq(s.bytes_read, 1234 + (up4k(12345 + (3u << 20)) - 12288) + 8192);
+  else
+    ck_assert_uint_eq(s.bytes_read, 1 + (3u << 20) + 8192);
   free(big);
   free(al);
   lnc_ring_free(r);
@@ -292,7 +333,9 @@ START_TEST(test_past_eof) {
   int fd = open_data(direct);
   uint8_t buf[200];
   memset(buf, 0x11, sizeof buf);
-  struct lnc_read reads[2] = {{.off = 0, .len = 10, .dst = buf}, {.off = FILE_SIZE - 100, .len = 101, .dst = buf + 10}};
+  struct lnc_read reads[2] = {
+      {.off = 0, .len = 10, .dst = buf},
+      {.off = FILE_SIZE - 100, .len = 101, .dst = buf + 10}};
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_ring_read_batch(r, fd, direct, FILE_SIZE, reads, 2, NULL, &err), LNC_ECORRUPT);
   ck_assert_int_eq(err.code, LNC_ECORRUPT);
@@ -307,8 +350,9 @@ START_TEST(test_past_eof) {
   ck_assert_ptr_nonnull(strstr(err.message, "file ends"));
   /* ... and one that starts before the real end: a short read, resubmitted, then the end */
   uint8_t ok[300];
-  struct lnc_read span[2] = {{.off = FILE_SIZE - 100, .len = 150, .dst = buf},
-                             {.off = 1 << 20, .len = 300, .dst = ok}};
+  struct lnc_read span[2] = {
+      {.off = FILE_SIZE - 100, .len = 150, .dst = buf},
+      {.off = 1 << 20, .len = 300, .dst = ok}};
   struct lnc_take_stats s = {0};
   ck_assert_int_eq(lnc_ring_read_batch(r, fd, direct, FILE_SIZE + 100000, span, 2, &s, &err), LNC_EIO);
   ck_assert_msg(strstr(err.message, "file ends at 8389842") != NULL, "%s", err.message);
@@ -322,9 +366,10 @@ START_TEST(test_bad_fd) {
   bool direct = _i & 1, pread_mode = _i & 2;
   struct lnc_ring *r = ring_with(pread_mode, 0, 0, 0, 0, true);
   uint8_t buf[3][100];
-  struct lnc_read reads[3] = {{.off = 0, .len = 100, .dst = buf[0]},
-                              {.off = 1 << 20, .len = 100, .dst = buf[1]},
-                              {.off = 2 << 20, .len = 100, .dst = buf[2]}};
+  struct lnc_read reads[3] = {
+      {.off = 0, .len = 100, .dst = buf[0]},
+      {.off = 1 << 20, .len = 100, .dst = buf[1]},
+      {.off = 2 << 20, .len = 100, .dst = buf[2]}};
   struct lnc_error err = {0};
   struct lnc_take_stats s = {0};
   ck_assert_int_eq(lnc_ring_read_batch(r, -1, direct, FILE_SIZE, reads, 3, &s, &err), LNC_EIO);

@@ -40,10 +40,19 @@ char *tsup_fixture_file(const char *name) {
 }
 
 const struct tsup_ds_fixture tsup_ds_fixtures[] = {
-    {"multi_v21", 3},     {"multi_v22", 3},     {"deletions_v21", 8}, {"deletions_v22", 8},
-    {"addcol_v21", 4},    {"addcol_v22", 4},    {"compacted_v22", 8},
-    {"multi_v20", 3},     {"deletions_v20", 8}, {"addcol_v20", 4},
-    {"dict_v20", 4},      {"dict_v21", 4},      {"dict_v22", 4},
+    {"multi_v21", 3},
+    {"multi_v22", 3},
+    {"deletions_v21", 8},
+    {"deletions_v22", 8},
+    {"addcol_v21", 4},
+    {"addcol_v22", 4},
+    {"compacted_v22", 8},
+    {"multi_v20", 3},
+    {"deletions_v20", 8},
+    {"addcol_v20", 4},
+    {"dict_v20", 4},
+    {"dict_v21", 4},
+    {"dict_v22", 4},
 };
 const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
 

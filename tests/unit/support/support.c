@@ -95,7 +95,9 @@ char *tsup_mkdtemp_by_exe(const char *rel) {
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  (void)st; (void)flag; (void)ftw;
+  (void)st;
+  (void)flag;
+  (void)ftw;
   remove(path);
   return 0;
 }
