@@ -111,7 +111,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: all deps test unit-test conformance integration fuzz-replay fuzz abuse soak asan run fixtures clean install-lib help \
+.PHONY: all deps test unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
         install bench python-test
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -136,6 +136,15 @@ fuzz-replay: $(FUZZ_BINS)
 FUZZ_SECONDS ?= 60
 fuzz:
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The C sources in the tree's style (.clang-format): format-check fails on any difference,
+# format applies it. Vendored lib/arrow/abi.h is left as Arrow wrote it.
+FORMAT_FILES = $(filter-out lib/arrow/abi.h,$(shell git ls-files 'lib/*.[ch]' 'daemon/*.[ch]' 'loadtest/*.[ch]' \
+                 'tests/unit/*.[ch]' 'tests/fuzz/*.c' 'tests/integration/*.c' 2>/dev/null))
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_FILES) && echo "format: $(words $(FORMAT_FILES)) files in the tree's style"
+format:
+	@clang-format -i $(FORMAT_FILES)
 
 # The abuse suite at full size (make test runs a smoke of it) and the 10-minute soak
 # (docs/reliability.md reports both); ABUSE_BIN=build-asan/bin runs them against ASan.
@@ -179,7 +188,7 @@ python-test: $(BINS)
 # a check that it works, not figures — `make bench` measures). BENCH_SMOKE=0 skips it.
 BENCH_SMOKE ?= 1
 test: deps
-	$(MAKE) all
+	$(MAKE) format-check all
 	$(MAKE) unit-test conformance fuzz-replay integration
 	$(MAKE) asan
 ifeq ($(BENCH_SMOKE),1)
@@ -202,6 +211,7 @@ help:
 	@echo "make deps       install what is missing (apt, npm ci, Debian python3 packages)"
 	@echo "make fuzz       libFuzzer over every parser (FUZZ_SECONDS=N each, FUZZ_TARGETS=...)"
 	@echo "make abuse      the abuse suite at full size; make soak: 10 minutes verified (ABUSE_BIN=)"
+	@echo "make format     apply .clang-format (make test runs format-check)"
 	@echo "make asan | unit-test | conformance | fuzz-replay | integration | python-test | fixtures | clean"
 
 run: deps all
