@@ -1,6 +1,9 @@
-/* Internal seams between the take engine (engine.c) and its dataset-version cache
- * (datasets.c): the engine owns one dataset cache, lends it its root (opens beneath it) and
- * counts the cache's bytes in its one budget. Not part of the public API. */
+/* Internal seams of the take engine, imported one way: route.c (the public lnc_engine_new,
+ * _free, _get_stats and _take: what a path is, then straight down) uses the data-file cache
+ * (engine.c) and the dataset-version cache (datasets.c); datasets.c reads its data files
+ * through engine.c; engine.c uses neither (it only keeps the dataset cache's pointer for
+ * them). The dataset cache opens beneath the engine's root and counts its bytes in the
+ * engine's one budget. Not part of the public API. */
 #ifndef LNC_CACHE_CACHE_H
 #define LNC_CACHE_CACHE_H
 #include <stdbool.h>
@@ -14,9 +17,13 @@ int lnc_dscache_new(lnc_engine *e, struct lnc_dscache **out, struct lnc_error *e
 void lnc_dscache_free(struct lnc_dscache *c);
 void lnc_dscache_stats(struct lnc_dscache *c, struct lnc_engine_stats *o);
 
-/* engine.c */
+/* engine.c: the data-file cache (search caches, LRU, budget, descriptors) */
+int lnc_files_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err);
+void lnc_files_free(lnc_engine *e);
+void lnc_files_stats(lnc_engine *e, struct lnc_engine_stats *o); /* adds nothing for datasets */
 lnc_engine *lnc_worker_engine(lnc_worker *w);
 struct lnc_dscache *lnc_engine_dscache(lnc_engine *e);
+void lnc_engine_attach_dscache(lnc_engine *e, struct lnc_dscache *c); /* route.c, once */
 /* Reads O_DIRECT (io_mode direct): every take waits for the device, so nowait takes are
  * refused with LNC_EAGAIN before they resolve a path or plan a read. */
 bool lnc_engine_direct(lnc_engine *e);
@@ -34,12 +41,12 @@ int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir);
 /* openat2(root, path, RESOLVE_BENEATH) with O_RDONLY | O_CLOEXEC | flags; -1 and errno
  * (EXDEV / ELOOP when the path leaves the root). */
 int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags);
-/* lnc_engine_take limited to data files (a directory is LNC_ENOTFOUND, not a dataset): what
- * a dataset's own data files are read with. */
+/* A take of the data file at path (a directory is LNC_ENOTFOUND, and *is_dir, when given,
+ * says so: route.c then serves it as a dataset); what a dataset's data files are read with. */
 int lnc_engine_take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
                          const char *const *columns, size_t ncolumns,
                          const struct lnc_take_options *opts, struct ArrowSchema *schema,
-                         struct ArrowArray *array, struct lnc_take_stats *stats,
+                         struct ArrowArray *array, struct lnc_take_stats *stats, bool *is_dir,
                          struct lnc_error *err);
 /* Adds delta bytes to the resident total (negative to give them back); when adding, evicts
  * idle files until the total fits the budget again. */

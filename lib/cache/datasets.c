@@ -587,7 +587,7 @@ static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file
                       (unsigned long long)nrows, (unsigned long long)fr->pb->physical_rows);
     atomic_store(&r->v->checked[idx], 1);
   }
-  rc = lnc_engine_take_file(r->w, path, rows, n, cols, ncols, opts, schema, array, stats, err);
+  rc = lnc_engine_take_file(r->w, path, rows, n, cols, ncols, opts, schema, array, stats, NULL, err);
   if (rc == LNC_ENOTFOUND) {
     if (err) err->code = LNC_ECORRUPT;
     return LNC_ECORRUPT;

@@ -87,7 +87,7 @@ void lnc_engine_config_default(struct lnc_engine_config *cfg) {
 
 static uint64_t hash_path(const char *s) { return lnc_fnv1a_str(s); }
 
-int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err) {
+int lnc_files_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err) {
   *out = NULL;
   struct lnc_engine *e = calloc(1, sizeof *e);
   if (!e) return lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -127,14 +127,9 @@ int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct
     s->nbuckets = 256;
     s->table = calloc(s->nbuckets, sizeof *s->table);
     if (!s->table) {
-      lnc_engine_free(e);
+      lnc_files_free(e);
       return lnc_errf(err, LNC_ENOMEM, "out of memory");
     }
-  }
-  int rc = lnc_dscache_new(e, &e->datasets, err);
-  if (rc) {
-    lnc_engine_free(e);
-    return rc;
   }
   *out = e;
   return 0;
@@ -175,9 +170,8 @@ static void unlink_locked(struct lnc_engine *e, struct shard *s, struct entry *e
   en->linked = false;
 }
 
-void lnc_engine_free(lnc_engine *e) {
+void lnc_files_free(lnc_engine *e) {
   if (!e) return;
-  lnc_dscache_free(e->datasets);
   for (int i = 0; i < NSHARDS; i++) {
     struct shard *s = &e->shards[i];
     if (s->table) {
@@ -247,8 +241,7 @@ void lnc_engine_set_budget(lnc_engine *e, uint64_t bytes) {
   make_room(e, 0, 0);
 }
 
-void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *o) {
-  memset(o, 0, sizeof *o);
+void lnc_files_stats(lnc_engine *e, struct lnc_engine_stats *o) {
   o->takes = atomic_load(&e->takes);
   o->rows = atomic_load(&e->rows);
   o->reads = atomic_load(&e->reads);
@@ -262,7 +255,6 @@ void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *o) {
   o->budget_bytes = atomic_load(&e->budget);
   o->files_cached = atomic_load(&e->files);
   o->open_files = atomic_load(&e->open_fds);
-  if (e->datasets) lnc_dscache_stats(e->datasets, o);
 }
 
 void lnc_engine_charge(lnc_engine *e, int64_t delta) {
@@ -278,6 +270,7 @@ lnc_engine *lnc_worker_engine(lnc_worker *w) { return w->e; }
 struct lnc_dscache *lnc_engine_dscache(lnc_engine *e) {
   return e->datasets;
 }
+void lnc_engine_attach_dscache(lnc_engine *e, struct lnc_dscache *c) { e->datasets = c; }
 bool lnc_engine_direct(lnc_engine *e) { return e->cfg.io_mode == LNC_IO_DIRECT; }
 
 int64_t lnc_engine_now_ns(void) {
@@ -650,23 +643,10 @@ static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_
 int lnc_engine_take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
                          const char *const *columns, size_t ncolumns,
                          const struct lnc_take_options *opts, struct ArrowSchema *schema,
-                         struct ArrowArray *array, struct lnc_take_stats *stats,
+                         struct ArrowArray *array, struct lnc_take_stats *stats, bool *is_dir,
                          struct lnc_error *err) {
-  return take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, NULL, err);
-}
-
-int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
-                    const char *const *columns, size_t ncolumns,
-                    const struct lnc_take_options *opts, struct ArrowSchema *schema,
-                    struct ArrowArray *array, struct lnc_take_stats *stats,
-                    struct lnc_error *err) {
-  bool is_dir = lnc_dscache_known_dir(w->e->datasets, path);
-  int rc = is_dir ? LNC_ENOTFOUND
-                  : take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, &is_dir, err);
-  if (rc && is_dir)
-    rc = lnc_engine_dataset_take(w, path, 0, ids, n, columns, ncolumns, opts, schema, array,
-                                 stats, err);
-  return rc;
+  if (is_dir) *is_dir = false;
+  return take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, is_dir, err);
 }
 
 int lnc_engine_file_rows(lnc_worker *w, const char *path, bool nowait, uint64_t *rows,
