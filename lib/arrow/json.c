@@ -1031,14 +1031,14 @@ static int put_varbin(struct jctx *c, const struct jnode *n, int64_t j) {
 /* A list, large list or fixed-size list: its items as a JSON array. */
 static int put_list(struct jctx *c, const struct jnode *n, int64_t j) {
   struct lnc_buf *o = c->out;
-  const void *b1 = n->a->buffers[1];
   int64_t s, e;
+  /* A fixed-size list has only its validity buffer: buffers[1] exists for the other two. */
   if (n->t.kind == LNC_AT_LIST) {
-    s = ((const int32_t *)b1)[j];
-    e = ((const int32_t *)b1)[j + 1];
+    s = ((const int32_t *)n->a->buffers[1])[j];
+    e = ((const int32_t *)n->a->buffers[1])[j + 1];
   } else if (n->t.kind == LNC_AT_LARGE_LIST) {
-    s = ((const int64_t *)b1)[j];
-    e = ((const int64_t *)b1)[j + 1];
+    s = ((const int64_t *)n->a->buffers[1])[j];
+    e = ((const int64_t *)n->a->buffers[1])[j + 1];
   } else {
     s = j * n->t.width;
     e = s + n->t.width;
