@@ -113,20 +113,51 @@ const struct lnc_field *lnc_schema_unsupported_below(const struct lnc_field *fld
   return NULL;
 }
 
+/* Lance's logical type names and the Arrow format each stands for; the kind and widths
+ * follow from the format (set_format), so they are written down once. Dictionary index types
+ * are the integer ones among them. */
+static const struct {
+  const char *lt, *fmt;
+} logical_types[] = {
+    {"null", "n"},
+    {"bool", "b"},
+    {"int8", "c"},
+    {"uint8", "C"},
+    {"int16", "s"},
+    {"uint16", "S"},
+    {"int32", "i"},
+    {"uint32", "I"},
+    {"int64", "l"},
+    {"uint64", "L"},
+    {"halffloat", "e"},
+    {"float", "f"},
+    {"double", "g"},
+    {"string", "u"},
+    {"large_string", "U"},
+    {"binary", "z"},
+    {"large_binary", "Z"},
+    {"json", "Z"},
+    {"date32:day", "tdD"},
+    {"date64:ms", "tdm"},
+    {"time32:s", "tts"},
+    {"time32:ms", "ttm"},
+    {"time64:us", "ttu"},
+    {"time64:ns", "ttn"},
+    {"duration:s", "tDs"},
+    {"duration:ms", "tDm"},
+    {"duration:us", "tDu"},
+    {"duration:ns", "tDn"},
+    {"struct", "+s"},
+    {"list", "+l"},
+    {"list.struct", "+l"},
+    {"large_list", "+L"},
+    {"large_list.struct", "+L"},
+};
+
 /* `dict:<value>:<index>:<ordered>` (e.g. dict:string:int32:false): Lance stores the values
  * (so the field reads as its value type) and returns Dictionary<index, value>. The value
  * type may itself contain ':' (dict:decimal:128:10:2:int8:false), so split from the right. */
 static int parse_dict(struct lnc_file *f, struct lnc_field *fld, const char *lt, struct lnc_error *err) {
-  static const struct { const char *lt, *fmt; } index_types[] = {
-      {"int8", "c"},
-      {"uint8", "C"},
-      {"int16", "s"},
-      {"uint16", "S"},
-      {"int32", "i"},
-      {"uint32", "I"},
-      {"int64", "l"},
-      {"uint64", "L"},
-  };
   char buf[256];
   size_t n = strlen(lt + 5);
   if (n >= sizeof buf) goto bad;
@@ -138,8 +169,11 @@ static int parse_dict(struct lnc_file *f, struct lnc_field *fld, const char *lt,
   if (!idx) goto bad;
   *idx++ = 0;
   fld->dict_ordered = strcmp(ord, "true") == 0;
-  for (size_t i = 0; i < sizeof index_types / sizeof index_types[0]; i++)
-    if (strcmp(idx, index_types[i].lt) == 0) strcpy(fld->dict_index, index_types[i].fmt);
+  struct lnc_atype_info it;
+  for (size_t i = 0; i < sizeof logical_types / sizeof logical_types[0]; i++)
+    if (strcmp(idx, logical_types[i].lt) == 0 && lnc_arrow_parse_format(logical_types[i].fmt, &it, NULL) == 0 &&
+        it.kind == LNC_AT_INT)
+      strcpy(fld->dict_index, logical_types[i].fmt);
   if (!fld->dict_index[0]) goto bad;
   int rc = parse_logical(f, fld, buf, err);
   if (rc) return rc;
@@ -170,45 +204,8 @@ static int set_format(struct lnc_field *fld, const char *format, struct lnc_erro
  * get a synthetic child "item" (Lance stores none). */
 static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *lt,
                          struct lnc_error *err) {
-  /* Lance's logical type names and the Arrow format each stands for; the kind and widths
-   * follow from the format (set_format), so they are written down once. */
-  static const struct { const char *lt, *fmt; } simple[] = {
-      {"null", "n"},
-      {"bool", "b"},
-      {"int8", "c"},
-      {"uint8", "C"},
-      {"int16", "s"},
-      {"uint16", "S"},
-      {"int32", "i"},
-      {"uint32", "I"},
-      {"int64", "l"},
-      {"uint64", "L"},
-      {"halffloat", "e"},
-      {"float", "f"},
-      {"double", "g"},
-      {"string", "u"},
-      {"large_string", "U"},
-      {"binary", "z"},
-      {"large_binary", "Z"},
-      {"json", "Z"},
-      {"date32:day", "tdD"},
-      {"date64:ms", "tdm"},
-      {"time32:s", "tts"},
-      {"time32:ms", "ttm"},
-      {"time64:us", "ttu"},
-      {"time64:ns", "ttn"},
-      {"duration:s", "tDs"},
-      {"duration:ms", "tDm"},
-      {"duration:us", "tDu"},
-      {"duration:ns", "tDn"},
-      {"struct", "+s"},
-      {"list", "+l"},
-      {"list.struct", "+l"},
-      {"large_list", "+L"},
-      {"large_list.struct", "+L"},
-  };
-  for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
-    if (strcmp(lt, simple[i].lt) == 0) return set_format(fld, simple[i].fmt, err);
+  for (size_t i = 0; i < sizeof logical_types / sizeof logical_types[0]; i++) {
+    if (strcmp(lt, logical_types[i].lt) == 0) return set_format(fld, logical_types[i].fmt, err);
   }
   char buf[256];
   if (strncmp(lt, "timestamp:", 10) == 0) {
