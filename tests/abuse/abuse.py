@@ -208,16 +208,28 @@ def run_files(args, rng, proc, port, root):
         path = os.path.join(root, rel)
         with open(path, "wb") as f:
             f.write(img)
-        part.cases += 1
-        for what, url, hdr in file_requests(rel):
-            st, ct, body = get(port, url, hdr)
-            judge(part, f"{rel} ({kind} of {os.path.basename(os.path.dirname(os.path.dirname(seed)))}) {what}",
-                  st, ct, body)
+        ask_case(part, port, f"{rel} ({kind} of {os.path.basename(os.path.dirname(os.path.dirname(seed)))})",
+                 file_requests(rel))
         os.unlink(path)
         if i % 200 == 199 and not alive(proc, port, part):
             break
+    return finish_part(part, proc, port, "mutations", kinds)
+
+
+def ask_case(part, port, label, requests):
+    """One damaged file or dataset: each (name, url, headers) asked and judged; no answer may
+    carry the secret planted outside the root."""
+    part.cases += 1
+    for name, url, hdr in requests:
+        st, ct, body = get(port, url, hdr)
+        judge(part, f"{label} {name}", st, ct, body)
+        if st == 200 and b"not for clients" in body:
+            part.fail(f"{label}: served bytes from outside the root")
+
+
+def finish_part(part, proc, port, what, kinds):
     alive(proc, port, part)
-    part.detail = "mutations " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+    part.detail = what + " " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
     return part
 
 
@@ -275,21 +287,15 @@ def run_datasets(args, rng, proc, port, root):
         shutil.copytree(seed, d)
         kind, what = damage_dataset(rng, d, outside)
         kinds[kind] += 1
-        part.cases += 1
         base = f"/files/{rel}"
-        for name, url, hdr in [("meta", base, {}), ("rows", base + "/rows?ids=0,1,5", {}),
-                               ("pinned", base + "/rows?ids=0&version=1", {}),
-                               ("arrow", base + "/rows?ids=3,1", {"Accept": ARROW})]:
-            st, ct, body = get(port, url, hdr)
-            judge(part, f"{rel} ({kind} {what} of {os.path.basename(seed)}) {name}", st, ct, body)
-            if st == 200 and b"not for clients" in body:
-                part.fail(f"{rel}: served bytes from outside the root")
+        ask_case(part, port, f"{rel} ({kind} {what} of {os.path.basename(seed)})",
+                 [("meta", base, {}), ("rows", base + "/rows?ids=0,1,5", {}),
+                  ("pinned", base + "/rows?ids=0&version=1", {}),
+                  ("arrow", base + "/rows?ids=3,1", {"Accept": ARROW})])
         shutil.rmtree(d)
         if i % 50 == 49 and not alive(proc, port, part):
             break
-    alive(proc, port, part)
-    part.detail = "damages " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
-    return part
+    return finish_part(part, proc, port, "damages", kinds)
 
 
 # ---- hostile requests --------------------------------------------------------------------
