@@ -166,6 +166,7 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_utf8
 	@/usr/bin/python3 -u tests/abuse/abuse.py $(BINOUT) --files 300 --datasets 60 --live-seconds 5
 	@BIN=$(BINOUT) tests/integration/options_documented.sh
+	@/usr/bin/python3 tests/integration/errors_documented.py
 	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
 	@BIN=$(BINOUT) tests/integration/promtool.sh
 	@node tests/integration/arrow_metadata.mjs $(BINOUT)

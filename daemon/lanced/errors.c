@@ -28,8 +28,6 @@ static const struct ld_code codes[] = {
     {"deadline_exceeded", 504, "deadline_exceeded"},
     {"unimplemented", 501, "unimplemented"},
     {"method_not_allowed", 405, "unimplemented"},
-    {"unknown", 500, "unknown"},
-    {"data_loss", 500, "data_loss"},
 };
 
 static const struct ld_code *find(const char *name) {
