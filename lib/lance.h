@@ -194,9 +194,9 @@ struct lnc_engine_config {
   uint64_t merge_gap;      /* merge reads this close together (bytes) */
   uint32_t block_size;     /* O_DIRECT alignment (0 = 4096) */
   unsigned ring_depth;     /* io_uring entries per worker (0 = 256) */
-  uint32_t revalidate_ms;  /* a cached file's identity (device, inode, size, mtime) and a
-                                dataset's latest version are checked against the disk at most
-                                this often; 0 = on every call */
+  uint32_t revalidate_ms;  /* a cached file's identity (device, inode, size, mtime,
+                                ctime) and a dataset's latest version are checked against the
+                                disk at most this often; 0 = on every call */
 };
 LNC_API void lnc_engine_config_default(struct lnc_engine_config *cfg);
 

@@ -1,6 +1,6 @@
 /* The take engine: a search cache of prepared files shared by all workers, bounded in bytes
  * and open files, plus one I/O ring per worker. Files are keyed by path and checked against
- * the disk (device, inode, size, mtime) on every request; a changed file gets a new entry
+ * the disk (device, inode, size, mtime, ctime) every revalidate_ms; a changed file gets a new entry
  * while requests already holding the old one finish on the old descriptor, so no request
  * ever mixes bytes of two versions. The cache is split into shards, each with its own lock,
  * LRU list and condition variable; a lock is held only to find, insert or unlink an entry,
