@@ -170,6 +170,7 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
 	@BIN=$(BINOUT) tests/integration/promtool.sh
 	@node tests/integration/arrow_metadata.mjs $(BINOUT)
+	@node tests/s3/lancedb_s3.mjs
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_systemd
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh
