@@ -11,7 +11,7 @@ BUILD ?= build
 LIBOUT ?= lib
 BINOUT ?= bin
 
-PKGS_LIB := libprotobuf-c libzstd liblz4 liburing
+PKGS_LIB := libprotobuf-c libzstd liblz4 liburing libcurl
 PKGS_DAEMON := libmicrohttpd jansson zlib libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS_LIB) $(PKGS_DAEMON) check 2>/dev/null)
 LIB_LIBS = $(shell pkg-config --libs $(PKGS_LIB) 2>/dev/null) -lm -lpthread
@@ -94,6 +94,12 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_SUPPORT) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(DAEMON_LIBS) $(LIB_LIBS)
 
+# The object-store reader from the command line, for tests/s3/objstore.mjs.
+S3CHECK := $(BUILD)/tests/s3check
+$(S3CHECK): $(BUILD)/obj/tests/s3/s3check.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
+
 # ---- fuzz targets: each tests/fuzz/fuzz_*.c, built with a replay driver for CI ------------
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
@@ -117,7 +123,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
 .SECONDARY:
 
-all: $(LIB_A) $(LIB_SO) $(BINS) $(UNIT_BINS) $(FUZZ_BINS)
+all: $(LIB_A) $(LIB_SO) $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(S3CHECK)
 
 deps:
 	@scripts/deps.sh
@@ -154,7 +160,7 @@ abuse: all
 soak: all
 	@BIN=$(ABUSE_BIN) SOAK_SECONDS=$${SOAK_SECONDS:-600} scripts/soak.sh
 
-integration: $(BINS) $(LIB_SO)
+integration: $(BINS) $(LIB_SO) $(S3CHECK)
 	@BIN=$(BINOUT) tests/integration/run.sh
 	@BIN=$(BINOUT) tests/integration/readme_examples.sh
 	@BIN=$(BINOUT) tests/integration/daemon_nonblocking.sh
@@ -171,6 +177,7 @@ integration: $(BINS) $(LIB_SO)
 	@BIN=$(BINOUT) tests/integration/promtool.sh
 	@node tests/integration/arrow_metadata.mjs $(BINOUT)
 	@node tests/s3/lancedb_s3.mjs
+	@node tests/s3/objstore.mjs $(BUILD)
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_systemd
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh

@@ -15,6 +15,10 @@ struct lnc_read {
   uint8_t *dst; /* len bytes */
 };
 
+/* qsort comparator over struct lnc_read pointers: by offset. The backends sort a batch with
+ * it before merging neighbours. */
+int lnc_read_by_off(const void *a, const void *b);
+
 /* Performs every read (any order) with pread on f->fd, merging touching reads. Adds to
  * stats->reads/bytes_read when stats is given. */
 int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,

@@ -11,7 +11,7 @@
 #include <sys/uio.h>
 #include <string.h>
 
-static int by_off(const void *a, const void *b) {
+int lnc_read_by_off(const void *a, const void *b) {
   const struct lnc_read *x = *(const struct lnc_read *const *)a, *y = *(const struct lnc_read *const *)b;
   return x->off < y->off ? -1 : x->off > y->off;
 }
@@ -22,7 +22,7 @@ int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
   struct lnc_read **ord = malloc(n * sizeof *ord);
   if (!ord) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++) ord[i] = &reads[i];
-  qsort(ord, n, sizeof *ord, by_off);
+  qsort(ord, n, sizeof *ord, lnc_read_by_off);
   int rc = 0;
   for (size_t i = 0; i < n && !rc;) {
     uint64_t start = ord[i]->off, end = ord[i]->off + ord[i]->len;

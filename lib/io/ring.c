@@ -240,11 +240,6 @@ int lnc_ring_open(int dirfd, const char *path, bool want_direct, int *fd_out, bo
 }
 
 /* ---- planning --------------------------------------------------------------------------- */
-static int by_off(const void *a, const void *b) {
-  const struct lnc_read *x = *(const struct lnc_read *const *)a, *y = *(const struct lnc_read *const *)b;
-  return x->off < y->off ? -1 : x->off > y->off;
-}
-
 static uint64_t up(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
 
 static int reserve(struct lnc_ring *r, size_t n, struct lnc_error *err) {
@@ -283,7 +278,7 @@ static int plan(struct lnc_ring *r, bool direct, uint64_t file_size, struct lnc_
                       (unsigned long long)file_size);
     if (reads[i].len) r->ord[m++] = &reads[i];
   }
-  qsort(r->ord, m, sizeof *r->ord, by_off);
+  qsort(r->ord, m, sizeof *r->ord, lnc_read_by_off);
   const uint64_t a = direct ? r->block : 1;
   for (size_t i = 0; i < m;) {
     uint64_t start = r->ord[i]->off / a * a, end = r->ord[i]->off + r->ord[i]->len;

@@ -1,13 +1,17 @@
-// An S3-compatible object store for tests and benchmarks (issue 15): s3rver, which checks
-// SigV4 signatures, behind a proxy that counts requests and injects what real object stores
-// do to clients (latency, 5xx and 503 SlowDown, connection resets, truncated bodies).
+// An S3-compatible object store for tests and benchmarks (issue 15): s3rver behind a proxy
+// that checks SigV4 signatures, counts requests and injects what real object stores do to
+// clients (latency, 5xx and 503 SlowDown, connection resets, truncated bodies). s3rver 3.7
+// checks only the access key id of a SigV4 request, not its signature ("unimplemented" in its
+// authentication middleware), so the proxy verifies every signature itself, with the secret
+// key, and answers 403 SignatureDoesNotMatch as S3 would.
 //
 //   const s3 = await startS3({ bucket: "lance" });        // s3rver on 127.0.0.1, a temp dir
 //   const px = await startProxy(s3.endpoint);              // what clients are pointed at
 //   await uploadDir(px.endpoint, "lance", "fx/a.lance", "tests/fixtures/datasets/a.lance");
 //   px.set({ latencyMs: 20 });                             // every request delayed 20 ms
 //   px.fail({ status: 503, count: 2, method: "GET" });     // the next two GETs answer SlowDown
-//   px.stats()  -> { requests, byMethod: {GET, HEAD, PUT, ...}, rangeGets, bytesOut, faults }
+//   px.stats()  -> { requests, byMethod: {GET, HEAD, PUT, ...}, rangeGets, bytesOut, faults,
+//                    rejected (bad signatures), inflight, maxInflight (most open at once) }
 //   await px.close(); await s3.close();
 //
 // The proxy forwards every header unchanged (the Host header included: SigV4 signs it, and
@@ -15,6 +19,7 @@
 // address and s3rver accepts it.
 import S3rver from "s3rver";
 import { S3Client, PutObjectCommand } from "@aws-sdk/client-s3";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -67,12 +72,57 @@ function errorBody(code, message) {
 }
 const CODES = { 403: "AccessDenied", 404: "NoSuchKey", 500: "InternalError", 503: "SlowDown" };
 
+// ---- SigV4 verification (AWS's "Signature Version 4 signing process") -------------------
+const hmac = (key, data) => crypto.createHmac("sha256", key).update(data).digest();
+const sha256hex = (data) => crypto.createHash("sha256").update(data).digest("hex");
+// RFC 3986 encoding of a query key or value, as SigV4's canonical query string wants it.
+const uriEncode = (v) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
+
+function canonicalQuery(raw) {
+  if (!raw) return "";
+  return raw
+    .split("&")
+    .filter(Boolean)
+    .map((kv) => {
+      const i = kv.indexOf("=");
+      const k = decodeURIComponent((i < 0 ? kv : kv.slice(0, i)).replace(/\+/g, "%20"));
+      const v = i < 0 ? "" : decodeURIComponent(kv.slice(i + 1).replace(/\+/g, "%20"));
+      return [uriEncode(k), uriEncode(v)];
+    })
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&");
+}
+
+// null when the request's SigV4 signature is right for SECRET_KEY; else why not. Requests
+// without an Authorization header (presigned URLs) are not used by these tests: refused.
+export function sigv4Problem(req) {
+  const auth = req.headers.authorization ?? "";
+  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(auth);
+  if (!m) return `no SigV4 Authorization header (${auth.slice(0, 40)})`;
+  const [, akid, date, region, service, signed, signature] = m;
+  if (akid !== ACCESS_KEY) return `unknown access key id ${akid}`;
+  const amzDate = req.headers["x-amz-date"];
+  if (!amzDate || !amzDate.startsWith(date)) return "x-amz-date missing or not the credential's date";
+  const q = req.url.indexOf("?");
+  const names = signed.split(";");
+  if (!names.includes("host")) return "host is not signed";
+  const headers = names.map((h) => `${h}:${String(req.headers[h] ?? "").trim().replace(/\s+/g, " ")}\n`).join("");
+  const payload = req.headers["x-amz-content-sha256"] ?? sha256hex("");
+  const canonical = [req.method, q < 0 ? req.url : req.url.slice(0, q), canonicalQuery(q < 0 ? "" : req.url.slice(q + 1)), headers, signed, payload].join("\n");
+  const scope = `${date}/${region}/${service}/aws4_request`;
+  const toSign = ["AWS4-HMAC-SHA256", amzDate, scope, sha256hex(canonical)].join("\n");
+  let key = hmac(`AWS4${SECRET_KEY}`, date);
+  for (const part of [region, service, "aws4_request"]) key = hmac(key, part);
+  return hmac(key, toSign).toString("hex") === signature ? null : "signature does not match";
+}
+
 export async function startProxy(target) {
   const up = new URL(target);
   const agent = new http.Agent({ keepAlive: true });
   let cfg = { latencyMs: 0 };
   let rules = []; // { status | reset | truncate, count, method?, match? }: applied in order, each `count` times
-  const st = { requests: 0, byMethod: {}, rangeGets: 0, bytesOut: 0, faults: 0 };
+  const st = { requests: 0, byMethod: {}, rangeGets: 0, bytesOut: 0, faults: 0, rejected: 0, inflight: 0, maxInflight: 0 };
 
   const takeRule = (req) => {
     const i = rules.findIndex((r) => (!r.method || r.method === req.method) && (!r.match || r.match.test(req.url)));
@@ -85,8 +135,17 @@ export async function startProxy(target) {
 
   const server = http.createServer((req, res) => {
     st.requests++;
+    st.maxInflight = Math.max(st.maxInflight, ++st.inflight);
+    res.on("close", () => st.inflight--);
     st.byMethod[req.method] = (st.byMethod[req.method] ?? 0) + 1;
     if (req.method === "GET" && req.headers.range) st.rangeGets++;
+    const bad = sigv4Problem(req);
+    if (bad) {
+      st.rejected++;
+      const body = errorBody("SignatureDoesNotMatch", `rejected by the test proxy: ${bad}`);
+      res.writeHead(403, { "content-type": "application/xml", "content-length": Buffer.byteLength(body) });
+      return res.end(body);
+    }
     const rule = takeRule(req);
     setTimeout(() => {
       if (rule?.reset) return req.socket.destroy();
@@ -147,7 +206,7 @@ export async function startProxy(target) {
       return structuredClone(st);
     },
     resetStats() {
-      Object.assign(st, { requests: 0, byMethod: {}, rangeGets: 0, bytesOut: 0, faults: 0 });
+      Object.assign(st, { requests: 0, byMethod: {}, rangeGets: 0, bytesOut: 0, faults: 0, rejected: 0, maxInflight: st.inflight });
     },
     async close() {
       server.closeAllConnections();

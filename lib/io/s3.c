@@ -1,0 +1,655 @@
+/* S3 reads through libcurl's multi-socket interface (see s3.h for the contract).
+ *
+ * One call (HEAD, or a batch of ranges) is a set of exchanges run together: each exchange is an
+ * easy handle with its own attempt count; the set is driven by one wait loop (run_set) that
+ * starts exchanges up to max_parallel, waits on the sockets libcurl asked for and on its timer,
+ * and judges each finished exchange: done, retried after a jittered backoff, or failed for
+ * good. The first exchange failed for good ends the call: the others are cancelled, since the
+ * take cannot use a partial batch. */
+#include "s3.h"
+#include "../util/error.h"
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Defaults (s3.h says why each). */
+#define S3_ATTEMPT_TIMEOUT_MS 10000u
+#define S3_DEADLINE_MS        30000u
+#define S3_MAX_ATTEMPTS       5u
+#define S3_BACKOFF_BASE_MS    50u
+#define S3_BACKOFF_CAP_MS     2000u
+#define S3_MERGE_GAP          (64u << 10)
+#define S3_MAX_MERGED         (8u << 20)
+#define S3_MAX_PARALLEL       32u
+/* An S3 error body is a short XML document; its <Code> is all a message needs. */
+#define S3_ERROR_BODY_MAX 512
+/* SHA-256 of the empty string (FIPS 180-4), the payload hash of a request without a body. */
+#define S3_EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+/* S3 ETags are a quoted MD5 (34 bytes) or MD5-partcount; anything longer is not an ETag. */
+#define S3_ETAG_MAX (sizeof(((struct lnc_s3_object *)0)->etag) - 1)
+
+struct lnc_s3 {
+  CURLM *multi;
+  int epfd;
+  int64_t timer_at; /* when libcurl's timer fires (now_ms clock); -1 = not set. One-shot:
+                       cleared when it fires, set again by libcurl when it wants one */
+  char *base;       /* "scheme://host[:port]" for path style, "scheme://bucket.host[:port]" else */
+  char *bucket, *sigv4, *access_key, *secret_key, *token_header;
+  bool path_style;
+  struct lnc_s3_config cfg; /* numbers only; the strings above are the copies */
+  uint64_t rng;
+};
+
+enum xstate { X_IDLE,
+              X_RUNNING,
+              X_BACKOFF,
+              X_DONE,
+              X_FAILED };
+
+/* One exchange: a HEAD or a GET of [off, off+len). */
+struct xfer {
+  struct lnc_s3 *s;
+  CURL *easy;
+  struct curl_slist *hdrs;
+  const char *url;
+  const char *if_match; /* NULL for HEAD */
+  bool head;
+  uint64_t off, len;
+  uint8_t *buf; /* len bytes (GET) */
+  size_t got;
+  bool overflow, range_mismatch;
+  long status;
+  char errbody[S3_ERROR_BODY_MAX];
+  size_t errlen;
+  uint64_t clen;
+  bool have_clen;
+  char etag[S3_ETAG_MAX + 1];
+  unsigned attempts;
+  int64_t retry_at;
+  enum xstate state;
+  char why[160]; /* the last attempt's failure, for the final message */
+};
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- setup --------------------------------------------------------------------------------- */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+/* The socket callback: keep the epoll set equal to what libcurl waits on. socketp is non-NULL
+ * once the socket is in the set. */
+static int on_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp) {
+  (void)e;
+  struct lnc_s3 *s = userp;
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL); /* may be closed already: nothing to undo */
+    return 0;
+  }
+  struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0),
+                           .data.fd = fd};
+  if (!socketp) {
+    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) && errno == EEXIST) epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev);
+    curl_multi_assign(s->multi, fd, s);
+  } else {
+    epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev);
+  }
+  return 0;
+}
+
+static int on_timer(CURLM *m, long timeout_ms, void *userp) {
+  (void)m;
+  ((struct lnc_s3 *)userp)->timer_at = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+  return 0;
+}
+
+static int dup_str(char **dst, const char *src, const char *what, struct lnc_error *err) {
+  if (!src || !*src) return lnc_errf(err, LNC_EINVAL, "s3: %s is not set", what);
+  if (!(*dst = strdup(src))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* base URL from endpoint (or AWS's regional one) and the addressing style. */
+static int make_base(struct lnc_s3 *s, const struct lnc_s3_config *c, const char *region,
+                     struct lnc_error *err) {
+  char aws[128];
+  const char *ep = c->endpoint;
+  if (!ep || !*ep) {
+    snprintf(aws, sizeof aws, "https://s3.%s.amazonaws.com", region);
+    ep = aws;
+  }
+  const char *host = strstr(ep, "://");
+  if (!host || (strncmp(ep, "http://", 7) && strncmp(ep, "https://", 8)))
+    return lnc_errf(err, LNC_EINVAL, "s3: endpoint '%.80s' is not an http:// or https:// URL", ep);
+  host += 3;
+  size_t hl = strcspn(host, "/");
+  if (hl == 0) return lnc_errf(err, LNC_EINVAL, "s3: endpoint '%.80s' has no host", ep);
+  size_t n = strlen(ep) + strlen(c->bucket) + 4;
+  if (!(s->base = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  if (s->path_style)
+    snprintf(s->base, n, "%.*s/%s", (int)(host - ep + hl), ep, c->bucket);
+  else
+    snprintf(s->base, n, "%.*s%s.%.*s", (int)(host - ep), ep, c->bucket, (int)hl, host);
+  return 0;
+}
+
+static int copy_config(struct lnc_s3 *s, const struct lnc_s3_config *c, struct lnc_error *err) {
+  const char *region = c->region && *c->region ? c->region : "us-east-1";
+  int rc;
+  if ((rc = dup_str(&s->bucket, c->bucket, "the bucket", err)) ||
+      (rc = dup_str(&s->access_key, c->access_key, "the access key id", err)) ||
+      (rc = dup_str(&s->secret_key, c->secret_key, "the secret access key", err)))
+    return rc;
+  if (strchr(s->bucket, '/')) return lnc_errf(err, LNC_EINVAL, "s3: bucket '%.64s' contains '/'", s->bucket);
+  s->path_style = c->path_style;
+  if ((rc = make_base(s, c, region, err))) return rc;
+  size_t n = strlen(region) + 16;
+  if (!(s->sigv4 = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  snprintf(s->sigv4, n, "aws:amz:%s:s3", region);
+  if (c->session_token && *c->session_token) {
+    n = strlen(c->session_token) + 32;
+    if (!(s->token_header = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    snprintf(s->token_header, n, "x-amz-security-token: %s", c->session_token);
+  }
+  s->cfg = *c;
+  s->cfg.endpoint = s->cfg.region = s->cfg.bucket = NULL;
+  s->cfg.access_key = s->cfg.secret_key = s->cfg.session_token = NULL;
+#define DEFAULT(f, v) \
+  if (!s->cfg.f) s->cfg.f = (v)
+  DEFAULT(attempt_timeout_ms, S3_ATTEMPT_TIMEOUT_MS);
+  DEFAULT(deadline_ms, S3_DEADLINE_MS);
+  DEFAULT(max_attempts, S3_MAX_ATTEMPTS);
+  DEFAULT(backoff_base_ms, S3_BACKOFF_BASE_MS);
+  DEFAULT(backoff_cap_ms, S3_BACKOFF_CAP_MS);
+  DEFAULT(merge_gap, S3_MERGE_GAP);
+  DEFAULT(max_merged, S3_MAX_MERGED);
+  DEFAULT(max_parallel, S3_MAX_PARALLEL);
+#undef DEFAULT
+  return 0;
+}
+
+static int make_multi(struct lnc_s3 *s, struct lnc_error *err) {
+  pthread_once(&curl_once, curl_init);
+  if (curl_init_rc != CURLE_OK) return lnc_errf(err, LNC_EIO, "s3: libcurl: %s", curl_easy_strerror(curl_init_rc));
+  if ((s->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) return lnc_errf(err, LNC_EIO, "s3: epoll_create1: %s", strerror(errno));
+  if (!(s->multi = curl_multi_init())) return lnc_errf(err, LNC_ENOMEM, "s3: curl_multi_init failed");
+  curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
+  curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
+  curl_multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)s->cfg.max_parallel);
+  s->timer_at = -1;
+  return 0;
+}
+
+int lnc_s3_new(const struct lnc_s3_config *cfg, struct lnc_s3 **out, struct lnc_error *err) {
+  if (!cfg || !out) return lnc_errf(err, LNC_EINVAL, "s3: no config");
+  *out = NULL;
+  struct lnc_s3 *s = calloc(1, sizeof *s);
+  if (!s) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  s->epfd = -1;
+  int rc = copy_config(s, cfg, err);
+  if (!rc) rc = make_multi(s, err);
+  if (rc) {
+    lnc_s3_free(s);
+    return rc;
+  }
+  s->rng = (uint64_t)now_ms() ^ (uint64_t)(uintptr_t)s ^ 0x9e3779b97f4a7c15ull;
+  *out = s;
+  return 0;
+}
+
+void lnc_s3_free(struct lnc_s3 *s) {
+  if (!s) return;
+  if (s->multi) curl_multi_cleanup(s->multi);
+  if (s->epfd >= 0) close(s->epfd);
+  if (s->secret_key) explicit_bzero(s->secret_key, strlen(s->secret_key));
+  if (s->token_header) explicit_bzero(s->token_header, strlen(s->token_header));
+  free(s->base);
+  free(s->bucket);
+  free(s->sigv4);
+  free(s->access_key);
+  free(s->secret_key);
+  free(s->token_header);
+  free(s);
+}
+
+/* ---- one exchange ------------------------------------------------------------------------- */
+
+/* key percent-encoded (RFC 3986 unreserved and '/' kept, as SigV4's canonical URI wants). */
+static char *object_url(const struct lnc_s3 *s, const char *key) {
+  size_t kl = strlen(key), bl = strlen(s->base);
+  char *u = malloc(bl + 1 + 3 * kl + 1);
+  if (!u) return NULL;
+  memcpy(u, s->base, bl);
+  char *p = u + bl;
+  *p++ = '/';
+  static const char hex[] = "0123456789ABCDEF";
+  for (size_t i = 0; i < kl; i++) {
+    unsigned char ch = (unsigned char)key[i];
+    if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
+        ch == '_' || ch == '.' || ch == '~' || ch == '/') {
+      *p++ = (char)ch;
+    } else {
+      *p++ = '%';
+      *p++ = hex[ch >> 4];
+      *p++ = hex[ch & 15];
+    }
+  }
+  *p = 0;
+  return u;
+}
+
+/* A header line: a new status line starts a new response (redirects, 100 Continue). */
+static size_t on_header(char *line, size_t size, size_t n, void *userp) {
+  struct xfer *x = userp;
+  size_t len = size * n;
+  if (len >= 5 && !strncmp(line, "HTTP/", 5)) {
+    x->have_clen = false;
+    x->etag[0] = 0;
+    x->range_mismatch = false;
+    return len;
+  }
+  char v[200];
+  const char *colon = memchr(line, ':', len);
+  if (!colon) return len;
+  size_t nl = (size_t)(colon - line), vl = len - nl - 1;
+  const char *vp = colon + 1;
+  while (vl && (*vp == ' ' || *vp == '\t')) vp++, vl--;
+  while (vl && (vp[vl - 1] == '\r' || vp[vl - 1] == '\n' || vp[vl - 1] == ' ')) vl--;
+  if (vl >= sizeof v) return len; /* no header we read is this long */
+  memcpy(v, vp, vl);
+  v[vl] = 0;
+  if (nl == 14 && !strncasecmp(line, "content-length", 14)) {
+    char *end;
+    errno = 0;
+    unsigned long long cl = strtoull(v, &end, 10);
+    x->have_clen = !errno && end != v && !*end;
+    x->clen = cl;
+  } else if (nl == 4 && !strncasecmp(line, "etag", 4) && vl <= S3_ETAG_MAX) {
+    memcpy(x->etag, v, vl + 1);
+  } else if (nl == 13 && !strncasecmp(line, "content-range", 13) && !x->head) {
+    /* "bytes FIRST-LAST/TOTAL": the range must be the one asked for. */
+    uint64_t first, last;
+    if (sscanf(v, "bytes %" SCNu64 "-%" SCNu64, &first, &last) != 2 || first != x->off || last + 1 != x->off + x->len)
+      x->range_mismatch = true;
+  }
+  return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *userp) {
+  struct xfer *x = userp;
+  size_t len = size * n;
+  long st = 0;
+  curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &st);
+  if (st >= 300) { /* an error document: keep its start for the message */
+    size_t room = sizeof x->errbody - 1 - x->errlen, k = len < room ? len : room;
+    memcpy(x->errbody + x->errlen, data, k);
+    x->errlen += k;
+    x->errbody[x->errlen] = 0;
+    return len;
+  }
+  if (x->head || len > x->len - x->got) {
+    x->overflow = true; /* more than the range: the server ignored Range, or lies */
+    return 0;           /* aborts the transfer (CURLE_WRITE_ERROR) */
+  }
+  memcpy(x->buf + x->got, data, len);
+  x->got += len;
+  return len;
+}
+
+static int add_header(struct xfer *x, const char *line) {
+  struct curl_slist *l = curl_slist_append(x->hdrs, line);
+  if (!l) return -1;
+  x->hdrs = l;
+  return 0;
+}
+
+static int start(struct xfer *x, struct lnc_error *err) {
+  struct lnc_s3 *s = x->s;
+  x->got = 0;
+  x->errlen = 0;
+  x->errbody[0] = 0;
+  x->overflow = x->range_mismatch = false;
+  x->status = 0;
+  if (!x->easy && !(x->easy = curl_easy_init())) return lnc_errf(err, LNC_ENOMEM, "s3: curl_easy_init failed");
+  CURL *e = x->easy;
+  curl_easy_reset(e);
+  curl_slist_free_all(x->hdrs);
+  x->hdrs = NULL;
+  char h[S3_ETAG_MAX + 16];
+  snprintf(h, sizeof h, "If-Match: %s", x->if_match ? x->if_match : "");
+  /* S3 wants the payload's hash in a header (SigV4 for S3); libcurl 7.88 signs it when given
+   * but does not add it. HEAD and GET send no body: the SHA-256 of nothing. */
+  if ((x->if_match && add_header(x, h)) || (s->token_header && add_header(x, s->token_header)) ||
+      add_header(x, "x-amz-content-sha256: " S3_EMPTY_SHA256))
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  char range[64];
+  if (!x->head) {
+    snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, x->off, x->off + x->len - 1);
+    curl_easy_setopt(e, CURLOPT_RANGE, range); /* copied by libcurl */
+  }
+  curl_easy_setopt(e, CURLOPT_URL, x->url);
+  curl_easy_setopt(e, CURLOPT_NOBODY, x->head ? 1L : 0L);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->hdrs);
+  curl_easy_setopt(e, CURLOPT_AWS_SIGV4, s->sigv4);
+  curl_easy_setopt(e, CURLOPT_USERNAME, s->access_key);
+  curl_easy_setopt(e, CURLOPT_PASSWORD, s->secret_key);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)s->cfg.attempt_timeout_ms);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+  curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);                              /* share an HTTP/2 connection when there is one */
+  if (getenv("LNC_S3_VERBOSE")) curl_easy_setopt(e, CURLOPT_VERBOSE, 1L); /* libcurl's trace on stderr */
+  if (curl_multi_add_handle(s->multi, e) != CURLM_OK) return lnc_errf(err, LNC_EIO, "s3: curl_multi_add_handle failed");
+  x->attempts++;
+  x->state = X_RUNNING;
+  return 0;
+}
+
+/* "<Code>SlowDown</Code>" out of an S3 error document, or "". */
+static void error_code(const struct xfer *x, char *out, size_t cap) {
+  out[0] = 0;
+  const char *a = strstr(x->errbody, "<Code>"), *b = a ? strstr(a, "</Code>") : NULL;
+  if (!a || !b) return;
+  a += 6;
+  size_t n = (size_t)(b - a) < cap - 2 ? (size_t)(b - a) : cap - 2;
+  out[0] = ' ';
+  memcpy(out + 1, a, n);
+  out[n + 1] = 0;
+  for (char *p = out + 1; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == '%') *p = '?'; /* a message, not a format or control */
+}
+
+/* What a finished attempt means: 0 done, -1 retry, else the LNC_E* code of a final failure.
+ * x->why says what happened. */
+static int judge(struct xfer *x, CURLcode cc) {
+  char code[64];
+  curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &x->status);
+  error_code(x, code, sizeof code);
+  if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && x->overflow)) {
+    snprintf(x->why, sizeof x->why, "%s", curl_easy_strerror(cc));
+    return -1; /* timeouts, resets, refused connections, short bodies: transient */
+  }
+  long st = x->status;
+  if (x->overflow) {
+    snprintf(x->why, sizeof x->why, "HTTP %ld with more bytes than the %" PRIu64 " asked for", st, x->len);
+    return LNC_EIO;
+  }
+  if (st == 404) return snprintf(x->why, sizeof x->why, "no such object (HTTP 404%s)", code), LNC_ENOTFOUND;
+  if (st == 403 || st == 401) return snprintf(x->why, sizeof x->why, "access denied (HTTP %ld%s)", st, code), LNC_EACCES;
+  if (st == 412) return snprintf(x->why, sizeof x->why, "changed since it was opened (ETag no longer %.40s)", x->if_match), LNC_EIO;
+  if (st == 429 || st >= 500) return snprintf(x->why, sizeof x->why, "HTTP %ld%s", st, code), -1;
+  if (x->head) {
+    if (st != 200) return snprintf(x->why, sizeof x->why, "HEAD answered HTTP %ld%s", st, code), LNC_EIO;
+    if (!x->have_clen) return snprintf(x->why, sizeof x->why, "HEAD answered without Content-Length"), LNC_EIO;
+    return 0;
+  }
+  if (st != 206) return snprintf(x->why, sizeof x->why, "a range GET answered HTTP %ld%s", st, code), LNC_EIO;
+  /* Stores that ignore If-Match (s3rver among them) still say which version they sent. */
+  if (x->if_match && x->etag[0] && strcmp(x->etag, x->if_match))
+    return snprintf(x->why, sizeof x->why, "changed since it was opened (ETag %.40s, was %.40s)", x->etag, x->if_match), LNC_EIO;
+  if (x->range_mismatch) return snprintf(x->why, sizeof x->why, "answered another range than bytes %" PRIu64 "-%" PRIu64, x->off, x->off + x->len - 1), LNC_EIO;
+  if (x->got != x->len) {
+    snprintf(x->why, sizeof x->why, "body ended after %zu of %" PRIu64 " bytes", x->got, x->len);
+    return -1;
+  }
+  return 0;
+}
+
+/* Full jitter (a random wait in [0, min(cap, base * 2^attempt)]): retries of many clients
+ * spread out instead of arriving together at a throttled store. */
+static int64_t backoff_ms(struct lnc_s3 *s, unsigned attempt) {
+  uint64_t ceil = s->cfg.backoff_base_ms;
+  for (unsigned i = 1; i < attempt && ceil < s->cfg.backoff_cap_ms; i++) ceil *= 2;
+  if (ceil > s->cfg.backoff_cap_ms) ceil = s->cfg.backoff_cap_ms;
+  s->rng ^= s->rng << 13;
+  s->rng ^= s->rng >> 7;
+  s->rng ^= s->rng << 17;
+  return (int64_t)(s->rng % (ceil + 1));
+}
+
+/* ---- a set of exchanges -------------------------------------------------------------------- */
+
+struct set {
+  struct lnc_s3 *s;
+  struct xfer *x;
+  size_t n;
+  const char *key;
+  int64_t deadline;
+  struct lnc_take_stats *stats;
+};
+
+static void detach(struct lnc_s3 *s, struct xfer *x) {
+  if (x->state == X_RUNNING) curl_multi_remove_handle(s->multi, x->easy);
+}
+
+static int fail(struct set *t, struct xfer *x, int code, struct lnc_error *err) {
+  return lnc_errf(err, code, "s3://%s/%s: %s%s", t->s->bucket, t->key, x->why,
+                  x->attempts > 1 ? " (after retries)" : "");
+}
+
+/* Starts what may start: idle exchanges, and backed-off ones whose time has come. */
+static int start_ready(struct set *t, int64_t now, struct lnc_error *err) {
+  size_t running = 0;
+  for (size_t i = 0; i < t->n; i++) running += t->x[i].state == X_RUNNING;
+  for (size_t i = 0; i < t->n && running < t->s->cfg.max_parallel; i++) {
+    struct xfer *x = &t->x[i];
+    if (x->state == X_IDLE || (x->state == X_BACKOFF && x->retry_at <= now)) {
+      int rc = start(x, err);
+      if (rc) return rc;
+      running++;
+    }
+  }
+  return 0;
+}
+
+/* Reaps finished attempts; returns an LNC_E* code when one failed for good. */
+static int reap(struct set *t, struct lnc_error *err) {
+  CURLMsg *m;
+  int left;
+  while ((m = curl_multi_info_read(t->s->multi, &left))) {
+    if (m->msg != CURLMSG_DONE) continue;
+    struct xfer *x = NULL;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+    CURLcode cc = m->data.result;
+    curl_multi_remove_handle(t->s->multi, x->easy);
+    x->state = X_IDLE;
+    if (t->stats && !x->head) {
+      t->stats->reads++;
+      t->stats->bytes_read += x->got;
+    }
+    int v = judge(x, cc);
+    if (v == 0) {
+      x->state = X_DONE;
+    } else if (v > 0) {
+      x->state = X_FAILED;
+      return fail(t, x, v, err);
+    } else if (x->attempts >= t->s->cfg.max_attempts) {
+      x->state = X_FAILED;
+      return lnc_errf(err, LNC_EIO, "s3://%s/%s: gave up after %u attempts: %s", t->s->bucket, t->key, x->attempts, x->why);
+    } else {
+      x->state = X_BACKOFF;
+      x->retry_at = now_ms() + backoff_ms(t->s, x->attempts);
+    }
+  }
+  return 0;
+}
+
+/* How long to sleep: libcurl's timer, the next retry, the deadline, whichever is first. */
+static int wait_ms(const struct set *t, int64_t now) {
+  int64_t w = t->deadline - now;
+  if (t->s->timer_at >= 0 && t->s->timer_at - now < w) w = t->s->timer_at - now;
+  for (size_t i = 0; i < t->n; i++)
+    if (t->x[i].state == X_BACKOFF && t->x[i].retry_at - now < w) w = t->x[i].retry_at - now;
+  return w < 0 ? 0 : (int)w;
+}
+
+/* One wait: the sockets libcurl asked for, then its timer if it is due. */
+static int drive(struct set *t) {
+  struct epoll_event ev[16];
+  int running, k = epoll_wait(t->s->epfd, ev, 16, wait_ms(t, now_ms()));
+  if (k < 0 && errno != EINTR) return -1;
+  for (int i = 0; i < k; i++) {
+    int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+               (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+    if (curl_multi_socket_action(t->s->multi, ev[i].data.fd, mask, &running) != CURLM_OK) return -1;
+  }
+  if (t->s->timer_at >= 0 && now_ms() >= t->s->timer_at) {
+    t->s->timer_at = -1;
+    if (curl_multi_socket_action(t->s->multi, CURL_SOCKET_TIMEOUT, 0, &running) != CURLM_OK) return -1;
+  }
+  return 0;
+}
+
+static bool all_done(const struct set *t) {
+  for (size_t i = 0; i < t->n; i++)
+    if (t->x[i].state != X_DONE) return false;
+  return true;
+}
+
+static int run_set(struct set *t, struct lnc_error *err) {
+  int rc = 0;
+  while (!rc && !all_done(t)) {
+    int64_t now = now_ms();
+    if (now >= t->deadline) {
+      const char *last = "";
+      for (size_t i = 0; i < t->n && !*last; i++) last = t->x[i].why;
+      rc = lnc_errf(err, LNC_EIO, "s3://%s/%s: no answer within the %u ms deadline%s%s", t->s->bucket, t->key,
+                    t->s->cfg.deadline_ms, *last ? "; last attempt: " : "", last);
+      break;
+    }
+    if ((rc = start_ready(t, now, err))) break;
+    if (drive(t)) {
+      rc = lnc_errf(err, LNC_EIO, "s3://%s/%s: waiting for the store failed", t->s->bucket, t->key);
+      break;
+    }
+    rc = reap(t, err);
+  }
+  for (size_t i = 0; i < t->n; i++) detach(t->s, &t->x[i]);
+  return rc;
+}
+
+static void free_set(struct xfer *x, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (x[i].easy) curl_easy_cleanup(x[i].easy);
+    curl_slist_free_all(x[i].hdrs);
+    free(x[i].buf);
+  }
+  free(x);
+}
+
+/* ---- the calls ------------------------------------------------------------------------------ */
+
+int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, struct lnc_error *err) {
+  if (!s || !key || !*key || !out) return lnc_errf(err, LNC_EINVAL, "s3: HEAD needs a client, a key and an output");
+  char *url = object_url(s, key);
+  struct xfer *x = calloc(1, sizeof *x);
+  if (!url || !x) {
+    free(url);
+    free(x);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  *x = (struct xfer){.s = s, .url = url, .head = true};
+  struct set t = {.s = s, .x = x, .n = 1, .key = key, .deadline = now_ms() + s->cfg.deadline_ms};
+  int rc = run_set(&t, err);
+  if (!rc) {
+    out->size = x->clen;
+    snprintf(out->etag, sizeof out->etag, "%s", x->etag);
+  }
+  free_set(x, 1);
+  free(url);
+  return rc;
+}
+
+/* Merged ranges of the sorted reads: ord[first..] of range r; range_of[i] for each read. */
+static size_t plan_ranges(const struct lnc_s3 *s, struct lnc_read **ord, size_t n, struct xfer *x,
+                          size_t *range_of) {
+  size_t m = 0;
+  for (size_t i = 0; i < n;) {
+    uint64_t start = ord[i]->off, end = ord[i]->off + ord[i]->len;
+    size_t j = i + 1;
+    while (j < n && ord[j]->off <= end + s->cfg.merge_gap) {
+      uint64_t e2 = ord[j]->off + ord[j]->len > end ? ord[j]->off + ord[j]->len : end;
+      if (e2 - start > s->cfg.max_merged) break;
+      end = e2;
+      j++;
+    }
+    x[m].off = start;
+    x[m].len = end - start;
+    for (size_t k = i; k < j; k++) range_of[k] = m;
+    m++;
+    i = j;
+  }
+  return m;
+}
+
+int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_object *obj,
+                      struct lnc_read *reads, size_t n, struct lnc_take_stats *stats,
+                      struct lnc_error *err) {
+  if (!s || !key || !obj || (n && !reads)) return lnc_errf(err, LNC_EINVAL, "s3: read needs a client, a key and an object");
+  size_t live = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (reads[i].off > obj->size || reads[i].len > obj->size - reads[i].off)
+      return lnc_errf(err, LNC_ECORRUPT, "s3://%s/%s: read of %" PRIu64 " bytes at %" PRIu64 " past the object's %" PRIu64,
+                      s->bucket, key, reads[i].len, reads[i].off, obj->size);
+    live += reads[i].len > 0;
+  }
+  if (!live) return 0;
+  struct lnc_read **ord = malloc(live * sizeof *ord);
+  size_t *range_of = malloc(live * sizeof *range_of);
+  struct xfer *x = calloc(live, sizeof *x);
+  char *url = object_url(s, key);
+  int rc = 0;
+  if (!ord || !range_of || !x || !url) {
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0, k = 0; i < n; i++)
+    if (reads[i].len) ord[k++] = &reads[i];
+  qsort(ord, live, sizeof *ord, lnc_read_by_off);
+  size_t m = plan_ranges(s, ord, live, x, range_of);
+  for (size_t r = 0; r < m; r++) {
+    x[r].s = s;
+    x[r].url = url;
+    x[r].if_match = obj->etag[0] ? obj->etag : NULL;
+    if (!(x[r].buf = malloc(x[r].len))) { /* len <= max_merged or one read's own length */
+      free_set(x, m);
+      x = NULL;
+      rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+      goto out;
+    }
+  }
+  struct set t = {.s = s, .x = x, .n = m, .key = key, .deadline = now_ms() + s->cfg.deadline_ms, .stats = stats};
+  if (!(rc = run_set(&t, err)))
+    for (size_t i = 0; i < live; i++) {
+      const struct xfer *r = &x[range_of[i]];
+      memcpy(ord[i]->dst, r->buf + (ord[i]->off - r->off), ord[i]->len);
+    }
+  free_set(x, m);
+  x = NULL;
+out:
+  free(x);
+  free(url);
+  free(ord);
+  free(range_of);
+  return rc;
+}

@@ -1,0 +1,69 @@
+/* The object-store read backend (issue 15): S3 and S3-compatible stores (MinIO, R2, GCS's
+ * XML API, Ceph RGW) read through libcurl. What the take path needs of a file is what this
+ * gives: an object's size and version (HEAD: Content-Length, ETag) and a batch of byte ranges
+ * (struct lnc_read, the same seam as the local ring), coalesced for a high-latency device and
+ * fetched in parallel.
+ *
+ * Requests are SigV4-signed by libcurl (CURLOPT_AWS_SIGV4); a client is one curl multi handle,
+ * so connections are kept alive and reused across batches. The multi handle is driven through
+ * its socket interface (curl_multi_socket_action): libcurl says which sockets it waits on and
+ * for how long, and the client waits on exactly those — today with its own epoll set, so a
+ * batch blocks its caller (a take thread); the event-loop integration (an lnc_loop task parking
+ * while its GETs are in flight, the sockets polled by the loop's ring) plugs in at that wait.
+ *
+ * Not thread-safe: one client per thread, like a ring. Credentials are held by the client and
+ * never appear in an error message. */
+#ifndef LNC_IO_S3_H
+#define LNC_IO_S3_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "io.h"
+
+struct lnc_s3_config {
+  const char *endpoint;   /* "http[s]://host[:port]"; NULL = https://s3.<region>.amazonaws.com */
+  const char *region;     /* NULL = "us-east-1" */
+  const char *bucket;     /* required */
+  bool path_style;        /* endpoint/bucket/key (MinIO, s3rver) rather than bucket.host/key */
+  const char *access_key; /* required, with secret_key */
+  const char *secret_key;
+  const char *session_token;   /* NULL unless temporary credentials */
+  uint32_t attempt_timeout_ms; /* one HTTP exchange (0 = 10 s) */
+  uint32_t deadline_ms;        /* a whole call, retries included (0 = 30 s) */
+  unsigned max_attempts;       /* per range, first try included (0 = 5) */
+  uint32_t backoff_base_ms;    /* retry n waits a random time in [0, min(cap, base * 2^n)] (0 = 50) */
+  uint32_t backoff_cap_ms;     /* (0 = 2000) */
+  uint64_t merge_gap;          /* ranges closer than this are one GET (0 = 64 KiB: a round trip
+                                  costs far more than the bytes between) */
+  uint64_t max_merged;         /* a merged GET grows no larger than this (0 = 8 MiB) */
+  unsigned max_parallel;       /* GETs in flight per call (0 = 32) */
+};
+
+struct lnc_s3;
+
+/* What HEAD says of an object: its length and its version (ETag, quotes included). */
+struct lnc_s3_object {
+  uint64_t size;
+  char etag[130];
+};
+
+/* Copies every string of cfg. LNC_EINVAL names the missing or malformed setting. */
+int lnc_s3_new(const struct lnc_s3_config *cfg, struct lnc_s3 **out, struct lnc_error *err);
+void lnc_s3_free(struct lnc_s3 *s); /* NULL is fine */
+
+/* HEAD of key (below the bucket, no leading '/'). 404 -> LNC_ENOTFOUND, 403 -> LNC_EACCES,
+ * anything else that fails after the retries -> LNC_EIO; every message names s3://bucket/key. */
+int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, struct lnc_error *err);
+
+/* Every read of the batch from the object HEAD described (reads past obj->size are
+ * LNC_ECORRUPT before any request). Reads are sorted and merged (within merge_gap, up to
+ * max_merged), the merged ranges fetched at once (up to max_parallel in flight) with
+ * If-Match: obj->etag, so an object replaced since HEAD is an error (LNC_EIO "changed"),
+ * never a mix of two versions. 5xx, 429, resets, timeouts and short bodies are retried with
+ * capped, jittered backoff within the deadline. stats (may be NULL): reads += GETs sent,
+ * bytes_read += body bytes received. */
+int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_object *obj,
+                      struct lnc_read *reads, size_t n, struct lnc_take_stats *stats,
+                      struct lnc_error *err);
+
+#endif

@@ -1,0 +1,139 @@
+// liblance's object-store reader (lib/io/s3.c, through build/tests/s3check) against s3rver
+// behind the fault-injecting proxy: SigV4 accepted, HEAD's size and ETag, ranges equal to the
+// local bytes, coalescing (GETs counted at the proxy), GETs in parallel, retries of 503
+// SlowDown, resets and truncated bodies, final errors that name the object (404, 403, a
+// replaced object, retries exhausted, the deadline) and never carry the secret key.
+//
+// Usage: node tests/s3/objstore.mjs [BUILD]   (BUILD defaults to build; prints ok/FAIL lines)
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startS3, startProxy, uploadDir, ACCESS_KEY, SECRET_KEY } from "./s3env.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, "..", "..");
+const S3CHECK = path.join(root, process.argv[2] ?? "build", "tests", "s3check");
+const SRC = path.join(root, "tests", "fixtures", "datasets", "deletions_v21.lance");
+let failed = 0;
+const ok = (what) => console.log(`ok   ${what}`);
+const bad = (what, why) => {
+  failed++;
+  console.log(`FAIL ${what}: ${why}`);
+};
+const check = (cond, what, why) => (cond ? ok(what) : bad(what, why));
+
+const s3 = await startS3({ bucket: "lance" });
+const px = await startProxy(s3.endpoint);
+const base = { S3_ENDPOINT: px.endpoint, S3_BUCKET: "lance", S3_PATH_STYLE: "1", AWS_ACCESS_KEY_ID: ACCESS_KEY, AWS_SECRET_ACCESS_KEY: SECRET_KEY, S3_BACKOFF_BASE_MS: "5" };
+// Async: s3rver and the proxy run in this process, so the tool must not block its event loop.
+const s3check = (args, env = {}) =>
+  new Promise((done) =>
+    execFile(S3CHECK, args, { env: { ...process.env, ...base, ...env }, encoding: "buffer", maxBuffer: 64 << 20 }, (e, stdout, stderr) =>
+      done({ status: e ? (e.code ?? -1) : 0, stdout, stderr: stderr.toString() })));
+
+try {
+  if (!fs.existsSync(S3CHECK)) throw new Error(`${S3CHECK} missing (make all)`);
+  await uploadDir(px.endpoint, "lance", "d", SRC);
+  const dataName = fs.readdirSync(path.join(SRC, "data"))[0];
+  const key = `d/data/${dataName}`;
+  const local = fs.readFileSync(path.join(SRC, "data", dataName));
+  await headAndRead(key, local);
+  await faults(key, local);
+  await finalErrors(key, local);
+} catch (e) {
+  bad("objstore", e.stack ?? e);
+} finally {
+  await px.close();
+  await s3.close();
+}
+console.log(failed ? `${failed} failed` : "objstore: all passed");
+process.exit(failed ? 1 : 0);
+
+// The bytes the reads should give, concatenated in request order.
+function expect(local, reads) {
+  return Buffer.concat(reads.map(([o, l]) => local.subarray(o, o + l)));
+}
+function spec(reads) {
+  return reads.map(([o, l]) => `${o}:${l}`).join(",");
+}
+
+async function headAndRead(key, local) {
+  const h = await s3check(["head", key]);
+  const [size, etag] = h.stdout.toString().trim().split(" ");
+  check(h.status === 0 && +size === local.length && /^"[0-9a-f]{32}"$/.test(etag), "HEAD: size and ETag (SigV4 accepted)", h.stderr + h.stdout);
+
+  // Neighbours within the 64 KiB default gap: one GET; the answer is exactly the local bytes.
+  const near = [[0, 100], [4096, 50], [30000, 10], [100, 20]];
+  px.resetStats();
+  let r = await s3check(["read", key, spec(near)]);
+  let st = px.stats();
+  check(r.status === 0 && r.stdout.equals(expect(local, near)), "ranges equal the object's bytes, in request order", r.stderr);
+  check(st.byMethod.GET === 1 && st.rangeGets === 1, "reads within the merge gap are one range GET", JSON.stringify(st));
+
+  // No merging: disjoint ranges, all in flight at once (100 ms per request makes them overlap).
+  const far = [[0, 10], [20000, 10], [60000, 10], [120000, 10], [160000, 10]].filter(([o]) => o < local.length);
+  px.resetStats();
+  px.set({ latencyMs: 100 });
+  r = await s3check(["read", key, spec(far)], { S3_MERGE_GAP: "1" });
+  px.set({ latencyMs: 0 });
+  st = px.stats();
+  check(r.status === 0 && r.stdout.equals(expect(local, far)), `${far.length} disjoint ranges read`, r.stderr);
+  check(st.byMethod.GET === far.length && st.maxInflight >= far.length, `${far.length} GETs in flight at once (the proxy saw ${st.maxInflight})`, JSON.stringify(st));
+}
+
+async function faults(key, local) {
+  const reads = [[10, 1000], [50000, 2000]];
+  const want = expect(local, reads);
+  for (const [what, rule] of [
+    ["503 SlowDown twice", { status: 503, count: 2 }],
+    ["500 once", { status: 500 }],
+    ["a connection reset", { reset: true }],
+    ["a body cut short", { truncate: 100 }],
+  ]) {
+    px.clearFaults();
+    px.resetStats();
+    px.fail({ method: "GET", ...rule });
+    const r = await s3check(["read", key, spec(reads)], { S3_MERGE_GAP: "1" });
+    const st = px.stats();
+    check(r.status === 0 && r.stdout.equals(want) && st.faults === (rule.count ?? 1) && st.byMethod.GET === 2 + (rule.count ?? 1),
+      `retried after ${what}: right bytes, ${st.byMethod.GET} GETs`, `${r.stderr} ${JSON.stringify(st)}`);
+  }
+  px.clearFaults();
+}
+
+async function finalErrors(key, local) {
+  const noSecret = (r) => !r.stderr.includes(SECRET_KEY) || SECRET_KEY === ACCESS_KEY; // s3rver's pair is one word
+  let r = await s3check(["head", "d/data/no-such-object.lance"]);
+  check(r.status === 1 && r.stderr.includes("s3://lance/d/data/no-such-object.lance") && /no such object/.test(r.stderr), "404: not found, naming the object", r.stderr);
+
+  px.fail({ method: "GET", status: 403 });
+  r = await s3check(["read", key, "0:10"]);
+  check(r.status === 1 && r.stderr.includes(`s3://lance/${key}`) && /access denied/.test(r.stderr) && /AccessDenied/.test(r.stderr) && noSecret(r), "403: access denied, naming the object, no retry", r.stderr);
+
+  px.fail({ method: "GET", status: 503, count: 100 });
+  r = await s3check(["read", key, "0:10"], { S3_MAX_ATTEMPTS: "3" });
+  px.clearFaults();
+  check(r.status === 1 && /gave up after 3 attempts: HTTP 503 SlowDown/.test(r.stderr), "503 every time: gives up after max_attempts", r.stderr);
+
+  px.set({ latencyMs: 1500 });
+  const t0 = Date.now();
+  r = await s3check(["read", key, "0:10"], { S3_DEADLINE_MS: "400", S3_ATTEMPT_TIMEOUT_MS: "300" });
+  px.set({ latencyMs: 0 });
+  check(r.status === 1 && /deadline|Timeout|timed out/i.test(r.stderr) && Date.now() - t0 < 1400, "a store that does not answer: the deadline ends the call", r.stderr);
+
+  // The object replaced after HEAD: its old ETag no longer matches, so no bytes of two versions.
+  const h = (await s3check(["head", key])).stdout.toString().trim().split(" ");
+  const tmp = fs.mkdtempSync("/tmp/lanced-s3-replace.");
+  fs.mkdirSync(path.join(tmp, "data"));
+  fs.writeFileSync(path.join(tmp, "data", path.basename(key)), Buffer.concat([local.subarray(0, 100), Buffer.from("changed")]));
+  await uploadDir(px.endpoint, "lance", "d", tmp);
+  fs.rmSync(tmp, { recursive: true });
+  r = await s3check(["read", "--size", h[0], "--etag", h[1], key, "0:10"]);
+  check(r.status === 1 && /changed since it was opened/.test(r.stderr), "an object replaced since HEAD: an error, not mixed bytes", r.stderr);
+
+  px.resetStats();
+  r = await s3check(["read", key, "0:10"], { AWS_SECRET_ACCESS_KEY: "not-the-secret-0123" });
+  check(r.status === 1 && /access denied \(HTTP 403/.test(r.stderr) && !r.stderr.includes("not-the-secret-0123") && px.stats().rejected === 1,
+    "a wrong secret: refused by the signature check (403), the secret not in the message", r.stderr);
+}
