@@ -31,6 +31,10 @@
 #define S3_MAX_PARALLEL       32u
 /* An S3 error body is a short XML document; its <Code> is all a message needs. */
 #define S3_ERROR_BODY_MAX 512
+/* A ListObjectsV2 page of 1,000 keys is ~300 KB of XML; a body far past that is not a listing. */
+#define S3_LIST_BODY_MAX (16u << 20)
+/* Pages of one listing: 10,000 pages of 1,000 keys. A store handing back tokens forever stops here. */
+#define S3_LIST_MAX_PAGES 10000u
 /* SHA-256 of the empty string (FIPS 180-4), the payload hash of a request without a body. */
 #define S3_EMPTY_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 /* S3 ETags are a quoted MD5 (34 bytes) or MD5-partcount; anything longer is not an ETag. */
@@ -54,14 +58,15 @@ enum xstate { X_IDLE,
               X_DONE,
               X_FAILED };
 
-/* One exchange: a HEAD or a GET of [off, off+len). */
+/* One exchange: a HEAD, a GET of [off, off+len), or one page of a listing (list: the body
+ * grows in buf up to S3_LIST_BODY_MAX, len is its capacity). */
 struct xfer {
   struct lnc_s3 *s;
   CURL *easy;
   struct curl_slist *hdrs;
   const char *url;
   const char *if_match; /* NULL for HEAD */
-  bool head;
+  bool head, list;
   uint64_t off, len;
   uint8_t *buf; /* len bytes (GET) */
   size_t got;
@@ -229,19 +234,14 @@ void lnc_s3_free(struct lnc_s3 *s) {
 
 /* ---- one exchange ------------------------------------------------------------------------- */
 
-/* key percent-encoded (RFC 3986 unreserved and '/' kept, as SigV4's canonical URI wants). */
-static char *object_url(const struct lnc_s3 *s, const char *key) {
-  size_t kl = strlen(key), bl = strlen(s->base);
-  char *u = malloc(bl + 1 + 3 * kl + 1);
-  if (!u) return NULL;
-  memcpy(u, s->base, bl);
-  char *p = u + bl;
-  *p++ = '/';
+/* v percent-encoded at p (RFC 3986 unreserved kept; '/' kept when keep_slash: SigV4's
+ * canonical URI keeps a key's slashes, its query values do not). p has room for 3 * strlen(v). */
+static char *pct_encode(char *p, const char *v, bool keep_slash) {
   static const char hex[] = "0123456789ABCDEF";
-  for (size_t i = 0; i < kl; i++) {
-    unsigned char ch = (unsigned char)key[i];
+  for (; *v; v++) {
+    unsigned char ch = (unsigned char)*v;
     if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' ||
-        ch == '_' || ch == '.' || ch == '~' || ch == '/') {
+        ch == '_' || ch == '.' || ch == '~' || (ch == '/' && keep_slash)) {
       *p++ = (char)ch;
     } else {
       *p++ = '%';
@@ -250,6 +250,16 @@ static char *object_url(const struct lnc_s3 *s, const char *key) {
     }
   }
   *p = 0;
+  return p;
+}
+
+static char *object_url(const struct lnc_s3 *s, const char *key) {
+  size_t bl = strlen(s->base);
+  char *u = malloc(bl + 1 + 3 * strlen(key) + 1);
+  if (!u) return NULL;
+  memcpy(u, s->base, bl);
+  u[bl] = '/';
+  pct_encode(u + bl + 1, key, true);
   return u;
 }
 
@@ -281,7 +291,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp) {
     x->clen = cl;
   } else if (nl == 4 && !strncasecmp(line, "etag", 4) && vl <= S3_ETAG_MAX) {
     memcpy(x->etag, v, vl + 1);
-  } else if (nl == 13 && !strncasecmp(line, "content-range", 13) && !x->head) {
+  } else if (nl == 13 && !strncasecmp(line, "content-range", 13) && !x->head && !x->list) {
     /* "bytes FIRST-LAST/TOTAL": the range must be the one asked for. */
     uint64_t first, last;
     if (sscanf(v, "bytes %" SCNu64 "-%" SCNu64, &first, &last) != 2 || first != x->off || last + 1 != x->off + x->len)
@@ -301,6 +311,17 @@ static size_t on_body(char *data, size_t size, size_t n, void *userp) {
     x->errlen += k;
     x->errbody[x->errlen] = 0;
     return len;
+  }
+  if (x->list && len > x->len - x->got) { /* a listing page: grow, within S3_LIST_BODY_MAX */
+    size_t cap = x->len ? (size_t)x->len : 64 << 10;
+    while (cap - x->got < len && cap < S3_LIST_BODY_MAX) cap *= 2;
+    uint8_t *nb = cap - x->got >= len ? realloc(x->buf, cap) : NULL;
+    if (!nb) {
+      x->overflow = true;
+      return 0;
+    }
+    x->buf = nb;
+    x->len = cap;
   }
   if (x->head || len > x->len - x->got) {
     x->overflow = true; /* more than the range: the server ignored Range, or lies */
@@ -338,7 +359,7 @@ static int start(struct xfer *x, struct lnc_error *err) {
       add_header(x, "x-amz-content-sha256: " S3_EMPTY_SHA256))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   char range[64];
-  if (!x->head) {
+  if (!x->head && !x->list) {
     snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, x->off, x->off + x->len - 1);
     curl_easy_setopt(e, CURLOPT_RANGE, range); /* copied by libcurl */
   }
@@ -390,6 +411,10 @@ static int judge(struct xfer *x, CURLcode cc) {
     return -1; /* timeouts, resets, refused connections, short bodies: transient */
   }
   long st = x->status;
+  if (x->overflow && x->list) {
+    snprintf(x->why, sizeof x->why, "a listing page larger than %u bytes", S3_LIST_BODY_MAX);
+    return LNC_EIO;
+  }
   if (x->overflow) {
     snprintf(x->why, sizeof x->why, "HTTP %ld with more bytes than the %" PRIu64 " asked for", st, x->len);
     return LNC_EIO;
@@ -398,6 +423,10 @@ static int judge(struct xfer *x, CURLcode cc) {
   if (st == 403 || st == 401) return snprintf(x->why, sizeof x->why, "access denied (HTTP %ld%s)", st, code), LNC_EACCES;
   if (st == 412) return snprintf(x->why, sizeof x->why, "changed since it was opened (ETag no longer %.40s)", x->if_match), LNC_EIO;
   if (st == 429 || st >= 500) return snprintf(x->why, sizeof x->why, "HTTP %ld%s", st, code), -1;
+  if (x->list) {
+    if (st != 200) return snprintf(x->why, sizeof x->why, "a listing answered HTTP %ld%s", st, code), LNC_EIO;
+    return 0;
+  }
   if (x->head) {
     if (st != 200) return snprintf(x->why, sizeof x->why, "HEAD answered HTTP %ld%s", st, code), LNC_EIO;
     if (!x->have_clen) return snprintf(x->why, sizeof x->why, "HEAD answered without Content-Length"), LNC_EIO;
@@ -473,7 +502,7 @@ static int reap(struct set *t, struct lnc_error *err) {
     CURLcode cc = m->data.result;
     curl_multi_remove_handle(t->s->multi, x->easy);
     x->state = X_IDLE;
-    if (t->stats && !x->head) {
+    if (t->stats && !x->head && !x->list) {
       t->stats->reads++;
       t->stats->bytes_read += x->got;
     }
@@ -651,5 +680,125 @@ out:
   free(url);
   free(ord);
   free(range_of);
+  return rc;
+}
+
+/* ---- listing ------------------------------------------------------------------------------- */
+
+/* The text of the first <tag>...</tag> in [p, end) into out (XML's five entities and numeric
+ * references decoded; others kept), or NULL when absent. Returns where the element ends. */
+static const char *xml_text(const char *p, const char *end, const char *tag, char *out, size_t cap) {
+  char open[40], close[40];
+  snprintf(open, sizeof open, "<%s>", tag);
+  snprintf(close, sizeof close, "</%s>", tag);
+  const char *a = memmem(p, (size_t)(end - p), open, strlen(open));
+  if (!a) return NULL;
+  a += strlen(open);
+  const char *b = memmem(a, (size_t)(end - a), close, strlen(close));
+  if (!b) return NULL;
+  size_t n = 0;
+  const char *q = a;
+  while (q < b && n + 4 < cap) {
+    static const struct {
+      const char *name;
+      char ch;
+    } ent[] = {{"&amp;", '&'}, {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&apos;", '\''}};
+    size_t i, k = sizeof ent / sizeof ent[0];
+    for (i = 0; i < k && strncmp(q, ent[i].name, strlen(ent[i].name)); i++) {
+    }
+    if (i < k) {
+      out[n++] = ent[i].ch;
+      q += strlen(ent[i].name);
+    } else if (q[0] == '&' && q[1] == '#') { /* &#N; or &#xH; as UTF-8 */
+      char *e;
+      unsigned long cp = q[2] == 'x' ? strtoul(q + 3, &e, 16) : strtoul(q + 2, &e, 10);
+      if (*e != ';' || cp == 0 || cp > 0x10FFFF) return NULL;
+      if (cp < 0x80)
+        out[n++] = (char)cp;
+      else if (cp < 0x800)
+        out[n++] = (char)(0xC0 | cp >> 6), out[n++] = (char)(0x80 | (cp & 63));
+      else if (cp < 0x10000)
+        out[n++] = (char)(0xE0 | cp >> 12), out[n++] = (char)(0x80 | ((cp >> 6) & 63)), out[n++] = (char)(0x80 | (cp & 63));
+      else
+        out[n++] = (char)(0xF0 | cp >> 18), out[n++] = (char)(0x80 | ((cp >> 12) & 63)),
+        out[n++] = (char)(0x80 | ((cp >> 6) & 63)), out[n++] = (char)(0x80 | (cp & 63));
+      q = e + 1;
+    } else {
+      out[n++] = *q++;
+    }
+  }
+  if (q < b) return NULL; /* longer than out: never cut a key short */
+  out[n] = 0;
+  return b + strlen(close);
+}
+
+/* The listing's query, its parameters already in SigV4's canonical form: sorted by name and
+ * RFC 3986-encoded. libcurl 7.88 signs the query as it is written (sorting came in later
+ * versions), so any other order is a signature S3 rejects; found by the proxy's check on the
+ * second page, where continuation-token joins. */
+static char *list_url(const struct lnc_s3 *s, const char *prefix, const char *token) {
+  size_t n = strlen(s->base) + 3 * (strlen(prefix) + (token ? strlen(token) : 0)) + 96;
+  char *u = malloc(n), *p;
+  if (!u) return NULL;
+  p = u + snprintf(u, n, "%s%s?", s->base, s->path_style ? "" : "/");
+  if (token) p = stpcpy(pct_encode(stpcpy(p, "continuation-token="), token, false), "&");
+  p = stpcpy(p, "list-type=2");
+  if (s->cfg.list_page_keys) p += sprintf(p, "&max-keys=%u", s->cfg.list_page_keys);
+  pct_encode(stpcpy(p, "&prefix="), prefix, false);
+  return u;
+}
+
+/* One page's objects to fn; *token set to the next page's token ("" when the last). */
+static int list_page(struct lnc_s3 *s, const char *prefix, const struct xfer *x, char *token, size_t cap,
+                     int (*fn)(void *, const char *, uint64_t), void *ctx, struct lnc_error *err) {
+  const char *p = (const char *)x->buf, *end = p + x->got;
+  char key[1100], size[32], trunc[8];
+  while ((p = memmem(p, (size_t)(end - p), "<Contents>", 10))) {
+    const char *ce = memmem(p, (size_t)(end - p), "</Contents>", 11);
+    if (!ce || !xml_text(p, ce, "Key", key, sizeof key) || !xml_text(p, ce, "Size", size, sizeof size))
+      return lnc_errf(err, LNC_EIO, "s3://%s/%s: a listing entry without Key and Size", s->bucket, prefix);
+    int rc = fn(ctx, key, strtoull(size, NULL, 10));
+    if (rc) return rc;
+    p = ce + 11;
+  }
+  token[0] = 0;
+  const char *start = (const char *)x->buf;
+  if (xml_text(start, end, "IsTruncated", trunc, sizeof trunc) && !strcmp(trunc, "true") &&
+      (!xml_text(start, end, "NextContinuationToken", token, cap) || !token[0]))
+    return lnc_errf(err, LNC_EIO, "s3://%s/%s: a truncated listing without a continuation token", s->bucket, prefix);
+  return 0;
+}
+
+int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const char *key, uint64_t size),
+                void *ctx, struct lnc_error *err) {
+  if (!s || !prefix || !fn) return lnc_errf(err, LNC_EINVAL, "s3: a listing needs a client, a prefix and a callback");
+  char token[1100] = "", prev[1100] = "";
+  int rc = 0;
+  for (unsigned page = 0; !rc; page++) {
+    if (page == S3_LIST_MAX_PAGES || (page && !strcmp(token, prev)))
+      return lnc_errf(err, LNC_EIO, "s3://%s/%s: the listing does not end (%u pages)", s->bucket, prefix, page);
+    char *url = list_url(s, prefix, page ? token : NULL);
+    struct xfer *x = calloc(1, sizeof *x);
+    if (!url || !x) {
+      free(url);
+      free(x);
+      return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    }
+    *x = (struct xfer){.s = s, .url = url, .list = true};
+    struct set t = {.s = s, .x = x, .n = 1, .key = prefix, .deadline = now_ms() + s->cfg.deadline_ms};
+    snprintf(prev, sizeof prev, "%s", token);
+    rc = run_set(&t, err);
+    /* The page as a C string: the entity and number parsing may look ahead of a '&'. */
+    uint8_t *nb = rc ? NULL : realloc(x->buf, x->got + 1);
+    if (!rc && !nb) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    if (!rc) {
+      x->buf = nb;
+      nb[x->got] = 0;
+      rc = list_page(s, prefix, x, token, sizeof token, fn, ctx, err);
+    }
+    free_set(x, 1);
+    free(url);
+    if (!rc && !token[0]) break;
+  }
   return rc;
 }

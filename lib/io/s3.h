@@ -37,6 +37,7 @@ struct lnc_s3_config {
                                   costs far more than the bytes between) */
   uint64_t max_merged;         /* a merged GET grows no larger than this (0 = 8 MiB) */
   unsigned max_parallel;       /* GETs in flight per call (0 = 32) */
+  unsigned list_page_keys;     /* max-keys of a listing page (0 = the store's, 1,000 on S3) */
 };
 
 struct lnc_s3;
@@ -65,5 +66,11 @@ int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, st
 int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_object *obj,
                       struct lnc_read *reads, size_t n, struct lnc_take_stats *stats,
                       struct lnc_error *err);
+
+/* Every object whose key starts with prefix (ListObjectsV2, page after page): fn(ctx, key,
+ * size) for each, in the store's order (S3: by key). fn returning non-zero stops the listing
+ * and is returned. A listing that does not end (a token repeated, 10,000 pages) is LNC_EIO. */
+int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const char *key, uint64_t size),
+                void *ctx, struct lnc_error *err);
 
 #endif

@@ -2,13 +2,14 @@
  * tests/s3/objstore.mjs, which runs it against s3rver behind the fault-injecting proxy.
  *
  *   s3check head KEY                        -> "SIZE ETAG"
+ *   s3check list PREFIX                     -> "SIZE KEY" per object, in the store's order
  *   s3check read KEY OFF:LEN[,OFF:LEN...]   -> the bytes of each read, in order, on stdout;
  *                                              "gets=N bytes=M" on stderr
  *   (read takes --size N --etag E before KEY to skip the HEAD and use a remembered version)
  *
  * Settings from the environment: S3_ENDPOINT, S3_BUCKET, S3_REGION, S3_PATH_STYLE (1),
  * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, and the knobs S3_MERGE_GAP,
- * S3_MAX_ATTEMPTS, S3_DEADLINE_MS, S3_ATTEMPT_TIMEOUT_MS, S3_BACKOFF_BASE_MS.
+ * S3_MAX_ATTEMPTS, S3_DEADLINE_MS, S3_ATTEMPT_TIMEOUT_MS, S3_BACKOFF_BASE_MS, S3_LIST_PAGE.
  * Exit 0, or 1 with "error <code>: <message>" on stderr. */
 #include "io/s3.h"
 #include "util/error.h"
@@ -36,6 +37,7 @@ static void config_from_env(struct lnc_s3_config *c) {
   c->deadline_ms = (uint32_t)env_u64("S3_DEADLINE_MS");
   c->attempt_timeout_ms = (uint32_t)env_u64("S3_ATTEMPT_TIMEOUT_MS");
   c->backoff_base_ms = (uint32_t)env_u64("S3_BACKOFF_BASE_MS");
+  c->list_page_keys = (unsigned)env_u64("S3_LIST_PAGE");
 }
 
 static int fail(const struct lnc_error *e, int rc) {
@@ -85,8 +87,14 @@ static int do_read(struct lnc_s3 *s, int argc, char **argv, struct lnc_error *e)
   return 0;
 }
 
+static int print_object(void *ctx, const char *key, uint64_t size) {
+  (void)ctx;
+  printf("%" PRIu64 " %s\n", size, key);
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  if (argc < 3) return fprintf(stderr, "usage: s3check head KEY | read [--size N --etag E] KEY OFF:LEN,...\n"), 2;
+  if (argc < 3) return fprintf(stderr, "usage: s3check head KEY | list PREFIX | read [--size N --etag E] KEY OFF:LEN,...\n"), 2;
   struct lnc_s3_config cfg;
   config_from_env(&cfg);
   struct lnc_error e = {0};
@@ -100,6 +108,11 @@ int main(int argc, char **argv) {
       out = fail(&e, rc);
     else
       out = (printf("%" PRIu64 " %s\n", obj.size, obj.etag), 0);
+  } else if (!strcmp(argv[1], "list")) {
+    if ((rc = lnc_s3_list(s, argv[2], print_object, NULL, &e)))
+      out = fail(&e, rc);
+    else
+      out = 0;
   } else if (!strcmp(argv[1], "read")) {
     out = do_read(s, argc, argv, &e);
   }

@@ -114,6 +114,7 @@ export function sigv4Problem(req) {
   const toSign = ["AWS4-HMAC-SHA256", amzDate, scope, sha256hex(canonical)].join("\n");
   let key = hmac(`AWS4${SECRET_KEY}`, date);
   for (const part of [region, service, "aws4_request"]) key = hmac(key, part);
+  if (process.env.SIGV4_DEBUG) console.error("canonical:\n" + canonical); // SIGV4_DEBUG=1: what was signed
   return hmac(key, toSign).toString("hex") === signature ? null : "signature does not match";
 }
 
