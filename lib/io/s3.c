@@ -7,6 +7,7 @@
  * good. The first exchange failed for good ends the call: the others are cancelled, since the
  * take cannot use a partial batch. */
 #include "s3.h"
+#include "../util/assert.h"
 #include "../util/error.h"
 #include <curl/curl.h>
 #include <errno.h>
@@ -748,24 +749,27 @@ static char *list_url(const struct lnc_s3 *s, const char *prefix, const char *to
   return u;
 }
 
-/* One page's objects to fn; *token set to the next page's token ("" when the last). */
-static int list_page(struct lnc_s3 *s, const char *prefix, const struct xfer *x, char *token, size_t cap,
-                     int (*fn)(void *, const char *, uint64_t), void *ctx, struct lnc_error *err) {
-  const char *p = (const char *)x->buf, *end = p + x->got;
+int lnc_s3_parse_list_page(const char *xml, size_t len, const char *where, char *token, size_t cap,
+                           int (*fn)(void *, const char *, uint64_t), void *ctx, struct lnc_error *err) {
+  const char *p = xml, *end = xml + len;
   char key[1100], size[32], trunc[8];
+  LNC_ASSERT(xml[len] == 0 && cap > 0);
   while ((p = memmem(p, (size_t)(end - p), "<Contents>", 10))) {
     const char *ce = memmem(p, (size_t)(end - p), "</Contents>", 11);
     if (!ce || !xml_text(p, ce, "Key", key, sizeof key) || !xml_text(p, ce, "Size", size, sizeof size))
-      return lnc_errf(err, LNC_EIO, "s3://%s/%s: a listing entry without Key and Size", s->bucket, prefix);
-    int rc = fn(ctx, key, strtoull(size, NULL, 10));
+      return lnc_errf(err, LNC_EIO, "%s: a listing entry without Key and Size", where);
+    char *e;
+    errno = 0;
+    uint64_t n = strtoull(size, &e, 10);
+    if (errno || e == size || *e) return lnc_errf(err, LNC_EIO, "%s: a listing entry's Size '%.20s' is not a number", where, size);
+    int rc = fn(ctx, key, n);
     if (rc) return rc;
     p = ce + 11;
   }
   token[0] = 0;
-  const char *start = (const char *)x->buf;
-  if (xml_text(start, end, "IsTruncated", trunc, sizeof trunc) && !strcmp(trunc, "true") &&
-      (!xml_text(start, end, "NextContinuationToken", token, cap) || !token[0]))
-    return lnc_errf(err, LNC_EIO, "s3://%s/%s: a truncated listing without a continuation token", s->bucket, prefix);
+  if (xml_text(xml, end, "IsTruncated", trunc, sizeof trunc) && !strcmp(trunc, "true") &&
+      (!xml_text(xml, end, "NextContinuationToken", token, cap) || !token[0]))
+    return lnc_errf(err, LNC_EIO, "%s: a truncated listing without a continuation token", where);
   return 0;
 }
 
@@ -794,7 +798,9 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
     if (!rc) {
       x->buf = nb;
       nb[x->got] = 0;
-      rc = list_page(s, prefix, x, token, sizeof token, fn, ctx, err);
+      char where[1200];
+      snprintf(where, sizeof where, "s3://%s/%s", s->bucket, prefix);
+      rc = lnc_s3_parse_list_page((const char *)nb, x->got, where, token, sizeof token, fn, ctx, err);
     }
     free_set(x, 1);
     free(url);

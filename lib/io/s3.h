@@ -73,4 +73,11 @@ int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_obj
 int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const char *key, uint64_t size),
                 void *ctx, struct lnc_error *err);
 
+/* One ListObjectsV2 page (xml[len] must be 0): fn for each <Contents>' Key and Size; *token
+ * the NextContinuationToken of a truncated page, "" for the last. Malformed -> LNC_EIO,
+ * messages prefixed with where. Separate from the fetching for the fuzz target. */
+int lnc_s3_parse_list_page(const char *xml, size_t len, const char *where, char *token, size_t cap,
+                           int (*fn)(void *ctx, const char *key, uint64_t size), void *ctx,
+                           struct lnc_error *err);
+
 #endif

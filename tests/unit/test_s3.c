@@ -1,0 +1,123 @@
+/* lib/io/s3.c without a network: the listing page parser (entities, character references,
+ * continuation tokens, malformed pages) and the client's configuration checks. The exchanges
+ * themselves are tested against s3rver by tests/s3/objstore.mjs. */
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+#include "support/support.h"
+#include "io/s3.h"
+
+struct seen {
+  int n;
+  char keys[4][64];
+  uint64_t sizes[4];
+};
+
+static int collect(void *ctx, const char *key, uint64_t size) {
+  struct seen *s = ctx;
+  if (s->n < 4) {
+    snprintf(s->keys[s->n], sizeof s->keys[0], "%s", key);
+    s->sizes[s->n] = size;
+  }
+  s->n++;
+  return 0;
+}
+
+static int parse(const char *xml, struct seen *s, char *token, struct lnc_error *e) {
+  memset(s, 0, sizeof *s);
+  return lnc_s3_parse_list_page(xml, strlen(xml), "s3://b/p", token, 64, collect, s, e);
+}
+
+START_TEST(test_entities_and_token) {
+  struct seen s;
+  char token[64];
+  struct lnc_error e = {0};
+  const char *xml = "<ListBucketResult><IsTruncated>true</IsTruncated>"
+                    "<NextContinuationToken>t&#x2F;k&#61;</NextContinuationToken>"
+                    "<Contents><Key>a&#x1F600;b&#233;&apos;&quot;&amp;&lt;&gt;</Key><Size>7</Size></Contents>"
+                    "<Contents><Key>x</Key><Size>18446744073709551615</Size></Contents></ListBucketResult>";
+  ck_assert_int_eq(parse(xml, &s, token, &e), 0);
+  ck_assert_int_eq(s.n, 2);
+  ck_assert_str_eq(s.keys[0], "a\xf0\x9f\x98\x80"
+                              "b\xc3\xa9'\"&<>");
+  ck_assert_uint_eq(s.sizes[0], 7);
+  ck_assert_str_eq(s.keys[1], "x");
+  ck_assert_uint_eq(s.sizes[1], UINT64_MAX);
+  ck_assert_str_eq(token, "t/k=");
+}
+END_TEST
+
+START_TEST(test_last_page_and_empty) {
+  struct seen s;
+  char token[64] = "stale";
+  ck_assert_int_eq(parse("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>", &s, token, NULL), 0);
+  ck_assert_int_eq(s.n, 0);
+  ck_assert_str_eq(token, "");
+}
+END_TEST
+
+/* Each malformed page is an error naming where, never a key cut short or a size made up. */
+START_TEST(test_malformed) {
+  static const char *bad[] = {
+      "<Contents><Key>k</Key></Contents>",                                  /* no Size */
+      "<Contents><Size>1</Size></Contents>",                                /* no Key */
+      "<Contents><Key>k</Key><Size>12x</Size></Contents>",                  /* Size not a number */
+      "<Contents><Key>k</Key><Size>99999999999999999999</Size></Contents>", /* Size past 64 bits */
+      "<Contents><Key>k</Key><Size>1</Size>",                               /* unclosed Contents */
+      "<Contents><Key>&#0;</Key><Size>1</Size></Contents>",                 /* NUL by reference */
+      "<Contents><Key>&#x110000;</Key><Size>1</Size></Contents>",           /* past Unicode */
+      "<IsTruncated>true</IsTruncated>",                                    /* truncated, no token */
+      "<IsTruncated>true</IsTruncated><NextContinuationToken></NextContinuationToken>",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct seen s;
+    char token[64];
+    struct lnc_error e = {0};
+    ck_assert_msg(parse(bad[i], &s, token, &e) == LNC_EIO, "page %zu accepted", i);
+    ck_assert_msg(strstr(e.message, "s3://b/p: ") == e.message, "page %zu: %s", i, e.message);
+  }
+  /* A key longer than the parser keeps is refused, not truncated. */
+  static char big[3000];
+  strcpy(big, "<Contents><Key>");
+  memset(big + strlen(big), 'k', 1500);
+  strcat(big, "</Key><Size>1</Size></Contents>");
+  struct seen s;
+  char token[64];
+  ck_assert_int_eq(parse(big, &s, token, NULL), LNC_EIO);
+  ck_assert_int_eq(s.n, 0);
+}
+END_TEST
+
+START_TEST(test_config_checked) {
+  struct lnc_s3 *c = NULL;
+  struct lnc_error e = {0};
+  struct lnc_s3_config cfg = {.bucket = "b", .access_key = "AKID", .secret_key = "very-secret"};
+  ck_assert_int_eq(lnc_s3_new(&cfg, &c, &e), 0);
+  lnc_s3_free(c);
+  cfg.endpoint = "ftp://host";
+  ck_assert_int_eq(lnc_s3_new(&cfg, &c, &e), LNC_EINVAL);
+  ck_assert_ptr_null(strstr(e.message, "very-secret"));
+  cfg.endpoint = "http://";
+  ck_assert_int_eq(lnc_s3_new(&cfg, &c, &e), LNC_EINVAL);
+  cfg.endpoint = NULL;
+  cfg.bucket = "a/b";
+  ck_assert_int_eq(lnc_s3_new(&cfg, &c, &e), LNC_EINVAL);
+  cfg.bucket = "b";
+  cfg.secret_key = NULL;
+  ck_assert_int_eq(lnc_s3_new(&cfg, &c, NULL), LNC_EINVAL); /* a NULL error struct is fine */
+  ck_assert_ptr_null(c);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *su = suite_create("s3");
+  TCase *t = tcase_create("s3");
+  tcase_add_test(t, test_entities_and_token);
+  tcase_add_test(t, test_last_page_and_empty);
+  tcase_add_test(t, test_malformed);
+  tcase_add_test(t, test_config_checked);
+  suite_add_tcase(su, t);
+  return su;
+}
+
+int main(void) { return tsup_run(suite()); }
