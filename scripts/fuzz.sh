@@ -18,7 +18,7 @@ SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=
 # differ from gcc's, so -Werror stays with the gcc builds.
 make -s BUILD=$B LIBOUT=$B/lib BINOUT=$B/bin CC="$CLANG" OPT=-O1 \
   CFLAGS_BASE="-std=gnu11 -g -D_GNU_SOURCE -fPIC" SAN="-fsanitize=fuzzer-no-link $SAN" $B/lib/liblance.a
-LIBS="$(pkg-config --libs libprotobuf-c libzstd liblz4 liburing) -lm -lpthread"
+LIBS="$(pkg-config --libs libprotobuf-c libzstd liblz4 liburing libcurl) -lm -lpthread"
 targets=${FUZZ_TARGETS:-$(for f in tests/fuzz/fuzz_*.c; do basename "$f" .c; done)}
 mkdir -p $B/fuzz $B/crashes
 printf '%-16s %12s %10s %8s %s\n' target executions exec/s edges corpus
