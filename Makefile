@@ -177,7 +177,7 @@ integration: $(BINS) $(LIB_SO) $(S3CHECK)
 	@BIN=$(BINOUT) tests/integration/promtool.sh
 	@node tests/integration/arrow_metadata.mjs $(BINOUT)
 	@node tests/s3/lancedb_s3.mjs
-	@node --openssl-legacy-provider tests/s3/objstore.mjs $(BUILD)
+	@node --openssl-legacy-provider tests/s3/objstore.mjs $(BUILD) $(BINOUT)
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_systemd
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh

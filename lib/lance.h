@@ -66,6 +66,14 @@ LNC_API int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *er
  * RESOLVE_BENEATH). Ownership of fd passes to liblance in every case, even on failure.
  * `name` is used in error messages only. */
 LNC_API int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err);
+/* Same, for a data file stored as an object in S3 or an S3-compatible store (MinIO, R2, GCS's
+ * XML API): url is s3://bucket/key; endpoint, region and credentials come from AWS's
+ * environment variables (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; path-style addressing with an endpoint unless
+ * AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true). Reads are range GETs of the version opened (its
+ * ETag), coalesced and in parallel per take; a replaced object is an error, never mixed bytes.
+ * Blob columns are not read from objects yet. */
+LNC_API int lnc_file_open_s3(const char *url, lnc_file **out, struct lnc_error *err);
 LNC_API void lnc_file_close(lnc_file *f);
 
 LNC_API uint64_t lnc_file_num_rows(const lnc_file *f);

@@ -5,6 +5,7 @@
 #include "../util/error.h"
 #include "../util/mem.h"
 #include "../layout/v20.h"
+#include "../io/s3.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -42,6 +43,10 @@ int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
     return lnc_errf(err, LNC_ECORRUPT, "%s: read of %llu bytes at %llu is past the end (%llu bytes)",
                     f->name, (unsigned long long)len, (unsigned long long)off,
                     (unsigned long long)f->size);
+  if (f->s3) {
+    struct lnc_read r = {.off = off, .len = len, .dst = dst};
+    return lnc_s3_source_read(f->s3, &r, 1, NULL, err);
+  }
   uint8_t *d = dst;
   while (len) {
     ssize_t n = pread(f->fd, d, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
@@ -77,6 +82,7 @@ void lnc_file_close(struct lnc_file *f) {
   if (f->fd >= 0) close(f->fd);
   if (f->fd_direct >= 0) close(f->fd_direct);
   if (f->dir_fd >= 0) close(f->dir_fd);
+  lnc_s3_source_free(f->s3);
   free(f->name);
   free(f);
 }
@@ -249,8 +255,13 @@ static int file_new(int fd, const char *name, struct lnc_file **out, struct lnc_
   return 0;
 }
 
-/* Size and identity (device, inode, mtime) of a regular file. */
+/* Size and identity (device, inode, mtime) of a regular file; an object's size from its HEAD
+ * (its version, the ETag, is held by the source and checked on every read). */
 static int stat_file(struct lnc_file *f, struct lnc_error *err) {
+  if (f->s3) {
+    f->size = lnc_s3_source_object(f->s3)->size;
+    return 0;
+  }
   struct stat st;
   if (fstat(f->fd, &st) != 0)
     return lnc_errf(err, LNC_EIO, "%s: stat failed: %s", f->name, strerror(errno));
@@ -379,11 +390,9 @@ static int bind_schema(struct lnc_file *f, struct lnc_error *err) {
   return f->v20 ? lnc_v20_link(f, err) : 0;
 }
 
-static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_error *err) {
-  *out = NULL;
-  struct lnc_file *f = NULL;
-  int rc = file_new(fd, name, &f, err);
-  if (rc) return rc;
+/* The steps after file_new: what the file is, checked; closes f on failure. */
+static int open_steps(struct lnc_file *f, struct lnc_file **out, struct lnc_error *err) {
+  int rc;
   struct footer ft = {0};
   uint8_t *meta = NULL;
   Lance__File__FileDescriptor *fdsc = NULL;
@@ -403,6 +412,28 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   }
   *out = f;
   return 0;
+}
+
+static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_error *err) {
+  *out = NULL;
+  struct lnc_file *f = NULL;
+  int rc = file_new(fd, name, &f, err);
+  return rc ? rc : open_steps(f, out, err);
+}
+
+int lnc_file_open_s3(const char *url, lnc_file **out, struct lnc_error *err) {
+  if (!url || !out) return lnc_errf(err, LNC_EINVAL, "lnc_file_open_s3: no URL or output");
+  *out = NULL;
+  struct lnc_s3_source *src = NULL;
+  struct lnc_file *f = NULL;
+  int rc = lnc_s3_source_open(url, &src, err);
+  if (!rc) rc = file_new(-1, url, &f, err);
+  if (rc) {
+    lnc_s3_source_free(src);
+    return rc;
+  }
+  f->s3 = src;
+  return open_steps(f, out, err);
 }
 
 int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err) {

@@ -70,9 +70,10 @@ struct lnc_column {
 
 struct lnc_file {
   char *name;
-  int fd;        /* buffered reads (metadata, pread path) */
-  int fd_direct; /* O_DIRECT reads through the engine's rings, or -1 */
-  int dir_fd;    /* the directory holding the file (for blob sidecars), or -1 */
+  int fd;                   /* buffered reads (metadata, pread path) */
+  int fd_direct;            /* O_DIRECT reads through the engine's rings, or -1 */
+  int dir_fd;               /* the directory holding the file (for blob sidecars), or -1 */
+  struct lnc_s3_source *s3; /* an object in S3 instead of fd (fd, fd_direct, dir_fd are -1) */
   uint64_t size;
   dev_t dev;
   ino_t ino;

@@ -4,6 +4,7 @@
 #include "io.h"
 #include "ring.h"
 #include "loop.h"
+#include "s3.h"
 #include "../format/reader.h"
 #include "../util/error.h"
 #include <errno.h>
@@ -80,6 +81,15 @@ static int read_nowait(struct lnc_file *f, struct lnc_read *reads, size_t n,
 
 int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err) {
+  if (f->s3) {
+    /* An object's reads wait for the network: never on a loop or where waiting is refused
+     * (the daemon hands such a take to a take thread, as it does a cache miss). */
+    if ((io && io->nowait) || lnc_task_ring())
+      return lnc_errf(err, LNC_EAGAIN, "%s: object-store reads wait for the network", f->name);
+    int rc = lnc_s3_source_read(f->s3, reads, n, stats, err);
+    if (rc) lnc_err_prefix(err, "%s", f->name);
+    return rc;
+  }
   if (io && io->nowait == LNC_NOWAIT_NEVER) {
     if (f->fd_direct >= 0) return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", f->name);
     return read_nowait(f, reads, n, stats, err);

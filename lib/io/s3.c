@@ -808,3 +808,125 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
   }
   return rc;
 }
+
+/* ---- an object as a file's byte source ------------------------------------------------------ */
+
+struct lnc_s3_source {
+  uint64_t id; /* names these settings in the per-thread client table */
+  struct lnc_s3_config cfg;
+  char *strings[7]; /* what cfg's strings point to: endpoint, region, bucket, keys, token */
+  char *key;
+  struct lnc_s3_object obj;
+};
+
+/* Clients of this thread, one per source's settings. A thread reads through few settings;
+ * past S3_THREAD_CLIENTS the oldest is freed (a later read makes it again). */
+#define S3_THREAD_CLIENTS 8
+struct thread_clients {
+  uint64_t id[S3_THREAD_CLIENTS];
+  struct lnc_s3 *c[S3_THREAD_CLIENTS];
+  unsigned next;
+};
+static pthread_key_t clients_key;
+static pthread_once_t clients_once = PTHREAD_ONCE_INIT;
+static uint64_t next_source_id = 1;
+
+static void free_clients(void *p) {
+  struct thread_clients *t = p;
+  for (unsigned i = 0; i < S3_THREAD_CLIENTS; i++) lnc_s3_free(t->c[i]);
+  free(t);
+}
+static void make_clients_key(void) { pthread_key_create(&clients_key, free_clients); }
+
+static int thread_client(const struct lnc_s3_source *src, struct lnc_s3 **out, struct lnc_error *err) {
+  pthread_once(&clients_once, make_clients_key);
+  struct thread_clients *t = pthread_getspecific(clients_key);
+  if (!t) {
+    if (!(t = calloc(1, sizeof *t)) || pthread_setspecific(clients_key, t)) {
+      free(t);
+      return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    }
+  }
+  for (unsigned i = 0; i < S3_THREAD_CLIENTS; i++)
+    if (t->c[i] && t->id[i] == src->id) return *out = t->c[i], 0;
+  unsigned slot = t->next++ % S3_THREAD_CLIENTS;
+  lnc_s3_free(t->c[slot]);
+  t->c[slot] = NULL;
+  int rc = lnc_s3_new(&src->cfg, &t->c[slot], err);
+  if (rc) return rc;
+  t->id[slot] = src->id;
+  *out = t->c[slot];
+  return 0;
+}
+
+static int env_string(struct lnc_s3_source *src, int i, const char *name, const char **field,
+                      struct lnc_error *err) {
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  if (!(src->strings[i] = strdup(v))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  *field = src->strings[i];
+  return 0;
+}
+
+/* Settings from AWS's environment variables (s3.h lists them). */
+static int config_from_env(struct lnc_s3_source *src, struct lnc_error *err) {
+  struct lnc_s3_config *c = &src->cfg;
+  int rc;
+  if ((rc = env_string(src, 0, "AWS_ENDPOINT_URL", &c->endpoint, err)) ||
+      (rc = env_string(src, 1, getenv("AWS_REGION") && *getenv("AWS_REGION") ? "AWS_REGION" : "AWS_DEFAULT_REGION", &c->region, err)) ||
+      (rc = env_string(src, 3, "AWS_ACCESS_KEY_ID", &c->access_key, err)) ||
+      (rc = env_string(src, 4, "AWS_SECRET_ACCESS_KEY", &c->secret_key, err)) ||
+      (rc = env_string(src, 5, "AWS_SESSION_TOKEN", &c->session_token, err)))
+    return rc;
+  const char *vh = getenv("AWS_VIRTUAL_HOSTED_STYLE_REQUEST");
+  c->path_style = c->endpoint && !(vh && !strcasecmp(vh, "true"));
+  return 0;
+}
+
+/* s3://bucket/key: bucket into strings[2], key into src->key. */
+static int parse_url(struct lnc_s3_source *src, const char *url, struct lnc_error *err) {
+  if (strncmp(url, "s3://", 5)) return lnc_errf(err, LNC_EINVAL, "%.200s: not an s3:// URL", url);
+  const char *b = url + 5, *slash = strchr(b, '/');
+  if (!slash || slash == b || !slash[1])
+    return lnc_errf(err, LNC_EINVAL, "%.200s: an object URL is s3://bucket/key", url);
+  if (!(src->strings[2] = strndup(b, (size_t)(slash - b))) || !(src->key = strdup(slash + 1)))
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  src->cfg.bucket = src->strings[2];
+  return 0;
+}
+
+int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_error *err) {
+  if (!url || !out) return lnc_errf(err, LNC_EINVAL, "s3: no URL");
+  *out = NULL;
+  struct lnc_s3_source *src = calloc(1, sizeof *src);
+  if (!src) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  src->id = __atomic_fetch_add(&next_source_id, 1, __ATOMIC_RELAXED);
+  struct lnc_s3 *c;
+  int rc = parse_url(src, url, err);
+  if (!rc) rc = config_from_env(src, err);
+  if (!rc) rc = thread_client(src, &c, err);
+  if (!rc) rc = lnc_s3_head(c, src->key, &src->obj, err);
+  if (rc) {
+    lnc_s3_source_free(src);
+    return rc;
+  }
+  *out = src;
+  return 0;
+}
+
+void lnc_s3_source_free(struct lnc_s3_source *src) {
+  if (!src) return;
+  if (src->strings[4]) explicit_bzero(src->strings[4], strlen(src->strings[4]));
+  for (int i = 0; i < 7; i++) free(src->strings[i]);
+  free(src->key);
+  free(src);
+}
+
+const struct lnc_s3_object *lnc_s3_source_object(const struct lnc_s3_source *src) { return &src->obj; }
+
+int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
+                       struct lnc_take_stats *stats, struct lnc_error *err) {
+  struct lnc_s3 *c;
+  int rc = thread_client(src, &c, err);
+  return rc ? rc : lnc_s3_read_batch(c, src->key, &src->obj, reads, n, stats, err);
+}

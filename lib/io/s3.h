@@ -73,6 +73,23 @@ int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_obj
 int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const char *key, uint64_t size),
                 void *ctx, struct lnc_error *err);
 
+/* ---- an object as a file's byte source ------------------------------------------------------
+ * What a Lance file opened from the store holds: the settings (strings owned), the key and
+ * the version HEAD saw. Shared by every thread reading the file; each thread reads through its
+ * own client (one per thread and settings, made on first use, freed when the thread exits). */
+struct lnc_s3_source;
+
+/* s3://bucket/key with settings from the environment, as AWS's tools read them:
+ * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION (else
+ * AWS_DEFAULT_REGION, else us-east-1), AWS_ENDPOINT_URL (S3-compatible stores; path-style
+ * addressing then, unless AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true). HEADs the object. */
+int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_error *err);
+void lnc_s3_source_free(struct lnc_s3_source *src); /* NULL is fine */
+const struct lnc_s3_object *lnc_s3_source_object(const struct lnc_s3_source *src);
+/* The batch through the calling thread's client (see lnc_s3_read_batch). */
+int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
+                       struct lnc_take_stats *stats, struct lnc_error *err);
+
 /* One ListObjectsV2 page (xml[len] must be 0): fn for each <Contents>' Key and Size; *token
  * the NextContinuationToken of a truncated page, "" for the last. Malformed -> LNC_EIO,
  * messages prefixed with where. Separate from the fetching for the fuzz target. */

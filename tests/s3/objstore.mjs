@@ -2,7 +2,9 @@
 // behind the fault-injecting proxy: SigV4 accepted, HEAD's size and ETag, ranges equal to the
 // local bytes, coalescing (GETs counted at the proxy), GETs in parallel, retries of 503
 // SlowDown, resets and truncated bodies, final errors that name the object (404, 403, a
-// replaced object, retries exhausted, the deadline) and never carry the secret key.
+// replaced object, retries exhausted, the deadline) and never carry the secret key. Then every
+// data-file fixture read whole through lnc_file_open_s3 (lancectl take s3://...): each of
+// Lance's recorded answers, byte for byte.
 //
 // Usage: node --openssl-legacy-provider tests/s3/objstore.mjs [BUILD]   (BUILD defaults to
 // build; prints ok/FAIL lines). s3rver 3.7 ciphers its continuation tokens with DES, which
@@ -16,6 +18,7 @@ import { startS3, startProxy, uploadDir, ACCESS_KEY, SECRET_KEY } from "./s3env.
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, "..", "..");
 const S3CHECK = path.join(root, process.argv[2] ?? "build", "tests", "s3check");
+const LANCECTL = path.join(root, process.argv[3] ?? "bin", "lancectl");
 const SRC = path.join(root, "tests", "fixtures", "datasets", "deletions_v21.lance");
 let failed = 0;
 const ok = (what) => console.log(`ok   ${what}`);
@@ -44,6 +47,7 @@ try {
   await listing();
   await faults(key, local);
   await finalErrors(key, local);
+  await fixturesThroughLancectl();
 } catch (e) {
   bad("objstore", e.stack ?? e);
 } finally {
@@ -52,6 +56,44 @@ try {
 }
 console.log(failed ? `${failed} failed` : "objstore: all passed");
 process.exit(failed ? 1 : 0);
+
+// Every fixture data file uploaded; every answer line (ids, columns, Lance's body) asked of
+// lancectl take s3://..., four at a time, with the settings in AWS's environment variables.
+async function fixturesThroughLancectl() {
+  const index = JSON.parse(fs.readFileSync(path.join(root, "tests", "fixtures", "index.json"), "utf8")).fixtures;
+  const env = { ...process.env, AWS_ENDPOINT_URL: px.endpoint, AWS_ACCESS_KEY_ID: ACCESS_KEY, AWS_SECRET_ACCESS_KEY: SECRET_KEY, AWS_REGION: "us-east-1" };
+  const run = (args) =>
+    new Promise((done) => execFile(LANCECTL, args, { env, encoding: "buffer", maxBuffer: 256 << 20 }, (e, out, err) => done({ status: e ? (e.code ?? -1) : 0, out: out.toString(), err: err.toString() })));
+  const jobs = [];
+  for (const fx of index) {
+    const tmp = fs.mkdtempSync("/tmp/lanced-s3-fx.");
+    fs.copyFileSync(path.join(root, fx.file), path.join(tmp, "f.lance"));
+    await uploadDir(px.endpoint, "lance", `fx/${fx.name}`, tmp);
+    fs.rmSync(tmp, { recursive: true });
+    for (const line of fs.readFileSync(path.join(root, fx.answers), "utf8").split("\n").filter(Boolean)) {
+      const [ids, cols, body] = line.split("\t");
+      jobs.push({ fx: fx.name, ids: JSON.parse(ids), cols: JSON.parse(cols), body });
+    }
+  }
+  px.resetStats();
+  let bad1 = null, done = 0;
+  const worker = async () => {
+    for (let j; (j = jobs.shift()); ) {
+      // Lance answers blob columns with their descriptors (position, size).
+      const r = await run(["take", `s3://lance/fx/${j.fx}/f.lance`, "--ids", j.ids.join(","), "--blobs", "descriptors", ...(j.cols ? ["--columns", j.cols.join(",")] : [])]);
+      if ((r.status !== 0 || r.out !== j.body) && !bad1) bad1 = `${j.fx} ids ${j.ids.slice(0, 5)}: ${r.err || r.out.slice(0, 150)}`;
+      done++;
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  const st = px.stats();
+  check(!bad1, `${done} of Lance's answers over ${index.length} fixture files read from s3 (${st.byMethod.HEAD} HEADs, ${st.byMethod.GET} GETs)`, bad1);
+  const ins = await run(["inspect", `s3://lance/fx/${index[0].name}/f.lance`]);
+  const local = await run(["inspect", path.join(root, index[0].file)]);
+  check(ins.status === 0 && ins.out.replace(/^.*\n/, "") === local.out.replace(/^.*\n/, ""), "lancectl inspect s3://... describes the file as the local copy", ins.err);
+  const missing = await run(["take", "s3://lance/fx/none/f.lance", "--ids", "0"]);
+  check(missing.status !== 0 && /s3:\/\/lance\/fx\/none\/f.lance.*no such object/.test(missing.err), "a missing object: lancectl says so, naming it", missing.err);
+}
 
 // The bytes the reads should give, concatenated in request order.
 function byKey(a, b) {
