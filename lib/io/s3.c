@@ -589,23 +589,26 @@ static void free_set(struct xfer *x, size_t n) {
 
 /* ---- the calls ------------------------------------------------------------------------------ */
 
+/* One exchange (a HEAD, or a listing page) run to its end. *out is the exchange, for the caller
+ * to read and release with free_set(*out, 1) whatever the result; url stays the caller's. */
+static int run_one(struct lnc_s3 *s, const char *url, bool head, const char *what, struct xfer **out,
+                   struct lnc_error *err) {
+  if (!url || !(*out = calloc(1, sizeof **out))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  **out = (struct xfer){.s = s, .url = url, .head = head, .list = !head};
+  struct set t = {.s = s, .x = *out, .n = 1, .key = what, .deadline = now_ms() + s->cfg.deadline_ms};
+  return run_set(&t, err);
+}
+
 int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, struct lnc_error *err) {
   if (!s || !key || !*key || !out) return lnc_errf(err, LNC_EINVAL, "s3: HEAD needs a client, a key and an output");
   char *url = object_url(s, key);
-  struct xfer *x = calloc(1, sizeof *x);
-  if (!url || !x) {
-    free(url);
-    free(x);
-    return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  }
-  *x = (struct xfer){.s = s, .url = url, .head = true};
-  struct set t = {.s = s, .x = x, .n = 1, .key = key, .deadline = now_ms() + s->cfg.deadline_ms};
-  int rc = run_set(&t, err);
+  struct xfer *x = NULL;
+  int rc = run_one(s, url, true, key, &x, err);
   if (!rc) {
     out->size = x->clen;
     snprintf(out->etag, sizeof out->etag, "%s", x->etag);
   }
-  free_set(x, 1);
+  if (x) free_set(x, 1);
   free(url);
   return rc;
 }
@@ -782,16 +785,9 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
     if (page == S3_LIST_MAX_PAGES || (page && !strcmp(token, prev)))
       return lnc_errf(err, LNC_EIO, "s3://%s/%s: the listing does not end (%u pages)", s->bucket, prefix, page);
     char *url = list_url(s, prefix, page ? token : NULL);
-    struct xfer *x = calloc(1, sizeof *x);
-    if (!url || !x) {
-      free(url);
-      free(x);
-      return lnc_errf(err, LNC_ENOMEM, "out of memory");
-    }
-    *x = (struct xfer){.s = s, .url = url, .list = true};
-    struct set t = {.s = s, .x = x, .n = 1, .key = prefix, .deadline = now_ms() + s->cfg.deadline_ms};
+    struct xfer *x = NULL;
     snprintf(prev, sizeof prev, "%s", token);
-    rc = run_set(&t, err);
+    rc = run_one(s, url, false, prefix, &x, err);
     /* The page as a C string: the entity and number parsing may look ahead of a '&'. */
     uint8_t *nb = rc ? NULL : realloc(x->buf, x->got + 1);
     if (!rc && !nb) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -802,7 +798,7 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
       snprintf(where, sizeof where, "s3://%s/%s", s->bucket, prefix);
       rc = lnc_s3_parse_list_page((const char *)nb, x->got, where, token, sizeof token, fn, ctx, err);
     }
-    free_set(x, 1);
+    if (x) free_set(x, 1);
     free(url);
     if (!rc && !token[0]) break;
   }

@@ -11,31 +11,14 @@ import { S3Client, GetObjectCommand } from "@aws-sdk/client-s3";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startS3, startProxy, uploadDir, lancedbOptions, ACCESS_KEY, SECRET_KEY, REGION } from "./s3env.mjs";
+import { storeTest, uploadDir, lancedbOptions, ACCESS_KEY, SECRET_KEY, REGION } from "./s3env.mjs";
 import { takeOffsetsJson } from "../fixtures/jsonrows.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.join(here, "..", "fixtures", "datasets");
-let failed = 0;
-const ok = (what) => console.log(`ok   ${what}`);
-const bad = (what, why) => {
-  failed++;
-  console.log(`FAIL ${what}: ${why}`);
-};
-
-const s3 = await startS3({ bucket: "lance" });
-const px = await startProxy(s3.endpoint);
-try {
-  await datasetsMatchLance();
-  await proxyFaults();
-} catch (e) {
-  bad("s3 test bed", e.stack ?? e);
-} finally {
-  await px.close();
-  await s3.close();
-}
-console.log(failed ? `${failed} failed` : "s3 test bed: all passed");
-process.exit(failed ? 1 : 0);
+const t = await storeTest("s3 test bed");
+const { ok, bad, px } = t;
+await t.run(datasetsMatchLance, proxyFaults);
 
 async function datasetsMatchLance() {
   const names = fs
@@ -49,7 +32,7 @@ async function datasetsMatchLance() {
   ok(`${names.length} datasets uploaded (${objects} objects)`);
 
   const db = await lancedb.connect("s3://lance/fx", { storageOptions: lancedbOptions(px.endpoint) });
-  let cases = 0;
+  let cases = 0, mismatched = 0;
   for (const n of names) {
     const tbl = await db.openTable(n);
     const lines = fs.readFileSync(path.join(FIXTURES, `${n}.answers`), "utf8").split("\n").filter(Boolean);
@@ -63,10 +46,13 @@ async function datasetsMatchLance() {
       cases++;
     }
     tbl.close();
-    if (mismatch) bad(`${n} from s3`, mismatch);
+    if (mismatch) {
+      mismatched++;
+      bad(`${n} from s3`, mismatch);
+    }
   }
   const st = px.stats();
-  if (failed === 0) ok(`LanceDB over s3rver gives Lance's recorded answers: ${cases} takes over ${names.length} datasets`);
+  if (!mismatched) ok(`LanceDB over s3rver gives Lance's recorded answers: ${cases} takes over ${names.length} datasets`);
   if (st.rangeGets > 0 && st.byMethod.GET >= st.rangeGets) ok(`proxy counted ${st.requests} requests, ${st.rangeGets} range GETs`);
   else bad("proxy counts", JSON.stringify(st));
 }

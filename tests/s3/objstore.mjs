@@ -13,23 +13,15 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startS3, startProxy, uploadDir, ACCESS_KEY, SECRET_KEY } from "./s3env.mjs";
+import { storeTest, uploadDir, ACCESS_KEY, SECRET_KEY } from "./s3env.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, "..", "..");
 const S3CHECK = path.join(root, process.argv[2] ?? "build", "tests", "s3check");
 const LANCECTL = path.join(root, process.argv[3] ?? "bin", "lancectl");
 const SRC = path.join(root, "tests", "fixtures", "datasets", "deletions_v21.lance");
-let failed = 0;
-const ok = (what) => console.log(`ok   ${what}`);
-const bad = (what, why) => {
-  failed++;
-  console.log(`FAIL ${what}: ${why}`);
-};
-const check = (cond, what, why) => (cond ? ok(what) : bad(what, why));
-
-const s3 = await startS3({ bucket: "lance" });
-const px = await startProxy(s3.endpoint);
+const t = await storeTest("objstore");
+const { ok, bad, check, px } = t;
 const base = { S3_ENDPOINT: px.endpoint, S3_BUCKET: "lance", S3_PATH_STYLE: "1", AWS_ACCESS_KEY_ID: ACCESS_KEY, AWS_SECRET_ACCESS_KEY: SECRET_KEY, S3_BACKOFF_BASE_MS: "5" };
 // Async: s3rver and the proxy run in this process, so the tool must not block its event loop.
 const s3check = (args, env = {}) =>
@@ -37,25 +29,20 @@ const s3check = (args, env = {}) =>
     execFile(S3CHECK, args, { env: { ...process.env, ...base, ...env }, encoding: "buffer", maxBuffer: 64 << 20 }, (e, stdout, stderr) =>
       done({ status: e ? (e.code ?? -1) : 0, stdout, stderr: stderr.toString() })));
 
-try {
-  if (!fs.existsSync(S3CHECK)) throw new Error(`${S3CHECK} missing (make all)`);
-  await uploadDir(px.endpoint, "lance", "d", SRC);
-  const dataName = fs.readdirSync(path.join(SRC, "data"))[0];
-  const key = `d/data/${dataName}`;
-  const local = fs.readFileSync(path.join(SRC, "data", dataName));
-  await headAndRead(key, local);
-  await listing();
-  await faults(key, local);
-  await finalErrors(key, local);
-  await fixturesThroughLancectl();
-} catch (e) {
-  bad("objstore", e.stack ?? e);
-} finally {
-  await px.close();
-  await s3.close();
-}
-console.log(failed ? `${failed} failed` : "objstore: all passed");
-process.exit(failed ? 1 : 0);
+const dataName = fs.readdirSync(path.join(SRC, "data"))[0];
+const key = `d/data/${dataName}`;
+const local = fs.readFileSync(path.join(SRC, "data", dataName));
+await t.run(
+  async () => {
+    if (!fs.existsSync(S3CHECK)) throw new Error(`${S3CHECK} missing (make all)`);
+    await uploadDir(px.endpoint, "lance", "d", SRC);
+  },
+  () => headAndRead(key, local),
+  listing,
+  () => faults(key, local),
+  () => finalErrors(key, local),
+  fixturesThroughLancectl,
+);
 
 // Every fixture data file uploaded; every answer line (ids, columns, Lance's body) asked of
 // lancectl take s3://..., four at a time, with the settings in AWS's environment variables.

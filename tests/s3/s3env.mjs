@@ -216,3 +216,34 @@ export async function startProxy(target) {
     },
   };
 }
+
+// A test script's frame: s3rver and the proxy started, the steps run in order (an exception is
+// one failure), both stopped, "ok"/"FAIL" lines and a summary printed, the exit status set.
+//   const t = await storeTest("objstore");  t.ok(what); t.bad(what, why); t.check(cond, what, why)
+//   await t.run(stepA, stepB);              // t.s3, t.px are the store and the proxy
+export async function storeTest(name) {
+  let failed = 0;
+  const t = {
+    ok: (what) => console.log(`ok   ${what}`),
+    bad: (what, why) => {
+      failed++;
+      console.log(`FAIL ${what}: ${why}`);
+    },
+    check: (cond, what, why) => (cond ? t.ok(what) : t.bad(what, why)),
+    s3: await startS3({ bucket: "lance" }),
+    async run(...steps) {
+      try {
+        for (const step of steps) await step();
+      } catch (e) {
+        t.bad(name, e.stack ?? e);
+      } finally {
+        await t.px.close();
+        await t.s3.close();
+      }
+      console.log(failed ? `${failed} failed` : `${name}: all passed`);
+      process.exit(failed ? 1 : 0);
+    },
+  };
+  t.px = await startProxy(t.s3.endpoint);
+  return t;
+}
