@@ -813,7 +813,14 @@ struct lnc_s3_source {
   char *strings[7]; /* what cfg's strings point to: endpoint, region, bucket, keys, token */
   char *key;
   struct lnc_s3_object obj;
+  uint8_t *tail; /* the object's last tail_len bytes, fetched at open: footer and metadata */
+  uint64_t tail_off, tail_len;
 };
+
+/* How much of an object's end is fetched at open. A Lance file ends with its footer, offset
+ * tables and column metadata: for most files all of it is in the last few KiB, so a file opens
+ * with a HEAD and one GET instead of a GET per section. */
+#define S3_TAIL_BYTES (64u << 10)
 
 /* Clients of this thread, one per source's settings. A thread reads through few settings;
  * past S3_THREAD_CLIENTS the oldest is freed (a later read makes it again). */
@@ -891,6 +898,15 @@ static int parse_url(struct lnc_s3_source *src, const char *url, struct lnc_erro
   return 0;
 }
 
+static int fetch_tail(struct lnc_s3_source *src, struct lnc_s3 *c, struct lnc_error *err) {
+  src->tail_len = src->obj.size < S3_TAIL_BYTES ? src->obj.size : S3_TAIL_BYTES;
+  src->tail_off = src->obj.size - src->tail_len;
+  if (!src->tail_len) return 0;
+  if (!(src->tail = malloc(src->tail_len))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  struct lnc_read r = {.off = src->tail_off, .len = src->tail_len, .dst = src->tail};
+  return lnc_s3_read_batch(c, src->key, &src->obj, &r, 1, NULL, err);
+}
+
 int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_error *err) {
   if (!url || !out) return lnc_errf(err, LNC_EINVAL, "s3: no URL");
   *out = NULL;
@@ -902,6 +918,7 @@ int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_e
   if (!rc) rc = config_from_env(src, err);
   if (!rc) rc = thread_client(src, &c, err);
   if (!rc) rc = lnc_s3_head(c, src->key, &src->obj, err);
+  if (!rc) rc = fetch_tail(src, c, err);
   if (rc) {
     lnc_s3_source_free(src);
     return rc;
@@ -915,14 +932,37 @@ void lnc_s3_source_free(struct lnc_s3_source *src) {
   if (src->strings[4]) explicit_bzero(src->strings[4], strlen(src->strings[4]));
   for (int i = 0; i < 7; i++) free(src->strings[i]);
   free(src->key);
+  free(src->tail);
   free(src);
 }
 
 const struct lnc_s3_object *lnc_s3_source_object(const struct lnc_s3_source *src) { return &src->obj; }
 
+static bool in_tail(const struct lnc_s3_source *src, const struct lnc_read *r) {
+  return src->tail && r->off >= src->tail_off && r->off <= src->obj.size && r->len <= src->obj.size - r->off;
+}
+
 int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
                        struct lnc_take_stats *stats, struct lnc_error *err) {
+  /* Reads inside the tail fetched at open are served from it; the others go out. The tail
+   * is the version opened (its ETag), so both halves are of one version. */
+  size_t out = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (in_tail(src, &reads[i]))
+      memcpy(reads[i].dst, src->tail + (reads[i].off - src->tail_off), reads[i].len);
+    else
+      out++;
+  }
+  if (!out) return 0;
+  struct lnc_read *rest = out == n ? reads : malloc(out * sizeof *rest);
+  if (!rest) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  if (rest != reads)
+    for (size_t i = 0, k = 0; i < n; i++)
+      if (!in_tail(src, &reads[i]))
+        rest[k++] = reads[i];
   struct lnc_s3 *c;
   int rc = thread_client(src, &c, err);
-  return rc ? rc : lnc_s3_read_batch(c, src->key, &src->obj, reads, n, stats, err);
+  if (!rc) rc = lnc_s3_read_batch(c, src->key, &src->obj, rest, out, stats, err);
+  if (rest != reads) free(rest);
+  return rc;
 }

@@ -75,7 +75,10 @@ async function fixturesThroughLancectl() {
   await Promise.all([worker(), worker(), worker(), worker()]);
   const st = px.stats();
   check(!bad1, `${done} of Lance's answers over ${index.length} fixture files read from s3 (${st.byMethod.HEAD} HEADs, ${st.byMethod.GET} GETs)`, bad1);
+  px.resetStats();
   const ins = await run(["inspect", `s3://lance/fx/${index[0].name}/f.lance`]);
+  const opened = px.stats();
+  check(opened.byMethod.HEAD === 1 && opened.byMethod.GET === 1, `opening a ${(fs.statSync(path.join(root, index[0].file)).size / 1e6).toFixed(1)} MB file from s3: a HEAD and one tail GET (footer and metadata)`, JSON.stringify(opened.byMethod));
   const local = await run(["inspect", path.join(root, index[0].file)]);
   check(ins.status === 0 && ins.out.replace(/^.*\n/, "") === local.out.replace(/^.*\n/, ""), "lancectl inspect s3://... describes the file as the local copy", ins.err);
   const missing = await run(["take", "s3://lance/fx/none/f.lance", "--ids", "0"]);
