@@ -810,7 +810,7 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
 struct lnc_s3_source {
   uint64_t id; /* names these settings in the per-thread client table */
   struct lnc_s3_config cfg;
-  char *strings[7]; /* what cfg's strings point to: endpoint, region, bucket, keys, token */
+  char *strings[6]; /* what cfg's strings point to: endpoint, region, bucket, key id, secret, token */
   char *key;
   struct lnc_s3_object obj;
   uint8_t *tail; /* the object's last tail_len bytes, fetched at open: footer and metadata */
@@ -822,8 +822,10 @@ struct lnc_s3_source {
  * with a HEAD and one GET instead of a GET per section. */
 #define S3_TAIL_BYTES (64u << 10)
 
-/* Clients of this thread, one per source's settings. A thread reads through few settings;
- * past S3_THREAD_CLIENTS the oldest is freed (a later read makes it again). */
+/* Clients of this thread, one per source (its id): never a client made with other settings.
+ * A thread reads few objects; past S3_THREAD_CLIENTS the oldest is freed (a later read makes
+ * it again). Keyed by source, two files of one bucket do not share a connection pool: for the
+ * engine, where one thread reads many files, the key should become the settings themselves. */
 #define S3_THREAD_CLIENTS 8
 struct thread_clients {
   uint64_t id[S3_THREAD_CLIENTS];
@@ -930,7 +932,7 @@ int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_e
 void lnc_s3_source_free(struct lnc_s3_source *src) {
   if (!src) return;
   if (src->strings[4]) explicit_bzero(src->strings[4], strlen(src->strings[4]));
-  for (int i = 0; i < 7; i++) free(src->strings[i]);
+  for (int i = 0; i < 6; i++) free(src->strings[i]);
   free(src->key);
   free(src->tail);
   free(src);
