@@ -26,12 +26,8 @@ int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
   qsort(ord, n, sizeof *ord, lnc_read_by_off);
   int rc = 0;
   for (size_t i = 0; i < n && !rc;) {
-    uint64_t start = ord[i]->off, end = ord[i]->off + ord[i]->len;
-    size_t j = i + 1;
-    while (j < n && ord[j]->off <= end) {
-      if (ord[j]->off + ord[j]->len > end) end = ord[j]->off + ord[j]->len;
-      j++;
-    }
+    uint64_t start, end; /* reads that touch or overlap: one pread */
+    size_t j = lnc_read_span(ord, i, n, 1, 0, UINT64_MAX, &start, &end);
     if (j == i + 1) {
       rc = lnc_file_pread(f, ord[i]->dst, ord[i]->len, start, err);
     } else {

@@ -281,16 +281,8 @@ static int plan(struct lnc_ring *r, bool direct, uint64_t file_size, struct lnc_
   qsort(r->ord, m, sizeof *r->ord, lnc_read_by_off);
   const uint64_t a = direct ? r->block : 1;
   for (size_t i = 0; i < m;) {
-    uint64_t start = r->ord[i]->off / a * a, end = r->ord[i]->off + r->ord[i]->len;
-    size_t j = i + 1;
-    for (; j < m; j++) {
-      uint64_t top = up(end, a), ns = r->ord[j]->off / a * a;
-      uint64_t nend = r->ord[j]->off + r->ord[j]->len;
-      if (nend < end) nend = end;
-      if (ns > top && ns - top > r->merge_gap) break;
-      if (up(nend, a) > top && up(nend, a) - start > r->max_merged) break;
-      end = nend;
-    }
+    uint64_t start, end;
+    size_t j = lnc_read_span(r->ord, i, m, a, r->merge_gap, r->max_merged, &start, &end);
     const struct lnc_read *rd = r->ord[i];
     bool straight = j == i + 1 && (!direct || (rd->off % a == 0 && rd->len % a == 0 &&
                                                (uintptr_t)rd->dst % a == 0));

@@ -618,14 +618,8 @@ static size_t plan_ranges(const struct lnc_s3 *s, struct lnc_read **ord, size_t 
                           size_t *range_of) {
   size_t m = 0;
   for (size_t i = 0; i < n;) {
-    uint64_t start = ord[i]->off, end = ord[i]->off + ord[i]->len;
-    size_t j = i + 1;
-    while (j < n && ord[j]->off <= end + s->cfg.merge_gap) {
-      uint64_t e2 = ord[j]->off + ord[j]->len > end ? ord[j]->off + ord[j]->len : end;
-      if (e2 - start > s->cfg.max_merged) break;
-      end = e2;
-      j++;
-    }
+    uint64_t start, end;
+    size_t j = lnc_read_span(ord, i, n, 1, s->cfg.merge_gap, s->cfg.max_merged, &start, &end);
     x[m].off = start;
     x[m].len = end - start;
     for (size_t k = i; k < j; k++) range_of[k] = m;
