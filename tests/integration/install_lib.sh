@@ -34,7 +34,10 @@ got=$(LD_LIBRARY_PATH=$L "$TMP/use_lance" "$ROOT/sample.lance" 7 i64 2>&1)
 [[ $(sed -n 2p <<<"$got") == "$want" ]] && ok "it reads row 7 as lancectl take does: $want" || bad "got '$got', want '$want'"
 n=$("$BIN/lancectl" inspect "$ROOT/sample.lance" 2>/dev/null | sed -n 's/.*rows[: ]*\([0-9][0-9]*\).*/\1/p' | head -1)
 [[ $(sed -n 1p <<<"$got") == "rows ${n:-?}" ]] && ok "row count $n" || bad "row count: $(sed -n 1p <<<"$got") vs inspect ${n:-?}"
-LD_LIBRARY_PATH=$L ldd "$TMP/use_lance" | grep -q "liblance.so.0 => $L" && ok "linked against the installed liblance.so.0" \
-  || bad "ldd: $(LD_LIBRARY_PATH=$L ldd "$TMP/use_lance" | grep lance)"
+# ldd's output is captured first: under pipefail, `ldd | grep -q` fails whenever grep exits on its
+# match before ldd has finished writing (ldd then dies of SIGPIPE, status 141) — it did in CI.
+linked=$(LD_LIBRARY_PATH=$L ldd "$TMP/use_lance" 2>&1)
+[[ $linked == *"liblance.so.0 => $L/liblance.so.0 "* ]] && ok "linked against the installed liblance.so.0" \
+  || bad "ldd: $(grep lance <<<"$linked")"
 echo "install: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
