@@ -178,6 +178,7 @@ integration: $(BINS) $(LIB_SO) $(S3CHECK)
 	@node tests/integration/arrow_metadata.mjs $(BINOUT)
 	@node tests/s3/lancedb_s3.mjs
 	@node --openssl-legacy-provider tests/s3/objstore.mjs $(BUILD) $(BINOUT)
+	@node --openssl-legacy-provider tests/s3/daemon_s3.mjs $(BINOUT)
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_systemd
 ifeq ($(SAN),)
 	@LIB=$(LIBOUT) tests/integration/exports.sh

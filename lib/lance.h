@@ -224,6 +224,38 @@ LNC_API void lnc_engine_free(lnc_engine *e);
 LNC_API void lnc_engine_set_budget(lnc_engine *e, uint64_t bytes);
 LNC_API void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *out);
 
+/* ---- object-store roots ------------------------------------------------------------------
+ * A bucket prefix (s3://bucket[/prefix], S3 or an S3-compatible store) mounted as the first
+ * path component `name`: the engine then reads "name/a/b.lance" from s3://bucket/prefix/a/b.lance
+ * and a dataset "name/ds" from the objects under .../ds/ (listing _versions/), with the same
+ * search cache, budget and answers as a local file. Files are opened with a HEAD and one GET of
+ * their last 64 KiB; a take's reads are merged (merge_gap) into GETs sent in parallel; an
+ * object's identity is its ETag, checked by a HEAD every revalidate_ms, and every GET carries
+ * If-Match, so a take never mixes two versions. Takes of mounted paths wait for the network:
+ * with opts->nowait they are refused (LNC_EAGAIN) before any request. Credentials are never
+ * part of a message. */
+enum lnc_s3_addressing { LNC_S3_AUTO = 0, /* path style when an endpoint is set (S3-compatible
+                                               stores), unless AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true */
+                         LNC_S3_PATH = 1, /* endpoint/bucket/key */
+                         LNC_S3_VIRTUAL = 2 /* bucket.endpoint/key */ };
+struct lnc_s3_options {
+  /* NULL = AWS's environment variable of the same meaning: AWS_ENDPOINT_URL (unset: AWS's own
+   * regional endpoint), AWS_REGION or AWS_DEFAULT_REGION (unset: us-east-1), AWS_ACCESS_KEY_ID,
+   * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN. */
+  const char *endpoint, *region, *access_key_id, *secret_access_key, *session_token;
+  int addressing;         /* enum lnc_s3_addressing */
+  uint64_t merge_gap;     /* reads closer than this share a GET (0 = 64 KiB) */
+  unsigned max_parallel;  /* GETs in flight per take (0 = 32) */
+  uint32_t timeout_ms;    /* a call's deadline, retries included (0 = 30 s) */
+  uint32_t revalidate_ms; /* HEAD / re-list at most this often (0 = the engine's revalidate_ms) */
+};
+/* Before the first worker is made (LNC_EINVAL after). name: one path component, not "." or
+ * "..", unique; it hides a local entry of the same name. opt may be NULL (all from the
+ * environment). Settings are checked now (LNC_EINVAL names the one missing or malformed); the
+ * store is first contacted by the first take. At most 64 mounts. */
+LNC_API int lnc_engine_mount_s3(lnc_engine *e, const char *name, const char *url,
+                                const struct lnc_s3_options *opt, struct lnc_error *err);
+
 LNC_API int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err);
 LNC_API void lnc_worker_free(lnc_worker *w);
 

@@ -34,6 +34,9 @@ void ld_config_defaults(struct ld_config *c) {
    * any trainer's commit-to-read gap, and at 50k requests/s it is one check in 5,000
    * requests (nginx's open_file_cache_valid reasons the same way, at 60 s for static files). */
   c->revalidate_ms = 100;
+  /* A HEAD or a listing is a round trip to the store (tens of ms), not a stat: once a
+   * second per object bounds what revalidation costs. */
+  c->s3_revalidate_ms = 1000;
   c->loop_max_ids = 0;     /* see docs/performance.md: decoding on the loop measured better */
   c->connection_limit = 0; /* sized from RLIMIT_NOFILE (ld_config_fit_fds) */
   c->header_timeout_ms = 10000;
@@ -91,6 +94,59 @@ static int parse_bool(const char *v, bool *out) {
   return 0;
 }
 
+/* mount = NAME=s3://bucket[/prefix]: NAME one path component; repeated names are an error. */
+static int set_mount(struct ld_config *c, const char *v, char *msg, size_t msglen) {
+  const char *eq = strchr(v, '=');
+  size_t n = eq ? (size_t)(eq - v) : 0;
+  if (!eq || !n || n >= sizeof c->mounts[0].name || memchr(v, '/', n) || strncmp(eq + 1, "s3://", 5) ||
+      strlen(eq + 1) >= sizeof c->mounts[0].url || (n <= 2 && !strncmp(v, "..", n))) {
+    snprintf(msg, msglen, "bad value for mount: '%.200s' (expected NAME=s3://bucket[/prefix])", v);
+    return -1;
+  }
+  for (int i = 0; i < c->nmounts; i++)
+    if (strlen(c->mounts[i].name) == n && !strncmp(c->mounts[i].name, v, n)) {
+      snprintf(msg, msglen, "mount name '%.*s' used twice", (int)n, v);
+      return -1;
+    }
+  if (c->nmounts == LD_MAX_MOUNTS) {
+    snprintf(msg, msglen, "too many mounts (at most %d)", LD_MAX_MOUNTS);
+    return -1;
+  }
+  struct ld_mount *m = &c->mounts[c->nmounts++];
+  memcpy(m->name, v, n);
+  m->name[n] = 0;
+  strcpy(m->url, eq + 1);
+  return 0;
+}
+
+/* Copies v into a fixed field; -1 when it does not fit. */
+static int set_str(char *dst, size_t cap, const char *v) {
+  if (strlen(v) >= cap) return -1;
+  strcpy(dst, v);
+  return 0;
+}
+
+/* The s3_* keys: 0, -1 for a bad value, -2 for an unknown key. Credentials fail only on
+ * their length, and set_key's message then leaves the value out. */
+static int set_s3_key(struct ld_config *c, const char *k, const char *v) {
+  if (!strcmp(k, "s3_endpoint")) return set_str(c->s3_endpoint, sizeof c->s3_endpoint, v);
+  if (!strcmp(k, "s3_region")) return set_str(c->s3_region, sizeof c->s3_region, v);
+  if (!strcmp(k, "s3_access_key_id")) return set_str(c->s3_access_key_id, sizeof c->s3_access_key_id, v);
+  if (!strcmp(k, "s3_secret_access_key")) return set_str(c->s3_secret_access_key, sizeof c->s3_secret_access_key, v);
+  if (!strcmp(k, "s3_session_token")) return set_str(c->s3_session_token, sizeof c->s3_session_token, v);
+  if (!strcmp(k, "s3_addressing")) {
+    c->s3_addressing = !strcmp(v, "auto") ? LNC_S3_AUTO : !strcmp(v, "path")  ? LNC_S3_PATH
+                                                      : !strcmp(v, "virtual") ? LNC_S3_VIRTUAL
+                                                                              : -1;
+    return c->s3_addressing < 0 ? -1 : 0;
+  }
+  if (!strcmp(k, "s3_merge_gap")) return parse_size(v, &c->s3_merge_gap);
+  if (!strcmp(k, "s3_max_parallel")) return parse_uint(v, &c->s3_max_parallel) || c->s3_max_parallel > 1024 ? -1 : 0;
+  if (!strcmp(k, "s3_timeout_ms")) return parse_uint(v, &c->s3_timeout_ms) || c->s3_timeout_ms > 3600000 ? -1 : 0;
+  if (!strcmp(k, "s3_revalidate_ms")) return parse_uint(v, &c->s3_revalidate_ms) || c->s3_revalidate_ms > 3600000 ? -1 : 0;
+  return -2;
+}
+
 /* Applies one setting; `replace_listen` makes the first `listen` drop earlier ones, so a
  * file's listen lines (or the flags') form the whole list. Returns 0 or -1 with msg. */
 static int set_key(struct ld_config *c, const char *k, const char *v, bool *listen_reset,
@@ -116,6 +172,18 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
   } else if (!strcmp(k, "take_threads")) {
     if (parse_uint(v, &u) || u < 1 || u > 1024) goto bad;
     c->take_threads = (int)u;
+  } else if (!strcmp(k, "store_threads")) {
+    if (parse_uint(v, &u) || u > 1024) goto bad;
+    c->store_threads = (int)u;
+  } else if (!strcmp(k, "mount")) {
+    return set_mount(c, v, msg, msglen);
+  } else if (!strncmp(k, "s3_", 3)) {
+    int r = set_s3_key(c, k, v);
+    if (r == -2) {
+      snprintf(msg, msglen, "unknown key '%s'", k);
+      return -1;
+    }
+    if (r) goto bad;
   } else if (!strcmp(k, "cache_budget")) {
     if (parse_size(v, &c->cache_budget)) goto bad;
   } else if (!strcmp(k, "io_mode")) {
@@ -166,6 +234,10 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
   }
   return 0;
 bad:
+  if (!strncmp(k, "s3_", 3) && (strstr(k, "secret") || strstr(k, "token") || strstr(k, "key_id"))) {
+    snprintf(msg, msglen, "bad value for %s (too long; not shown: it is a credential)", k);
+    return -1;
+  }
   snprintf(msg, msglen, "bad value for %s: '%s'", k, v);
   return -1;
 }
@@ -223,6 +295,17 @@ static void usage(FILE *o) {
           "  --listen HOST:PORT             address to serve (repeatable; [v6]:PORT, :PORT)\n"
           "  --workers N                    network threads (CPUs)\n"
           "  --take-threads N               threads for what would block (4 x workers, >= 4)\n"
+          "  --mount NAME=s3://BUCKET[/PREFIX]  serve an object-store prefix as /files/NAME/ (repeatable)\n"
+          "  --store-threads N              threads for object-store requests (take-threads)\n"
+          "  --s3-endpoint URL              S3-compatible endpoint (AWS_ENDPOINT_URL; AWS)\n"
+          "  --s3-region R                  (AWS_REGION; us-east-1)\n"
+          "  --s3-addressing auto|path|virtual  (auto: path style with an endpoint)\n"
+          "  --s3-merge-gap SIZE            reads closer than this share one GET (64K)\n"
+          "  --s3-max-parallel N            GETs in flight per request (32)\n"
+          "  --s3-timeout-ms MS             a store call, retries included (30000)\n"
+          "  --s3-revalidate-ms MS          re-HEAD objects / re-list versions (1000)\n"
+          "  (credentials: s3_access_key_id, s3_secret_access_key, s3_session_token in the\n"
+          "   config file, else AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)\n"
           "  --cache-budget SIZE            search-cache memory, e.g. 512M, 4G (1G)\n"
           "  --io-mode direct|buffered      O_DIRECT on the loop, or the page cache (direct)\n"
           "  --rep-index-policy always|never|max:SIZE  keep full-zip repetition indices (always)\n"
@@ -253,6 +336,15 @@ int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, s
       {"workers", required_argument, 0, 1},
       {"cache-budget", required_argument, 0, 1},
       {"take-threads", required_argument, 0, 1},
+      {"mount", required_argument, 0, 1},
+      {"store-threads", required_argument, 0, 1},
+      {"s3-endpoint", required_argument, 0, 1},
+      {"s3-region", required_argument, 0, 1},
+      {"s3-addressing", required_argument, 0, 1},
+      {"s3-merge-gap", required_argument, 0, 1},
+      {"s3-max-parallel", required_argument, 0, 1},
+      {"s3-timeout-ms", required_argument, 0, 1},
+      {"s3-revalidate-ms", required_argument, 0, 1},
       {"io-mode", required_argument, 0, 1},
       {"rep-index-policy", required_argument, 0, 1},
       {"max-ids-per-request", required_argument, 0, 1},

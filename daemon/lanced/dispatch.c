@@ -2,7 +2,9 @@
  * (MHD_suspend_connection) and queued here; a take thread — each with its own engine worker
  * and io_uring ring — routes it, keeps the answer in the request, and resumes the
  * connection, whose network thread then sends it. So a request waiting on the disk holds a
- * take thread, never the threads that accept and answer other requests. */
+ * take thread, never the threads that accept and answer other requests. Requests for paths
+ * below an object-store mount have threads of their own (object-store threads): a store that
+ * answers slowly or not at all holds those, never the take threads local files need. */
 #include "lanced.h"
 #include <microhttpd.h>
 #include <pthread.h>
@@ -10,12 +12,19 @@
 #include <string.h>
 #include <time.h>
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t more = PTHREAD_COND_INITIALIZER;
-static struct ld_req *head, *tail;
-static pthread_t *threads;
-static int nthreads;
-static bool stopping;
+/* A queue and the threads that serve it. */
+struct pool {
+  pthread_mutex_t lock;
+  pthread_cond_t more;
+  struct ld_req *head, *tail;
+  pthread_t *threads;
+  int nthreads;
+  bool stopping;
+};
+/* [0] take threads (LD_BLOCK_DISK), [1] object-store threads (LD_BLOCK_STORE; none without
+ * mounts, then [0] serves both). */
+static struct pool pools[2] = {{.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER},
+                               {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER}};
 static uint64_t handoffs;
 /* Test hook, off unless both variables are set: requests whose URL contains
  * LANCED_TEST_STALL_PATH wait LANCED_TEST_STALL_MS first (on their take thread, or parked
@@ -25,16 +34,16 @@ static const char *stall_path;
 static long stall_ms;
 
 static void *take_thread(void *arg) {
-  (void)arg;
+  struct pool *p = arg;
   for (;;) {
-    pthread_mutex_lock(&lock);
-    while (!head && !stopping) pthread_cond_wait(&more, &lock);
-    struct ld_req *r = head;
+    pthread_mutex_lock(&p->lock);
+    while (!p->head && !p->stopping) pthread_cond_wait(&p->more, &p->lock);
+    struct ld_req *r = p->head;
     if (r) {
-      head = r->next;
-      if (!head) tail = NULL;
+      p->head = r->next;
+      if (!p->head) p->tail = NULL;
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&p->lock);
     if (!r) return NULL; /* stopping and nothing left */
     long ms = ld_test_stall_ms(r->url);
     if (ms) {
@@ -52,51 +61,64 @@ long ld_test_stall_ms(const char *url) {
   return stall_path && url && strstr(url, stall_path) ? stall_ms : 0;
 }
 
-int ld_dispatch_start(int n) {
+static int pool_start(struct pool *p, int n, const char *what) {
+  p->threads = calloc((size_t)(n ? n : 1), sizeof *p->threads);
+  if (!p->threads) return -1;
+  p->stopping = false;
+  for (int i = 0; i < n; i++) {
+    if (pthread_create(&p->threads[i], NULL, take_thread, p)) {
+      ld_log(LD_LOG_ERROR, "could not start %s thread %d", what, i);
+      return -1;
+    }
+    p->nthreads++;
+  }
+  return 0;
+}
+
+static void pool_stop(struct pool *p) {
+  pthread_mutex_lock(&p->lock);
+  p->stopping = true;
+  pthread_cond_broadcast(&p->more);
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+  free(p->threads);
+  p->threads = NULL;
+  p->nthreads = 0;
+}
+
+int ld_dispatch_start(int n, int store) {
   const char *sp = getenv("LANCED_TEST_STALL_PATH"), *sm = getenv("LANCED_TEST_STALL_MS");
   if (sp && *sp && sm) {
     stall_path = sp;
     stall_ms = strtol(sm, NULL, 10);
     ld_log(LD_LOG_WARN, "test hook: requests for %s stall %ld ms", stall_path, stall_ms);
   }
-  threads = calloc((size_t)n, sizeof *threads);
-  if (!threads) return -1;
-  stopping = false;
-  for (int i = 0; i < n; i++) {
-    if (pthread_create(&threads[i], NULL, take_thread, NULL)) {
-      ld_log(LD_LOG_ERROR, "could not start take thread %d", i);
-      ld_dispatch_stop();
-      return -1;
-    }
-    nthreads++;
+  if (pool_start(&pools[0], n, "take") || pool_start(&pools[1], store, "object-store")) {
+    ld_dispatch_stop();
+    return -1;
   }
   return 0;
 }
 
 uint64_t ld_dispatch_handoffs(void) { return __atomic_load_n(&handoffs, __ATOMIC_RELAXED); }
 
-void ld_dispatch(struct ld_req *r) {
+void ld_dispatch(struct ld_req *r, int block) {
   __atomic_add_fetch(&handoffs, 1, __ATOMIC_RELAXED);
+  struct pool *p = &pools[block == LD_BLOCK_STORE && pools[1].nthreads ? 1 : 0];
   r->next = NULL;
-  pthread_mutex_lock(&lock);
-  if (tail)
-    tail->next = r;
+  pthread_mutex_lock(&p->lock);
+  if (p->tail)
+    p->tail->next = r;
   else
-    head = r;
-  tail = r;
-  pthread_mutex_unlock(&lock);
+    p->head = r;
+  p->tail = r;
+  pthread_mutex_unlock(&p->lock);
   /* Signalled after unlocking: a take thread woken while the lock is still held would only
    * block on it again, one more sleep and wake-up per request. */
-  pthread_cond_signal(&more);
+  pthread_cond_signal(&p->more);
 }
 
 void ld_dispatch_stop(void) {
-  pthread_mutex_lock(&lock);
-  stopping = true;
-  pthread_cond_broadcast(&more);
-  pthread_mutex_unlock(&lock);
-  for (int i = 0; i < nthreads; i++) pthread_join(threads[i], NULL);
-  free(threads);
-  threads = NULL;
-  nthreads = 0;
+  pool_stop(&pools[0]);
+  pool_stop(&pools[1]);
 }

@@ -36,12 +36,25 @@ enum { LD_REP_ALWAYS,
        LD_REP_NEVER,
        LD_REP_MAX };
 
+#define LD_MAX_MOUNTS 16
 struct ld_config {
   char root[PATH_MAX];
   char listen[LD_MAX_LISTEN][256];
   int nlisten;
   int workers;
   int take_threads; /* threads that run takes off the network threads */
+  /* Object-store roots: `mount = NAME=s3://bucket/prefix`, served as /files/NAME/...; the
+   * S3 settings are shared by every mount (unset strings: AWS's environment variables). */
+  struct ld_mount {
+    char name[64];
+    char url[1024];
+  } mounts[LD_MAX_MOUNTS];
+  int nmounts;
+  int store_threads; /* threads for requests that wait on the object store (0 = take_threads) */
+  char s3_endpoint[512], s3_region[64], s3_access_key_id[256], s3_secret_access_key[256];
+  char s3_session_token[4096];
+  int s3_addressing; /* enum lnc_s3_addressing */
+  uint64_t s3_merge_gap, s3_max_parallel, s3_timeout_ms, s3_revalidate_ms;
   uint64_t cache_budget;
   int io_mode;
   int rep_policy;
@@ -131,7 +144,10 @@ void ld_service_stats(struct lnc_engine_stats *out);
  * ld_service_would_block says (once: reading clears it) whether the last one gave up because
  * it needed to block, i.e. belongs on a take thread. */
 void ld_service_nowait(int mode);
-bool ld_service_would_block(void);
+enum ld_block { LD_BLOCK_NO = 0,
+                LD_BLOCK_DISK = 1,    /* a take thread */
+                LD_BLOCK_STORE = 2 }; /* an object-store thread */
+int ld_service_would_block(void);     /* enum ld_block */
 /* A network thread's loop (lnc_loop): made by the thread itself, which then takes through
  * it; NULL on other threads. */
 int ld_service_loop_start(struct ld_err *e);
@@ -279,10 +295,12 @@ uint64_t ld_acceptor_refused_per_client(void); /* refused over max_connections_p
 
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
 struct ld_req;
-int ld_dispatch_start(int threads);
-/* Queues r (its connection already suspended); a take thread routes it, stores the answer in
- * r->out and resumes the connection. */
-void ld_dispatch(struct ld_req *r);
+/* Two pools: take threads (the disk) and object-store threads (store > 0 when there are
+ * mounts), so a slow or dead endpoint holds only threads of its own kind. */
+int ld_dispatch_start(int threads, int store_threads);
+/* Queues r (its connection already suspended) for a thread of the pool `block` (enum
+ * ld_block) names, which routes it, stores the answer in r->out and resumes the connection. */
+void ld_dispatch(struct ld_req *r, int block);
 uint64_t ld_dispatch_handoffs(void); /* requests queued for a take thread so far */
 /* Test hook (LANCED_TEST_STALL_PATH / _MS): how long a request for url stalls first; 0 = not. */
 long ld_test_stall_ms(const char *url);
@@ -330,7 +348,7 @@ struct ld_req {
   char *url;           /* owned copy */
   struct lnc_buf body; /* request body, bounded by max_body */
   bool body_too_big;
-  bool task_would_block; /* a task that ended without parking needed a take thread */
+  int task_would_block; /* enum ld_block: a task that ended without parking needed a thread */
   uint64_t rows;
   struct ld_limits lim;
 };

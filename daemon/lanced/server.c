@@ -193,13 +193,13 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
 }
 
 /* To a take thread, whose answer resumes the connection (already suspended). */
-static void hand_off(struct ld_req *r) {
+static void hand_off(struct ld_req *r, int block) {
   memset(&r->out, 0, sizeof r->out);
   r->status = 0;
   r->format = 0;
   r->rows = 0;
   r->stage = LD_STAGE_TAKE_THREAD;
-  ld_dispatch(r);
+  ld_dispatch(r, block);
 }
 
 /* A request as a loop task (io_mode direct). Runs on the network thread; parks inside the
@@ -212,14 +212,14 @@ static void run_task(void *arg) {
   ld_service_nowait(LNC_NOWAIT_RING);
   ld_route(r->conn, r, &r->out);
   ld_service_nowait(LNC_NOWAIT_OFF);
-  bool wb = ld_service_would_block(); /* read before anything can park */
-  if (r->stage != LD_STAGE_TASK) {    /* still inside on_request: it sends or hands off */
+  int wb = ld_service_would_block(); /* read before anything can park */
+  if (r->stage != LD_STAGE_TASK) {   /* still inside on_request: it sends or hands off */
     r->task_would_block = wb;
     return;
   }
   if (wb) {
     lnc_buf_free(&r->out.body);
-    hand_off(r);
+    hand_off(r, wb);
     return;
   }
   r->stage = LD_STAGE_ANSWERED;
@@ -326,11 +326,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     ld_service_nowait(LNC_NOWAIT_NEVER);
     ld_route(c, r, &out);
     ld_service_nowait(LNC_NOWAIT_OFF);
-    if (!ld_service_would_block()) return send_response(c, r, &out);
+    if (!(r->task_would_block = ld_service_would_block())) return send_response(c, r, &out);
     lnc_buf_free(&out.body);
   }
   MHD_suspend_connection(c);
-  hand_off(r);
+  hand_off(r, r->task_would_block ? r->task_would_block : LD_BLOCK_DISK);
   return MHD_YES;
 }
 

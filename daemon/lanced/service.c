@@ -20,7 +20,10 @@ static __thread lnc_loop *my_loop; /* a network thread's loop (direct reads) */
  * and would_block is set just before a take returns and read (and cleared) by the code that
  * called the route, with no park in between. */
 static __thread int nowait_mode;
-static __thread bool would_block;
+static __thread int would_block; /* enum ld_block */
+/* The mounts' names (the first path component of every path they serve). */
+static char mount_names[LD_MAX_MOUNTS][64];
+static int nmount_names;
 /* io_mode direct: every take reads the device, so a non-blocking attempt can never answer. */
 static bool direct_reads;
 /* Takes of more ids than this leave the loop for a take thread (0 = none): CPU-heavy
@@ -29,10 +32,20 @@ static uint64_t loop_max_ids;
 
 void ld_service_nowait(int mode) { nowait_mode = mode; }
 
-bool ld_service_would_block(void) {
-  bool b = would_block;
-  would_block = false;
+int ld_service_would_block(void) {
+  int b = would_block;
+  would_block = LD_BLOCK_NO;
   return b;
+}
+
+/* Whether rel is below an object-store mount: its requests wait on the network, never on a
+ * network thread, and on threads of their own. No system call. */
+static bool remote_path(const char *rel) {
+  for (int i = 0; i < nmount_names; i++) {
+    size_t n = strlen(mount_names[i]);
+    if (!strncmp(rel, mount_names[i], n) && (rel[n] == '/' || !rel[n])) return true;
+  }
+  return false;
 }
 
 lnc_loop *ld_service_loop(void) { return my_loop; }
@@ -50,10 +63,11 @@ void ld_service_loop_stop(void) {
   my_worker = NULL;
 }
 
-/* In nowait mode an LNC_EAGAIN is not an answer: it marks the request for a take thread. */
-static int fail(struct ld_err *e, const struct lnc_error *le) {
+/* In nowait mode an LNC_EAGAIN is not an answer: it marks the request for a take thread, or
+ * for an object-store thread when rel is below a mount. */
+static int fail(struct ld_err *e, const struct lnc_error *le, const char *rel) {
   if (le->code == LNC_EAGAIN) {
-    would_block = true;
+    would_block = remote_path(rel) ? LD_BLOCK_STORE : LD_BLOCK_DISK;
     ld_errf(e, 503, "unavailable", "retry on a take thread");
     return -1;
   }
@@ -73,6 +87,38 @@ static int engine_config(const struct ld_config *c, struct lnc_engine_config *ec
   return 0;
 }
 
+/* The daemon's S3 settings as the engine's (empty strings: the environment's). */
+static void s3_options(const struct ld_config *c, struct lnc_s3_options *o) {
+  memset(o, 0, sizeof *o);
+  o->endpoint = c->s3_endpoint[0] ? c->s3_endpoint : NULL;
+  o->region = c->s3_region[0] ? c->s3_region : NULL;
+  o->access_key_id = c->s3_access_key_id[0] ? c->s3_access_key_id : NULL;
+  o->secret_access_key = c->s3_secret_access_key[0] ? c->s3_secret_access_key : NULL;
+  o->session_token = c->s3_session_token[0] ? c->s3_session_token : NULL;
+  o->addressing = c->s3_addressing;
+  o->merge_gap = c->s3_merge_gap;
+  o->max_parallel = (unsigned)c->s3_max_parallel;
+  o->timeout_ms = (uint32_t)c->s3_timeout_ms;
+  o->revalidate_ms = (uint32_t)c->s3_revalidate_ms;
+}
+
+/* Every configured mount, before any worker exists (the engine requires it). */
+static int mount_all(const struct ld_config *c) {
+  struct lnc_s3_options o;
+  s3_options(c, &o);
+  for (int i = 0; i < c->nmounts; i++) {
+    struct lnc_error le = {0};
+    if (lnc_engine_mount_s3(engine, c->mounts[i].name, c->mounts[i].url, &o, &le)) {
+      ld_log(LD_LOG_ERROR, "mount %s: %s", c->mounts[i].name, le.message);
+      return -1;
+    }
+    snprintf(mount_names[i], sizeof mount_names[i], "%s", c->mounts[i].name);
+    nmount_names = i + 1;
+    ld_log(LD_LOG_INFO, "serving %s as /files/%s/", c->mounts[i].url, c->mounts[i].name);
+  }
+  return 0;
+}
+
 int ld_service_init(const struct ld_config *c) {
   struct lnc_engine_config ec;
   engine_config(c, &ec);
@@ -81,6 +127,11 @@ int ld_service_init(const struct ld_config *c) {
   struct lnc_error le = {0};
   if (lnc_engine_new(&ec, &engine, &le)) {
     ld_log(LD_LOG_ERROR, "cannot start the take engine: %s", le.message);
+    return -1;
+  }
+  if (mount_all(c)) {
+    lnc_engine_free(engine);
+    engine = NULL;
     return -1;
   }
   return 0;
@@ -140,16 +191,20 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
-  int mode = nowait_mode; /* before the take can park and another task change it */
+  int mode = nowait_mode;                           /* before the take can park and another task change it */
+  if (mode != LNC_NOWAIT_OFF && remote_path(rel)) { /* before is_dataset's listing below */
+    struct lnc_error le = {.code = LNC_EAGAIN};
+    return fail(e, &le, rel);
+  }
   if (mode == LNC_NOWAIT_RING && loop_max_ids && n > loop_max_ids) {
     struct lnc_error le = {.code = LNC_EAGAIN};
-    return fail(e, &le);
+    return fail(e, &le, rel);
   }
   if (mode == LNC_NOWAIT_NEVER && direct_reads) {
     /* The engine would refuse it too, after a stat of the path: hand the request off
      * before any system call. */
     struct lnc_error le = {.code = LNC_EAGAIN};
-    return fail(e, &le);
+    return fail(e, &le, rel);
   }
   lnc_worker *w = worker(e);
   if (!w) return -1;
@@ -165,7 +220,7 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                                  stats, &le);
   else
     return version_for_file(rel, e);
-  return rc ? fail(e, &le) : 0;
+  return rc ? fail(e, &le, rel) : 0;
 }
 
 int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
@@ -174,7 +229,7 @@ int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file
   if (ld_path_check(rel, e)) return -1;
   if (nowait_mode) { /* a description may load the file: always on a take thread */
     struct lnc_error le = {.code = LNC_EAGAIN};
-    return fail(e, &le);
+    return fail(e, &le, rel);
   }
   lnc_worker *w = worker(e);
   if (!w) return -1;

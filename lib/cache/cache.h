@@ -48,6 +48,26 @@ int lnc_engine_take_file(lnc_worker *w, const char *path, const uint64_t *ids, s
                          const struct lnc_take_options *opts, struct ArrowSchema *schema,
                          struct ArrowArray *array, struct lnc_take_stats *stats, bool *is_dir,
                          struct lnc_error *err);
+/* mounts.c: the object-store roots (lnc_engine_mount_s3), read-only once the engine serves. */
+struct lnc_mounts;
+struct lnc_s3_mount;
+struct lnc_mounts *lnc_mounts_new(void);
+void lnc_mounts_free(struct lnc_mounts *t);
+int lnc_mounts_add(struct lnc_mounts *t, const char *name, const char *url,
+                   const struct lnc_s3_options *opt, uint32_t default_revalidate_ms,
+                   struct lnc_error *err);
+/* The mount path lies under, or NULL (local); *rel (may be NULL) = the path below it ("" for
+ * the mount itself), *revalidate_ms its HEAD/re-list interval. No lock, no system call. */
+const struct lnc_s3_mount *lnc_mounts_find(const struct lnc_mounts *t, const char *path,
+                                           const char **rel, uint32_t *revalidate_ms);
+unsigned lnc_mounts_count(const struct lnc_mounts *t);
+/* Whether rel below the mount holds a dataset: objects under rel/_versions/ (one listing page). */
+bool lnc_remote_is_dataset(const struct lnc_s3_mount *m, const char *rel);
+/* engine.c: lnc_mounts_find on the engine's table. */
+const struct lnc_s3_mount *lnc_engine_remote(lnc_engine *e, const char *path, const char **rel,
+                                             uint32_t *revalidate_ms);
+/* Whether something checked at checked_ns is fresh under an interval of ms (0 = never). */
+bool lnc_fresh_within(int64_t checked_ns, uint32_t ms);
 /* Adds delta bytes to the resident total (negative to give them back); when adding, evicts
  * idle files until the total fits the budget again. */
 void lnc_engine_charge(lnc_engine *e, int64_t delta);

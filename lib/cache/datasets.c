@@ -17,6 +17,11 @@
  * latest moves on, pinned old versions at the end of each request). A directory replaced by
  * another (device/inode) drops all its versions.
  *
+ * A dataset under an object-store mount (lnc_engine_mount_s3) is a key prefix: its latest
+ * version is found by listing `_versions/` again once the mount's revalidate_ms has passed
+ * (objects appear whole, so no listing is racy and no manifest half-written); its manifest
+ * and deletion files are GETs, its data files the engine's mounted paths.
+ *
  * Thread-safety: one mutex guards the table, the per-directory records and every reference
  * count; it is held to find, insert or unlink, never while reading files. Loads of one
  * version are single-flight (others wait on a condition variable). */
@@ -73,7 +78,9 @@ struct dsdir {
   struct timespec vmtime;
   int64_t checked_ns; /* when the directory and its latest were last checked on disk */
   struct dsver *versions;
-  int busy; /* requests between lookups (listing, waiting): keep the record */
+  int busy;                      /* requests between lookups (listing, waiting): keep the record */
+  const struct lnc_s3_mount *s3; /* under an object-store mount: checked every s3_ms */
+  uint32_t s3_ms;
 };
 
 struct lnc_dscache {
@@ -149,6 +156,7 @@ static struct dsdir *get_dir(struct lnc_dscache *c, const char *path) {
     return NULL;
   }
   d->hash = h;
+  d->s3 = lnc_engine_remote(c->e, path, NULL, &d->s3_ms);
   d->hnext = c->table[h % NBUCKETS];
   c->table[h % NBUCKETS] = d;
   return d;
@@ -240,13 +248,14 @@ static int open_dir(struct lnc_dscache *c, const char *dir, struct lnc_error *er
   return -lnc_errf(err, lnc_code_from_errno(en), "%s: %s", dir, strerror(en));
 }
 
-/* Lists _versions (vfd) and returns the newest version present. */
-static int list_latest(struct lnc_dscache *c, int vfd, const char *dir, uint64_t *out,
-                       struct lnc_error *err) {
+/* Lists _versions (vfd, or the objects at loc when vfd < 0) and returns the newest version
+ * present. */
+static int list_latest(struct lnc_dscache *c, int vfd, const struct lnc_ds_loc *loc, const char *dir,
+                       uint64_t *out, struct lnc_error *err) {
   struct lnc_ds_version *vs, v;
   size_t n;
   atomic_fetch_add(&c->listings, 1);
-  int rc = lnc_ds_list_versions(vfd, dir, &vs, &n, err);
+  int rc = vfd >= 0 ? lnc_ds_list_versions(vfd, dir, &vs, &n, err) : lnc_ds_loc_versions(loc, dir, &vs, &n, err);
   if (rc) return rc;
   rc = lnc_ds_pick_version(vs, n, 0, dir, &v, err);
   free(vs);
@@ -276,6 +285,21 @@ static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
 static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
                         struct dsver **out, struct lnc_error *err);
 
+/* Whether d's latest version was checked recently enough to be trusted without asking. */
+static bool dir_fresh(struct lnc_dscache *c, const struct dsdir *d) {
+  return d->have_latest && (d->s3 ? lnc_fresh_within(d->checked_ns, d->s3_ms) : lnc_engine_fresh(c->e, d->checked_ns));
+}
+
+/* The location of a dataset under a mount: rel below it as a key prefix ending in '/'. */
+static int remote_loc(const struct lnc_s3_mount *m, const char *rel, struct lnc_ds_loc *loc,
+                      struct lnc_error *err) {
+  size_t n = strlen(rel);
+  *loc = (struct lnc_ds_loc){.fd = -1, .s3 = m, .prefix = malloc(n + 2)};
+  if (!loc->prefix) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  snprintf(loc->prefix, n + 2, "%s%s", rel, n ? "/" : "");
+  return 0;
+}
+
 /* A manifest that cannot be read is taken for one being written (a writer that does not
  * rename into place, a copy in progress) while it is younger than this; after it, for damage,
  * and the latest version answers as corrupt again. */
@@ -297,6 +321,7 @@ static bool manifest_complete(int vfd, const char *name, const struct stat *st) 
  * being written; *prev gets the version before it. No version before it: false. */
 static bool latest_being_written(struct lnc_dscache *c, const char *dir, uint64_t *prev) {
   struct lnc_error ignored = {0};
+  if (lnc_engine_remote(c->e, dir, NULL, NULL)) return false; /* objects appear whole */
   int dfd = open_dir(c, dir, &ignored);
   if (dfd < 0) return false;
   int vfd = lnc_ds_openat(dfd, "_versions", O_RDONLY | O_DIRECTORY, dir, &ignored);
@@ -330,7 +355,7 @@ static bool latest_being_written(struct lnc_dscache *c, const char *dir, uint64_
 int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir) {
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
-  int known = d && d->have_latest && lnc_engine_fresh(c->e, d->checked_ns);
+  int known = d && dir_fresh(c, d);
   pthread_mutex_unlock(&c->lock);
   return known;
 }
@@ -341,7 +366,7 @@ static struct dsver *fresh_version(struct lnc_dscache *c, const char *dir, uint6
   struct dsver *ver = NULL;
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
-  if (d && d->have_latest && lnc_engine_fresh(c->e, d->checked_ns)) {
+  if (d && dir_fresh(c, d)) {
     uint64_t v = want ? want : d->latest;
     for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
     if (ver && ver->state == V_READY)
@@ -426,7 +451,7 @@ static int resolve_latest_locked(struct lnc_dscache *c, struct dsdir *d, const c
   pthread_mutex_unlock(&c->lock);
   struct timespec now;
   clock_gettime(CLOCK_REALTIME, &now);
-  int rc = list_latest(c, vfd, dir, v, err);
+  int rc = list_latest(c, vfd, NULL, dir, v, err);
   pthread_mutex_lock(&c->lock);
   d->busy--;
   if (!rc && d->have_id && d->dev == dst->st_dev && d->ino == dst->st_ino) {
@@ -486,11 +511,11 @@ static int find_or_claim_locked(struct lnc_dscache *c, struct dsdir *d, const ch
 /* Opens the claimed placeholder's version (lock not held; dfd consumed) and publishes it
  * READY, charged to the engine, waking the requests that wait for it. On failure the
  * placeholder is unlinked and freed and they wake to find it gone. */
-static int load_claimed(struct lnc_dscache *c, struct dsver *ver, int dfd, const char *dir,
+static int load_claimed(struct lnc_dscache *c, struct dsver *ver, struct lnc_ds_loc loc, const char *dir,
                         struct lnc_error *err) {
   atomic_fetch_add(&c->opens, 1);
   lnc_dataset *ds = NULL;
-  int rc = lnc_ds_open_at(dfd, dir, ver->version, &ds, err);
+  int rc = lnc_ds_open_at(loc, dir, ver->version, &ds, err);
   if (!rc) rc = make_ready(ver, ds, err);
   pthread_mutex_lock(&c->lock);
   if (rc) {
@@ -513,12 +538,68 @@ static int load_claimed(struct lnc_dscache *c, struct dsver *ver, int dfd, const
   return rc;
 }
 
+/* The latest version of a dataset under a mount: a listing of its `_versions/`, made with
+ * the lock dropped (d->busy keeps the record). */
+static int resolve_latest_remote_locked(struct lnc_dscache *c, struct dsdir *d, const char *dir,
+                                        const struct lnc_ds_loc *loc, int64_t checked_ns,
+                                        uint64_t *v, struct dsver **dead, struct lnc_error *err) {
+  d->busy++;
+  pthread_mutex_unlock(&c->lock);
+  int rc = list_latest(c, -1, loc, dir, v, err);
+  pthread_mutex_lock(&c->lock);
+  d->busy--;
+  if (!rc) {
+    if (!d->have_latest || d->latest != *v) drop_superseded(c, d, *v, dead);
+    d->have_latest = true;
+    d->latest = *v;
+    d->checked_ns = checked_ns;
+  }
+  return rc;
+}
+
+/* acquire_once for a dataset under a mount: no directory to open or stat, a listing for the
+ * latest, the version found or loaded. */
+static int acquire_once_remote(struct lnc_dscache *c, const struct lnc_s3_mount *m, const char *dir,
+                               const char *rel, uint64_t want, bool nowait, struct dsver **out,
+                               struct lnc_error *err) {
+  struct lnc_ds_loc loc;
+  int rc = remote_loc(m, rel, &loc, err);
+  if (rc) return rc;
+  int64_t checked_ns = lnc_engine_now_ns();
+  struct dsver *dead = NULL, *ver = NULL;
+  bool claimed = false;
+  pthread_mutex_lock(&c->lock);
+  struct dsdir *d = get_dir(c, dir);
+  uint64_t v = want;
+  if (!d)
+    rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", dir);
+  else if (want == 0)
+    rc = resolve_latest_remote_locked(c, d, dir, &loc, checked_ns, &v, &dead, err);
+  if (!rc) rc = find_or_claim_locked(c, d, dir, v, nowait, &ver, &claimed, err);
+  if (!rc && claimed) {
+    pthread_mutex_unlock(&c->lock);
+    free_list(dead);
+    rc = load_claimed(c, ver, loc, dir, err); /* loc consumed */
+    if (!rc) *out = ver;
+    return rc;
+  }
+  if (rc && d) maybe_free_dir(c, d);
+  pthread_mutex_unlock(&c->lock);
+  free_list(dead);
+  free(loc.prefix);
+  if (!rc) *out = ver;
+  return rc;
+}
+
 /* One resolution of `want` (0 = latest) for dir: the directories opened and checked, the
  * latest resolved, the version found or loaded. nowait: see find_or_claim_locked. */
 static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
                         struct dsver **out, struct lnc_error *err) {
   *out = NULL;
   if (!dir || !dir[0]) return lnc_errf(err, LNC_EINVAL, "empty dataset path");
+  const char *rel;
+  const struct lnc_s3_mount *m = lnc_engine_remote(c->e, dir, &rel, NULL);
+  if (m) return acquire_once_remote(c, m, dir, rel, want, nowait, out, err);
   int dfd, vfd;
   struct stat dst, vst;
   int64_t checked_ns = lnc_engine_now_ns();
@@ -542,7 +623,7 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
   if (!rc && claimed) {
     pthread_mutex_unlock(&c->lock);
     free_list(dead);
-    rc = load_claimed(c, ver, dfd, dir, err);
+    rc = load_claimed(c, ver, (struct lnc_ds_loc){.fd = dfd}, dir, err);
     if (!rc) *out = ver;
     return rc;
   }
@@ -597,6 +678,9 @@ static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file
 
 int lnc_engine_is_dataset(lnc_worker *w, const char *path) {
   if (!w || !path || !path[0]) return 0;
+  const char *rel;
+  const struct lnc_s3_mount *m = lnc_engine_remote(lnc_worker_engine(w), path, &rel, NULL);
+  if (m) return lnc_remote_is_dataset(m, rel);
   int fd = lnc_engine_open_beneath(lnc_worker_engine(w), path, O_PATH | O_DIRECTORY);
   if (fd < 0) return 0;
   close(fd);
@@ -617,6 +701,8 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
   /* Every data file would refuse it anyway; refusing here skips listing the versions. */
   if (nowait == LNC_NOWAIT_NEVER && lnc_engine_direct(e))
     return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", dir);
+  if (nowait != LNC_NOWAIT_OFF && lnc_engine_remote(e, dir, NULL, NULL))
+    return lnc_errf(err, LNC_EAGAIN, "%s: objects are read off the event loop", dir);
   struct lnc_dscache *c = lnc_engine_dscache(e);
   struct dsver *v;
   int rc = acquire(c, dir, version, nowait, &v, err);
@@ -625,6 +711,20 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
   struct lnc_ds_reader rd = {engine_file_take, &ctx};
   rc = lnc_ds_take(v->ds, &rd, ids, n, columns, ncolumns, opts, schema, array, stats, err);
   release(c, v);
+  return rc;
+}
+
+/* The description with the versions listed now: the cached version holds no directory. */
+static int describe_json(struct lnc_dscache *c, struct dsver *v, const char *dir, struct lnc_buf *json,
+                         struct lnc_error *err) {
+  const char *rel;
+  const struct lnc_s3_mount *m = lnc_engine_remote(c->e, dir, &rel, NULL);
+  struct lnc_ds_loc loc = {.fd = -1};
+  int rc = m ? remote_loc(m, rel, &loc, err) : 0;
+  if (!m && (loc.fd = open_dir(c, dir, err)) < 0) return -loc.fd;
+  if (!rc) rc = lnc_ds_describe_json_at(v->ds, &loc, json, err);
+  if (loc.fd >= 0) close(loc.fd);
+  free(loc.prefix);
   return rc;
 }
 
@@ -641,15 +741,7 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
   if (num_rows) *num_rows = lnc_dataset_num_rows(v->ds);
   if (version_out) *version_out = lnc_dataset_version(v->ds);
   lnc_dataset_data_format(v->ds, major, minor);
-  if (json) {
-    int dfd = open_dir(c, dir, err); /* for the list of versions: the cached one holds none */
-    if (dfd < 0)
-      rc = -dfd;
-    else {
-      rc = lnc_ds_describe_json_at(v->ds, dfd, json, err);
-      close(dfd);
-    }
-  }
+  if (json) rc = describe_json(c, v, dir, json, err);
   if (!rc && schema) {
     /* The types as a take produces them: a zero-row take reads one fragment's schema. */
     struct reader_ctx ctx = {w, v};

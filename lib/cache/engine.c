@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "../format/reader.h"
 #include "../io/ring.h"
+#include "../io/s3.h"
 #include "../take/take.h"
 #include "../util/error.h"
 #include "../util/hash.h"
@@ -30,17 +31,26 @@ enum { E_LOADING,
        E_READY,
        E_FAILED };
 
+/* What says a file is still the one cached: for a local file its device, inode, size, mtime
+ * and ctime (chmod/chown change it: a revoked permission is seen); for an object its size and
+ * ETag (the rest zero). */
+struct ident {
+  dev_t dev;
+  ino_t ino;
+  off_t size;
+  struct timespec mtime;
+  struct timespec ctime;
+  char etag[sizeof(((struct lnc_s3_object *)0)->etag)];
+};
+
 struct entry {
   struct entry *hnext;       /* hash chain within the shard */
   struct entry *prev, *next; /* shard LRU: head = most recent */
   char *path;
   uint64_t hash;
-  dev_t dev;
-  ino_t ino;
-  off_t size;
-  struct timespec mtime;
-  struct timespec ctime; /* chmod/chown change it: a revoked permission is seen */
-  int64_t checked_ns;    /* when dev..mtime were last compared with the disk */
+  struct ident id;
+  uint32_t revalidate_ms; /* the engine's, or the object-store mount's */
+  int64_t checked_ns;     /* when id was last compared with the disk or the store */
   int state;
   bool linked; /* in the shard's table (else: dropped, freed at refs 0) */
   atomic_int refs;
@@ -68,6 +78,7 @@ struct lnc_engine {
   atomic_uint_fast64_t tick; /* recency clock for LRU across shards */
   atomic_int workers;
   struct lnc_dscache *datasets; /* opened dataset versions (datasets.c) */
+  struct lnc_mounts *mounts;    /* object-store roots (mounts.c) */
 };
 
 struct lnc_worker {
@@ -120,6 +131,10 @@ int lnc_files_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct 
     }
   }
   e->cfg.root = NULL; /* not kept: the descriptor is what counts */
+  if (!(e->mounts = lnc_mounts_new())) {
+    lnc_files_free(e);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
   for (int i = 0; i < NSHARDS; i++) {
     struct shard *s = &e->shards[i];
     pthread_mutex_init(&s->lock, NULL);
@@ -190,6 +205,7 @@ void lnc_files_free(lnc_engine *e) {
     pthread_cond_destroy(&s->loaded);
   }
   if (e->root_fd >= 0) close(e->root_fd);
+  lnc_mounts_free(e->mounts); /* after the files: their sources borrow the mounts' settings */
   free(e);
 }
 
@@ -279,9 +295,26 @@ int64_t lnc_engine_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+bool lnc_fresh_within(int64_t checked_ns, uint32_t ms) {
+  return ms && checked_ns && lnc_engine_now_ns() - checked_ns < (int64_t)ms * 1000000LL;
+}
+
 bool lnc_engine_fresh(lnc_engine *e, int64_t checked_ns) {
-  return e->cfg.revalidate_ms && checked_ns &&
-         lnc_engine_now_ns() - checked_ns < (int64_t)e->cfg.revalidate_ms * 1000000LL;
+  return lnc_fresh_within(checked_ns, e->cfg.revalidate_ms);
+}
+
+const struct lnc_s3_mount *lnc_engine_remote(lnc_engine *e, const char *path, const char **rel,
+                                             uint32_t *revalidate_ms) {
+  return lnc_mounts_find(e->mounts, path, rel, revalidate_ms);
+}
+
+int lnc_engine_mount_s3(lnc_engine *e, const char *name, const char *url,
+                        const struct lnc_s3_options *opt, struct lnc_error *err) {
+  if (!e || !name || !url) return lnc_errf(err, LNC_EINVAL, "lnc_engine_mount_s3: NULL argument");
+  /* The table is read without a lock by every take: it is complete before any runs. */
+  if (atomic_load(&e->workers))
+    return lnc_errf(err, LNC_EINVAL, "mount %.80s: mounts are added before the first worker", name);
+  return lnc_mounts_add(e->mounts, name, url, opt, e->cfg.revalidate_ms, err);
 }
 
 int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {
@@ -343,20 +376,89 @@ static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, bo
   return lnc_errf(err, lnc_code_from_errno(en), "%s: %s", path, strerror(en));
 }
 
-/* Opens, validates and prepares the file: the initialization phase. */
+/* The search cache read into f; f is closed (and *out's caller must not use it) on failure. */
+static int prepare_file(struct lnc_worker *w, const char *path, struct lnc_file *f, size_t *bytes,
+                        struct lnc_take_stats *ts, struct lnc_error *err) {
+  struct lnc_take_env env = {.io = &w->io, .repidx_max = w->e->cfg.repidx_max};
+  int rc = lnc_file_prepare(f, &env, ts, bytes);
+  if (rc) {
+    /* The store's own message (naming the object and the status) says more than ours. */
+    if (!err || err->code != rc || !err->message[0]) lnc_errf(err, rc, "%s: reading the search cache failed", path);
+    lnc_file_close(f);
+  }
+  return rc;
+}
+
+static void ident_of_stat(struct ident *id, const struct stat *st) {
+  memset(id, 0, sizeof *id);
+  id->dev = st->st_dev;
+  id->ino = st->st_ino;
+  id->size = st->st_size;
+  id->mtime = st->st_mtim;
+  id->ctime = st->st_ctim;
+}
+
+/* An object's identity by HEAD. Not an object but a dataset's prefix: *is_dir, as stat_path. */
+static int probe_object(const struct lnc_s3_mount *m, const char *path, const char *rel,
+                        struct ident *id, bool *is_dir, struct lnc_error *err) {
+  memset(id, 0, sizeof *id);
+  struct lnc_s3_object obj;
+  int rc = *rel ? lnc_s3_mount_head(m, rel, &obj, err)
+                : lnc_errf(err, LNC_ENOTFOUND, "%s: the mount itself is not a data file", path);
+  if (rc == LNC_ENOTFOUND && is_dir && lnc_remote_is_dataset(m, rel)) *is_dir = true;
+  if (rc) return rc;
+  if (obj.size > (uint64_t)INT64_MAX) return lnc_errf(err, LNC_ECORRUPT, "%s: object size out of range", path);
+  id->size = (off_t)obj.size;
+  memcpy(id->etag, obj.etag, sizeof id->etag);
+  return 0;
+}
+
+/* The identity of what path names now: a stat, or for a mounted path a HEAD. */
+static int probe(struct lnc_engine *e, const char *path, struct ident *id, bool *is_dir,
+                 struct lnc_error *err) {
+  const char *rel;
+  const struct lnc_s3_mount *m = lnc_engine_remote(e, path, &rel, NULL);
+  if (m) return probe_object(m, path, rel, id, is_dir, err);
+  struct stat st;
+  int rc = stat_path(e, path, &st, is_dir, err);
+  if (!rc) ident_of_stat(id, &st);
+  return rc;
+}
+
+/* An object's file: the source made from the HEAD the probe made (its ETag is what every
+ * later GET must match), then the footer read from the tail fetched with it. */
+static int open_object(const struct lnc_s3_mount *m, const char *path, const char *rel,
+                       const struct ident *id, struct lnc_file **out, struct lnc_error *err) {
+  struct lnc_s3_object obj = {.size = (uint64_t)id->size};
+  memcpy(obj.etag, id->etag, sizeof obj.etag);
+  struct lnc_s3_source *src;
+  int rc = lnc_s3_mount_source(m, rel, &obj, &src, err);
+  return rc ? rc : lnc_file_open_source(src, path, out, err);
+}
+
+/* Opens, validates and prepares the file: the initialization phase. *id: the identity of
+ * what was opened (a local file's from its descriptor; an object's is the probe's). */
 static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **out, size_t *bytes,
-                     struct stat *st, struct lnc_take_stats *ts, struct lnc_error *err) {
+                     struct ident *id, struct lnc_take_stats *ts, struct lnc_error *err) {
   struct lnc_engine *e = w->e;
+  const char *rel;
+  const struct lnc_s3_mount *m = lnc_engine_remote(e, path, &rel, NULL);
+  if (m) {
+    int rc = open_object(m, path, rel, id, out, err);
+    return rc ? rc : prepare_file(w, path, *out, bytes, ts, err);
+  }
   int fd = open_beneath(e, path, 0);
   if (fd < 0) {
     int en = errno;
     if (en == EXDEV || en == ELOOP) return lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", path);
     return lnc_errf(err, lnc_code_from_errno(en), "%s: %s", path, strerror(en));
   }
+  struct stat stbuf, *st = &stbuf;
   if (fstat(fd, st) != 0) {
     close(fd);
     return lnc_errf(err, LNC_EIO, "%s: %s", path, strerror(errno));
   }
+  ident_of_stat(id, st);
   struct lnc_file *f;
   int rc = lnc_file_open_fd(fd, path, &f, err);
   if (rc) return rc;
@@ -387,15 +489,8 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
       f->dir_fd = e->root_fd == AT_FDCWD ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) : dup(e->root_fd);
     }
   }
-  struct lnc_take_env env = {.io = &w->io, .repidx_max = e->cfg.repidx_max};
-  rc = lnc_file_prepare(f, &env, ts, bytes);
-  if (rc) {
-    lnc_errf(err, rc, "%s: reading the search cache failed", path);
-    lnc_file_close(f);
-    return rc;
-  }
   *out = f;
-  return 0;
+  return prepare_file(w, path, f, bytes, ts, err);
 }
 
 /* Moves en to the front of its shard's LRU and takes a reference (shard lock held). */
@@ -419,11 +514,10 @@ static void touch_locked(struct lnc_engine *e, struct shard *s, struct entry *en
 /* A ready entry for path checked against the disk within revalidate_ms, referenced; NULL
  * when there is none (then the caller stats the path). No system call. */
 static struct entry *fresh_entry(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path) {
-  if (!e->cfg.revalidate_ms) return NULL;
   pthread_mutex_lock(&s->lock);
   struct entry *en = s->table[h % s->nbuckets];
   while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
-  if (en && (en->state != E_READY || !lnc_engine_fresh(e, en->checked_ns))) en = NULL;
+  if (en && (en->state != E_READY || !lnc_fresh_within(en->checked_ns, en->revalidate_ms))) en = NULL;
   if (en) touch_locked(e, s, en);
   pthread_mutex_unlock(&s->lock);
   return en;
@@ -440,10 +534,12 @@ static struct entry *lookup_locked(struct shard *s, uint64_t h, const char *path
 /* Whether a ready entry still describes the file on disk: replaced, rewritten, or its
  * permissions changed (ctime) make it stale, so a permission revoked on a cached file takes
  * effect within revalidate_ms. */
-static bool stale(const struct entry *en, const struct stat *st) {
-  return en->dev != st->st_dev || en->ino != st->st_ino || en->size != st->st_size ||
-         en->mtime.tv_sec != st->st_mtim.tv_sec || en->mtime.tv_nsec != st->st_mtim.tv_nsec ||
-         en->ctime.tv_sec != st->st_ctim.tv_sec || en->ctime.tv_nsec != st->st_ctim.tv_nsec;
+static bool stale(const struct entry *en, const struct ident *id) {
+  const struct ident *a = &en->id;
+  return a->dev != id->dev || a->ino != id->ino || a->size != id->size ||
+         a->mtime.tv_sec != id->mtime.tv_sec || a->mtime.tv_nsec != id->mtime.tv_nsec ||
+         a->ctime.tv_sec != id->ctime.tv_sec || a->ctime.tv_nsec != id->ctime.tv_nsec ||
+         strcmp(a->etag, id->etag) != 0;
 }
 
 /* Gone (or no longer a file): whatever was cached for the path is dropped now, so its memory
@@ -463,7 +559,7 @@ static void drop_gone(struct lnc_engine *e, struct shard *s, uint64_t h, const c
  * loaded by the caller (the lock still held), or -LNC_EAGAIN under nowait (lock released).
  * Waits for another thread's load of the same path; drops a stale entry. */
 static int find_current_locked(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path,
-                               const struct stat *st, int64_t stat_ns, bool nowait, struct entry **out) {
+                               const struct ident *id, int64_t stat_ns, bool nowait, struct entry **out) {
   for (;;) {
     struct entry *en = lookup_locked(s, h, path);
     if (nowait && (!en || en->state != E_READY)) {
@@ -474,7 +570,7 @@ static int find_current_locked(struct lnc_engine *e, struct shard *s, uint64_t h
       pthread_cond_wait(&s->loaded, &s->lock);
       continue;
     }
-    if (en && en->state == E_READY && stale(en, st)) { /* readers keep their reference */
+    if (en && en->state == E_READY && stale(en, id)) { /* readers keep their reference */
       unlink_locked(e, s, en);
       pthread_mutex_unlock(&s->lock);
       unref(e, en);
@@ -511,8 +607,8 @@ static bool link_loaded_locked(struct lnc_engine *e, struct shard *s, struct ent
 /* A miss (shard lock held, released here): a LOADING placeholder so concurrent requests wait
  * for this one load, the load, then the entry made ready (kept if it fits the budget). */
 static int load_entry(struct lnc_worker *w, struct shard *s, uint64_t h, const char *path,
-                      int64_t stat_ns, struct entry **out, struct lnc_take_stats *ts,
-                      struct lnc_error *err) {
+                      const struct ident *probed, int64_t stat_ns, struct entry **out,
+                      struct lnc_take_stats *ts, struct lnc_error *err) {
   struct lnc_engine *e = w->e;
   struct entry *en = calloc(1, sizeof *en);
   if (!en || !(en->path = strdup(path))) {
@@ -537,8 +633,8 @@ static int load_entry(struct lnc_worker *w, struct shard *s, uint64_t h, const c
   make_room(e, 0, 1); /* a slot for this file's descriptors before opening it */
   struct lnc_file *f = NULL;
   size_t bytes = 0;
-  struct stat fst;
-  int rc = load_file(w, path, &f, &bytes, &fst, ts, err);
+  struct ident id = *probed;
+  int rc = load_file(w, path, &f, &bytes, &id, ts, err);
   if (!rc) {
     atomic_fetch_add(&e->open_fds, 1);
     make_room(e, bytes, 0);
@@ -555,11 +651,9 @@ static int load_entry(struct lnc_worker *w, struct shard *s, uint64_t h, const c
   }
   en->file = f;
   en->bytes = bytes;
-  en->dev = fst.st_dev;
-  en->ino = fst.st_ino;
-  en->size = fst.st_size;
-  en->mtime = fst.st_mtim;
-  en->ctime = fst.st_ctim;
+  en->id = id;
+  en->revalidate_ms = e->cfg.revalidate_ms;
+  lnc_engine_remote(e, path, NULL, &en->revalidate_ms);
   en->checked_ns = stat_ns;
   en->state = E_READY;
   en->last_used = atomic_fetch_add(&e->tick, 1);
@@ -582,17 +676,19 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   struct shard *s = &e->shards[h % NSHARDS];
   struct entry *en = fresh_entry(e, s, h, path);
   int64_t stat_ns = lnc_engine_now_ns();
-  struct stat st;
+  struct ident id;
   int rc = 0;
-  if (!en && (rc = stat_path(e, path, &st, is_dir, err))) {
-    drop_gone(e, s, h, path);
+  if (!en && (rc = probe(e, path, &id, is_dir, err))) {
+    /* Gone, or no longer readable: drop what was cached. A store that fails to answer (EIO)
+     * says nothing about the object, and its cached search cache serves again after. */
+    if (rc != LNC_EIO || !lnc_engine_remote(e, path, NULL, NULL)) drop_gone(e, s, h, path);
     return rc;
   }
   if (!en) {
     pthread_mutex_lock(&s->lock);
-    int found = find_current_locked(e, s, h, path, &st, stat_ns, nowait, &en);
+    int found = find_current_locked(e, s, h, path, &id, stat_ns, nowait, &en);
     if (found < 0) return lnc_errf(err, -found, "%s: not in the search cache yet", path);
-    if (found == 0) return load_entry(w, s, h, path, stat_ns, out, ts, err);
+    if (found == 0) return load_entry(w, s, h, path, &id, stat_ns, out, ts, err);
     pthread_mutex_unlock(&s->lock);
   }
   atomic_fetch_add(&e->hits, 1);
@@ -615,6 +711,8 @@ static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_
   /* Refused before any work, and not counted as a take: nothing was done. */
   if (nowait == LNC_NOWAIT_NEVER && lnc_engine_direct(e))
     return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", path);
+  if (nowait != LNC_NOWAIT_OFF && lnc_engine_remote(e, path, NULL, NULL))
+    return lnc_errf(err, LNC_EAGAIN, "%s: objects are read off the event loop", path);
   int rc = acquire(w, path, nowait != LNC_NOWAIT_OFF, &en, &local, is_dir, err);
   if (rc && is_dir && *is_dir) return rc;
   if (!rc) {

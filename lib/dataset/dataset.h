@@ -28,6 +28,23 @@ void lnc_ds_manifest_name(const struct lnc_ds_version *v, char *buf, size_t cap)
  * version ascending; *out is malloc'd (NULL when none). `what` names the dataset in errors. */
 int lnc_ds_list_versions(int vfd, const char *what, struct lnc_ds_version **out, size_t *n,
                          struct lnc_error *err);
+/* By version ascending (one version in both namings: V1 first), as every listing returns them. */
+void lnc_ds_sort_versions(struct lnc_ds_version *vs, size_t n);
+
+/* ---- dirio.c: where a dataset's files are --------------------------------------------- */
+struct lnc_s3_mount;
+/* A local directory, or the objects below a key prefix of an object-store mount. */
+struct lnc_ds_loc {
+  int fd;                        /* the dataset directory, or -1 */
+  const struct lnc_s3_mount *s3; /* with fd -1: the mount (borrowed; it outlives the handle) */
+  char *prefix;                  /* the dataset's path below the mount, "" or ending in '/' */
+};
+/* The manifests under `_versions/`, as lnc_ds_list_versions. */
+int lnc_ds_loc_versions(const struct lnc_ds_loc *loc, const char *what,
+                        struct lnc_ds_version **out, size_t *n, struct lnc_error *err);
+/* A whole file (rel below the dataset), as lnc_ds_read_file. */
+int lnc_ds_loc_read(const struct lnc_ds_loc *loc, const char *rel, size_t limit, const char *what,
+                    uint8_t **out, size_t *len, struct lnc_error *err);
 /* Picks `want` (0 = the latest) from the listing; LNC_ENOTFOUND naming what exists. */
 int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want,
                         const char *what, struct lnc_ds_version *out, struct lnc_error *err);
@@ -60,7 +77,7 @@ void lnc_ds_deletion_path(uint64_t fragment_id, const Lance__Table__DeletionFile
                           size_t cap);
 /* Reads and checks one fragment's deletion file (relative to the dataset dir fd): values
  * sorted, unique, below physical_rows, count equal to num_deleted_rows when recorded. */
-int lnc_ds_load_deletions(int dsfd, const char *what, uint64_t fragment_id,
+int lnc_ds_load_deletions(const struct lnc_ds_loc *loc, const char *what, uint64_t fragment_id,
                           uint64_t physical_rows, const Lance__Table__DeletionFile *df,
                           struct lnc_ds_deletions *out, struct lnc_error *err);
 
@@ -91,8 +108,8 @@ struct lnc_ds_fragment {
 };
 
 struct lnc_dataset {
-  int dsfd;   /* the dataset directory */
-  char *name; /* for messages */
+  struct lnc_ds_loc loc; /* where its files are (owned) */
+  char *name;            /* for messages */
   struct lnc_ds_version version;
   Lance__Table__Manifest *m;
   struct lnc_ds_fragment *frags;
@@ -103,9 +120,9 @@ struct lnc_dataset {
   size_t manifest_bytes; /* size of the manifest file, for lnc_ds_memory */
 };
 
-/* Opens a version of the dataset whose directory is dsfd (consumed in every case); `name`
- * names it in messages. What lnc_dataset_open_fd does after opening the directory. */
-int lnc_ds_open_at(int dsfd, const char *name, uint64_t version, lnc_dataset **out,
+/* Opens a version of the dataset at loc (its descriptor and prefix consumed in every case);
+ * `name` names it in messages. What lnc_dataset_open_fd does after opening the directory. */
+int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, lnc_dataset **out,
                    struct lnc_error *err);
 /* Approximate heap bytes the handle holds (manifest, deletion vectors, fragment tables), for
  * memory budgets. */
@@ -115,8 +132,9 @@ size_t lnc_ds_memory(const lnc_dataset *ds);
  * none (the engine's descriptor bound counts only its files). Afterwards only takes through a
  * reader and lnc_ds_describe_json_at work. */
 void lnc_ds_detach_dir(lnc_dataset *ds);
-/* lnc_dataset_describe_json with the versions listed from dirfd (the dataset directory). */
-int lnc_ds_describe_json_at(const lnc_dataset *ds, int dirfd, struct lnc_buf *out,
+/* lnc_dataset_describe_json with the versions listed from loc (NULL or fd -1 without a
+ * mount: none listed). */
+int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc, struct lnc_buf *out,
                             struct lnc_error *err);
 /* Total data files over all fragments (for per-file side tables of callers). */
 size_t lnc_ds_num_files(const lnc_dataset *ds);

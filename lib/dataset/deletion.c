@@ -21,7 +21,7 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-int lnc_ds_load_deletions(int dsfd, const char *what, uint64_t fragment_id,
+int lnc_ds_load_deletions(const struct lnc_ds_loc *loc, const char *what, uint64_t fragment_id,
                           uint64_t physical_rows, const Lance__Table__DeletionFile *df,
                           struct lnc_ds_deletions *out, struct lnc_error *err) {
   out->rows = NULL;
@@ -33,7 +33,7 @@ int lnc_ds_load_deletions(int dsfd, const char *what, uint64_t fragment_id,
            (unsigned long long)fragment_id, path);
   uint8_t *data;
   size_t len;
-  int rc = lnc_ds_read_file(dsfd, path, DELETION_FILE_LIMIT, what, &data, &len, err);
+  int rc = lnc_ds_loc_read(loc, path, DELETION_FILE_LIMIT, what, &data, &len, err);
   if (rc == LNC_ENOTFOUND) { /* listed in the manifest but absent: a damaged dataset */
     if (err) err->code = LNC_ECORRUPT;
     lnc_err_prefix(err, "fragment %llu lists a deletion file that cannot be opened",

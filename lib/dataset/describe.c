@@ -24,22 +24,17 @@ static int json_str(struct lnc_buf *out, const char *s) {
 }
 
 int lnc_dataset_describe_json(const lnc_dataset *ds, struct lnc_buf *out, struct lnc_error *err) {
-  return lnc_ds_describe_json_at(ds, ds->dsfd, out, err);
+  return lnc_ds_describe_json_at(ds, &ds->loc, out, err);
 }
 
-int lnc_ds_describe_json_at(const lnc_dataset *ds, int dirfd, struct lnc_buf *out,
+int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc, struct lnc_buf *out,
                             struct lnc_error *err) {
   const Lance__Table__Manifest *m = ds->m;
   int rc;
   struct lnc_ds_version *vs = NULL;
   size_t nv = 0;
-  struct lnc_error ignored;
-  int vfd = dirfd < 0 ? -1 : lnc_ds_openat(dirfd, "_versions", O_RDONLY | O_DIRECTORY, ds->name, &ignored);
-  if (vfd >= 0) {
-    rc = lnc_ds_list_versions(vfd, ds->name, &vs, &nv, err);
-    close(vfd);
-    if (rc) return rc;
-  }
+  if (loc && (loc->fd >= 0 || loc->s3) && (rc = lnc_ds_loc_versions(loc, ds->name, &vs, &nv, err)))
+    return rc;
   P("{\"path\":");
   S(ds->name);
   P(",\"version\":%llu,\"naming\":\"%s\",\"versions\":[", (unsigned long long)ds->version.version,

@@ -51,6 +51,10 @@ static int cmp_version(const void *a, const void *b) {
   return (int)x->naming - (int)y->naming;
 }
 
+void lnc_ds_sort_versions(struct lnc_ds_version *vs, size_t n) {
+  if (n > 1) qsort(vs, n, sizeof *vs, cmp_version);
+}
+
 int lnc_ds_list_versions(int vfd, const char *what, struct lnc_ds_version **out, size_t *n,
                          struct lnc_error *err) {
   *out = NULL;
@@ -89,7 +93,7 @@ int lnc_ds_list_versions(int vfd, const char *what, struct lnc_ds_version **out,
     free(vs);
     return lnc_errf(err, LNC_EIO, "%s: listing _versions: %s", what, strerror(rerr));
   }
-  if (cnt > 1) qsort(vs, cnt, sizeof *vs, cmp_version);
+  lnc_ds_sort_versions(vs, cnt);
   *out = vs;
   *n = cnt;
   return 0;

@@ -421,19 +421,25 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   return rc ? rc : open_steps(f, out, err);
 }
 
-int lnc_file_open_s3(const char *url, lnc_file **out, struct lnc_error *err) {
-  if (!url || !out) return lnc_errf(err, LNC_EINVAL, "lnc_file_open_s3: no URL or output");
+int lnc_file_open_source(struct lnc_s3_source *src, const char *name, lnc_file **out,
+                         struct lnc_error *err) {
   *out = NULL;
-  struct lnc_s3_source *src = NULL;
   struct lnc_file *f = NULL;
-  int rc = lnc_s3_source_open(url, &src, err);
-  if (!rc) rc = file_new(-1, url, &f, err);
+  int rc = file_new(-1, name, &f, err);
   if (rc) {
     lnc_s3_source_free(src);
     return rc;
   }
   f->s3 = src;
   return open_steps(f, out, err);
+}
+
+int lnc_file_open_s3(const char *url, lnc_file **out, struct lnc_error *err) {
+  if (!url || !out) return lnc_errf(err, LNC_EINVAL, "lnc_file_open_s3: no URL or output");
+  *out = NULL;
+  struct lnc_s3_source *src = NULL;
+  int rc = lnc_s3_source_open(url, &src, err);
+  return rc ? rc : lnc_file_open_source(src, url, out, err);
 }
 
 int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err) {

@@ -90,6 +90,9 @@ struct lnc_file {
 };
 
 /* Reads exactly len bytes at off into dst (pread loop); LNC_EIO / LNC_ECORRUPT on failure. */
+/* Opens the Lance file whose bytes src serves (consumed in every case); name for messages. */
+int lnc_file_open_source(struct lnc_s3_source *src, const char *name, lnc_file **out,
+                         struct lnc_error *err);
 int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
                    struct lnc_error *err);
 

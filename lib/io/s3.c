@@ -799,12 +799,130 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
   return rc;
 }
 
+/* ---- settings shared by sources and mounts -------------------------------------------------- */
+
+/* A client's settings with the strings they point to (owned): endpoint, region, bucket, key
+ * id, secret, token. `id` names them in the per-thread client table: every source opened
+ * through one mount carries the mount's id, so they share one client (one connection pool)
+ * per thread. */
+struct settings {
+  uint64_t id;
+  struct lnc_s3_config cfg;
+  char *strings[6];
+};
+enum { S_ENDPOINT,
+       S_REGION,
+       S_BUCKET,
+       S_KEY_ID,
+       S_SECRET,
+       S_TOKEN };
+
+static uint64_t next_settings_id = 1;
+
+static void settings_clear(struct settings *st) {
+  if (st->strings[S_SECRET]) explicit_bzero(st->strings[S_SECRET], strlen(st->strings[S_SECRET]));
+  if (st->strings[S_TOKEN]) explicit_bzero(st->strings[S_TOKEN], strlen(st->strings[S_TOKEN]));
+  for (int i = 0; i < 6; i++) free(st->strings[i]);
+  memset(st, 0, sizeof *st);
+}
+
+/* strings[i] = a copy of v (NULL or "" leaves it unset), and *field pointing to it. */
+static int settings_set(struct settings *st, int i, const char *v, const char **field,
+                        struct lnc_error *err) {
+  if (!v || !*v) return 0;
+  free(st->strings[i]);
+  if (!(st->strings[i] = strdup(v))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  *field = st->strings[i];
+  return 0;
+}
+
+/* cfg's numbers and strings copied; a string cfg leaves unset is taken from AWS's
+ * environment variables (s3.h lists them). The bucket is set by the caller. Addressing
+ * (enum lnc_s3_addressing) AUTO is path style when an endpoint is set, as AWS's tools do,
+ * unless AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true. */
+static int settings_init(struct settings *st, const struct lnc_s3_config *cfg, int addressing,
+                         struct lnc_error *err) {
+  memset(st, 0, sizeof *st);
+  st->id = __atomic_fetch_add(&next_settings_id, 1, __ATOMIC_RELAXED);
+  if (cfg) st->cfg = *cfg;
+  struct lnc_s3_config *c = &st->cfg;
+  c->endpoint = c->region = c->bucket = c->access_key = c->secret_key = c->session_token = NULL;
+  const char *env_region = getenv("AWS_REGION") && *getenv("AWS_REGION") ? getenv("AWS_REGION")
+                                                                         : getenv("AWS_DEFAULT_REGION");
+#define PICK(f, name) (cfg && cfg->f && *cfg->f ? cfg->f : getenv(name))
+  int rc;
+  if ((rc = settings_set(st, S_ENDPOINT, PICK(endpoint, "AWS_ENDPOINT_URL"), &c->endpoint, err)) ||
+      (rc = settings_set(st, S_REGION, cfg && cfg->region && *cfg->region ? cfg->region : env_region, &c->region, err)) ||
+      (rc = settings_set(st, S_KEY_ID, PICK(access_key, "AWS_ACCESS_KEY_ID"), &c->access_key, err)) ||
+      (rc = settings_set(st, S_SECRET, PICK(secret_key, "AWS_SECRET_ACCESS_KEY"), &c->secret_key, err)) ||
+      (rc = settings_set(st, S_TOKEN, PICK(session_token, "AWS_SESSION_TOKEN"), &c->session_token, err)))
+    return rc;
+#undef PICK
+  const char *vh = getenv("AWS_VIRTUAL_HOSTED_STYLE_REQUEST");
+  c->path_style = addressing == LNC_S3_PATH ||
+                  (addressing == LNC_S3_AUTO && c->endpoint && !(vh && !strcasecmp(vh, "true")));
+  return 0;
+}
+
+/* A copy of src's settings, same id (so the same per-thread client). */
+static int settings_copy(struct settings *dst, const struct settings *src, struct lnc_error *err) {
+  memset(dst, 0, sizeof *dst);
+  dst->id = src->id;
+  dst->cfg = src->cfg;
+  const char **field[6] = {&dst->cfg.endpoint, &dst->cfg.region, &dst->cfg.bucket,
+                           &dst->cfg.access_key, &dst->cfg.secret_key, &dst->cfg.session_token};
+  for (int i = 0; i < 6; i++) {
+    *field[i] = NULL;
+    int rc = settings_set(dst, i, src->strings[i], field[i], err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* Clients of this thread, one per settings id: never a client made with other settings. A
+ * thread reads through few mounts; past S3_THREAD_CLIENTS the oldest is freed (a later read
+ * makes it again). */
+#define S3_THREAD_CLIENTS 8
+struct thread_clients {
+  uint64_t id[S3_THREAD_CLIENTS];
+  struct lnc_s3 *c[S3_THREAD_CLIENTS];
+  unsigned next;
+};
+static pthread_key_t clients_key;
+static pthread_once_t clients_once = PTHREAD_ONCE_INIT;
+
+static void free_clients(void *p) {
+  struct thread_clients *t = p;
+  for (unsigned i = 0; i < S3_THREAD_CLIENTS; i++) lnc_s3_free(t->c[i]);
+  free(t);
+}
+static void make_clients_key(void) { pthread_key_create(&clients_key, free_clients); }
+
+static int thread_client(const struct settings *st, struct lnc_s3 **out, struct lnc_error *err) {
+  pthread_once(&clients_once, make_clients_key);
+  struct thread_clients *t = pthread_getspecific(clients_key);
+  if (!t) {
+    if (!(t = calloc(1, sizeof *t)) || pthread_setspecific(clients_key, t)) {
+      free(t);
+      return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    }
+  }
+  for (unsigned i = 0; i < S3_THREAD_CLIENTS; i++)
+    if (t->c[i] && t->id[i] == st->id) return *out = t->c[i], 0;
+  unsigned slot = t->next++ % S3_THREAD_CLIENTS;
+  lnc_s3_free(t->c[slot]);
+  t->c[slot] = NULL;
+  int rc = lnc_s3_new(&st->cfg, &t->c[slot], err);
+  if (rc) return rc;
+  t->id[slot] = st->id;
+  *out = t->c[slot];
+  return 0;
+}
+
 /* ---- an object as a file's byte source ------------------------------------------------------ */
 
 struct lnc_s3_source {
-  uint64_t id; /* names these settings in the per-thread client table */
-  struct lnc_s3_config cfg;
-  char *strings[6]; /* what cfg's strings point to: endpoint, region, bucket, key id, secret, token */
+  struct settings st;
   char *key;
   struct lnc_s3_object obj;
   uint8_t *tail; /* the object's last tail_len bytes, fetched at open: footer and metadata */
@@ -816,81 +934,17 @@ struct lnc_s3_source {
  * with a HEAD and one GET instead of a GET per section. */
 #define S3_TAIL_BYTES (64u << 10)
 
-/* Clients of this thread, one per source (its id): never a client made with other settings.
- * A thread reads few objects; past S3_THREAD_CLIENTS the oldest is freed (a later read makes
- * it again). Keyed by source, two files of one bucket do not share a connection pool: for the
- * engine, where one thread reads many files, the key should become the settings themselves. */
-#define S3_THREAD_CLIENTS 8
-struct thread_clients {
-  uint64_t id[S3_THREAD_CLIENTS];
-  struct lnc_s3 *c[S3_THREAD_CLIENTS];
-  unsigned next;
-};
-static pthread_key_t clients_key;
-static pthread_once_t clients_once = PTHREAD_ONCE_INIT;
-static uint64_t next_source_id = 1;
-
-static void free_clients(void *p) {
-  struct thread_clients *t = p;
-  for (unsigned i = 0; i < S3_THREAD_CLIENTS; i++) lnc_s3_free(t->c[i]);
-  free(t);
-}
-static void make_clients_key(void) { pthread_key_create(&clients_key, free_clients); }
-
-static int thread_client(const struct lnc_s3_source *src, struct lnc_s3 **out, struct lnc_error *err) {
-  pthread_once(&clients_once, make_clients_key);
-  struct thread_clients *t = pthread_getspecific(clients_key);
-  if (!t) {
-    if (!(t = calloc(1, sizeof *t)) || pthread_setspecific(clients_key, t)) {
-      free(t);
-      return lnc_errf(err, LNC_ENOMEM, "out of memory");
-    }
-  }
-  for (unsigned i = 0; i < S3_THREAD_CLIENTS; i++)
-    if (t->c[i] && t->id[i] == src->id) return *out = t->c[i], 0;
-  unsigned slot = t->next++ % S3_THREAD_CLIENTS;
-  lnc_s3_free(t->c[slot]);
-  t->c[slot] = NULL;
-  int rc = lnc_s3_new(&src->cfg, &t->c[slot], err);
-  if (rc) return rc;
-  t->id[slot] = src->id;
-  *out = t->c[slot];
-  return 0;
-}
-
-static int env_string(struct lnc_s3_source *src, int i, const char *name, const char **field,
-                      struct lnc_error *err) {
-  const char *v = getenv(name);
-  if (!v || !*v) return 0;
-  if (!(src->strings[i] = strdup(v))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  *field = src->strings[i];
-  return 0;
-}
-
-/* Settings from AWS's environment variables (s3.h lists them). */
-static int config_from_env(struct lnc_s3_source *src, struct lnc_error *err) {
-  struct lnc_s3_config *c = &src->cfg;
-  int rc;
-  if ((rc = env_string(src, 0, "AWS_ENDPOINT_URL", &c->endpoint, err)) ||
-      (rc = env_string(src, 1, getenv("AWS_REGION") && *getenv("AWS_REGION") ? "AWS_REGION" : "AWS_DEFAULT_REGION", &c->region, err)) ||
-      (rc = env_string(src, 3, "AWS_ACCESS_KEY_ID", &c->access_key, err)) ||
-      (rc = env_string(src, 4, "AWS_SECRET_ACCESS_KEY", &c->secret_key, err)) ||
-      (rc = env_string(src, 5, "AWS_SESSION_TOKEN", &c->session_token, err)))
-    return rc;
-  const char *vh = getenv("AWS_VIRTUAL_HOSTED_STYLE_REQUEST");
-  c->path_style = c->endpoint && !(vh && !strcasecmp(vh, "true"));
-  return 0;
-}
-
-/* s3://bucket/key: bucket into strings[2], key into src->key. */
-static int parse_url(struct lnc_s3_source *src, const char *url, struct lnc_error *err) {
+/* s3://bucket/key: the bucket into st, the key (may be "" when allow_empty) into *key. */
+static int parse_url(struct settings *st, const char *url, bool allow_empty, char **key,
+                     struct lnc_error *err) {
   if (strncmp(url, "s3://", 5)) return lnc_errf(err, LNC_EINVAL, "%.200s: not an s3:// URL", url);
   const char *b = url + 5, *slash = strchr(b, '/');
-  if (!slash || slash == b || !slash[1])
+  if (!slash) slash = b + strlen(b);
+  if (slash == b || (!allow_empty && (!*slash || !slash[1])))
     return lnc_errf(err, LNC_EINVAL, "%.200s: an object URL is s3://bucket/key", url);
-  if (!(src->strings[2] = strndup(b, (size_t)(slash - b))) || !(src->key = strdup(slash + 1)))
+  if (!(st->strings[S_BUCKET] = strndup(b, (size_t)(slash - b))) || !(*key = strdup(*slash ? slash + 1 : "")))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  src->cfg.bucket = src->strings[2];
+  st->cfg.bucket = st->strings[S_BUCKET];
   return 0;
 }
 
@@ -903,18 +957,24 @@ static int fetch_tail(struct lnc_s3_source *src, struct lnc_s3 *c, struct lnc_er
   return lnc_s3_read_batch(c, src->key, &src->obj, &r, 1, NULL, err);
 }
 
+/* The source's client, then (no obj given) a HEAD, then the tail. */
+static int source_start(struct lnc_s3_source *src, const struct lnc_s3_object *obj, struct lnc_error *err) {
+  struct lnc_s3 *c;
+  int rc = thread_client(&src->st, &c, err);
+  if (!rc && obj) src->obj = *obj;
+  if (!rc && !obj) rc = lnc_s3_head(c, src->key, &src->obj, err);
+  if (!rc) rc = fetch_tail(src, c, err);
+  return rc;
+}
+
 int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_error *err) {
   if (!url || !out) return lnc_errf(err, LNC_EINVAL, "s3: no URL");
   *out = NULL;
   struct lnc_s3_source *src = calloc(1, sizeof *src);
   if (!src) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  src->id = __atomic_fetch_add(&next_source_id, 1, __ATOMIC_RELAXED);
-  struct lnc_s3 *c;
-  int rc = parse_url(src, url, err);
-  if (!rc) rc = config_from_env(src, err);
-  if (!rc) rc = thread_client(src, &c, err);
-  if (!rc) rc = lnc_s3_head(c, src->key, &src->obj, err);
-  if (!rc) rc = fetch_tail(src, c, err);
+  int rc = settings_init(&src->st, NULL, LNC_S3_AUTO, err);
+  if (!rc) rc = parse_url(&src->st, url, false, &src->key, err);
+  if (!rc) rc = source_start(src, NULL, err);
   if (rc) {
     lnc_s3_source_free(src);
     return rc;
@@ -925,8 +985,7 @@ int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_e
 
 void lnc_s3_source_free(struct lnc_s3_source *src) {
   if (!src) return;
-  if (src->strings[4]) explicit_bzero(src->strings[4], strlen(src->strings[4]));
-  for (int i = 0; i < 6; i++) free(src->strings[i]);
+  settings_clear(&src->st);
   free(src->key);
   free(src->tail);
   free(src);
@@ -957,8 +1016,155 @@ int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t
       if (!in_tail(src, &reads[i]))
         rest[k++] = reads[i];
   struct lnc_s3 *c;
-  int rc = thread_client(src, &c, err);
+  int rc = thread_client(&src->st, &c, err);
   if (!rc) rc = lnc_s3_read_batch(c, src->key, &src->obj, rest, out, stats, err);
   if (rest != reads) free(rest);
   return rc;
+}
+
+/* ---- a bucket prefix mounted as a tree of paths --------------------------------------------- */
+
+struct lnc_s3_mount {
+  struct settings st;
+  char *prefix; /* key prefix: "" or ending in '/' */
+  char *url;    /* s3://bucket/prefix as given, for messages (no secrets in it) */
+};
+
+int lnc_s3_mount_new(const char *url, const struct lnc_s3_config *cfg, int addressing,
+                     struct lnc_s3_mount **out, struct lnc_error *err) {
+  if (!url || !out) return lnc_errf(err, LNC_EINVAL, "s3: a mount needs a URL");
+  *out = NULL;
+  struct lnc_s3_mount *m = calloc(1, sizeof *m);
+  if (!m) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  char *key = NULL;
+  int rc = settings_init(&m->st, cfg, addressing, err);
+  if (!rc) rc = parse_url(&m->st, url, true, &key, err);
+  if (!rc) {
+    size_t n = strlen(key);
+    while (n && key[n - 1] == '/') key[--n] = 0;
+    if (!(m->prefix = malloc(n + 2)) || !(m->url = strdup(url)))
+      rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    else
+      snprintf(m->prefix, n + 2, "%s%s", key, n ? "/" : "");
+  }
+  free(key);
+  /* A client now: a setting that is missing or malformed is an error at mount, not at the
+   * first request. */
+  struct lnc_s3 *probe = NULL;
+  if (!rc) rc = lnc_s3_new(&m->st.cfg, &probe, err);
+  lnc_s3_free(probe);
+  if (rc) {
+    lnc_err_prefix(err, "mounting %.200s", url);
+    lnc_s3_mount_free(m);
+    return rc;
+  }
+  *out = m;
+  return 0;
+}
+
+void lnc_s3_mount_free(struct lnc_s3_mount *m) {
+  if (!m) return;
+  settings_clear(&m->st);
+  free(m->prefix);
+  free(m->url);
+  free(m);
+}
+
+const char *lnc_s3_mount_url(const struct lnc_s3_mount *m) { return m->url; }
+
+/* The key of rel below the mount. rel is a relative path whose components are neither empty,
+ * "." nor "..": a URL's dot segments are squashed on the way (libcurl, proxies, the store),
+ * so "a/../b" could name a key outside the mount. */
+static int mount_key(const struct lnc_s3_mount *m, const char *rel, char **key, struct lnc_error *err) {
+  *key = NULL;
+  for (const char *p = rel; *p;) {
+    size_t n = strcspn(p, "/");
+    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+      return lnc_errf(err, LNC_EINVAL, "%.300s: not a plain relative path below %s", rel, m->url);
+    p += n;
+    if (*p) p++;
+  }
+  size_t n = strlen(m->prefix) + strlen(rel) + 1;
+  if (n > 1024 + 1) return lnc_errf(err, LNC_EINVAL, "%.200s...: an S3 key is at most 1,024 bytes", rel);
+  if (!(*key = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  snprintf(*key, n, "%s%s", m->prefix, rel);
+  return 0;
+}
+
+int lnc_s3_mount_head(const struct lnc_s3_mount *m, const char *rel, struct lnc_s3_object *out,
+                      struct lnc_error *err) {
+  char *key;
+  struct lnc_s3 *c;
+  int rc = mount_key(m, rel, &key, err);
+  if (!rc) rc = thread_client(&m->st, &c, err);
+  if (!rc) rc = lnc_s3_head(c, key, out, err);
+  free(key);
+  return rc;
+}
+
+int lnc_s3_mount_get(const struct lnc_s3_mount *m, const char *rel, size_t limit, uint8_t **out,
+                     size_t *len, struct lnc_error *err) {
+  *out = NULL;
+  *len = 0;
+  char *key;
+  struct lnc_s3 *c;
+  struct lnc_s3_object obj;
+  int rc = mount_key(m, rel, &key, err);
+  if (!rc) rc = thread_client(&m->st, &c, err);
+  if (!rc) rc = lnc_s3_head(c, key, &obj, err);
+  if (!rc && obj.size > limit)
+    rc = lnc_errf(err, LNC_ELIMIT, "s3://%s/%s is %" PRIu64 " bytes, more than the %zu allowed",
+                  m->st.cfg.bucket, key, obj.size, limit);
+  uint8_t *buf = NULL;
+  if (!rc && !(buf = malloc(obj.size ? obj.size : 1))) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+  struct lnc_read r = {.off = 0, .len = rc ? 0 : obj.size, .dst = buf};
+  if (!rc) rc = lnc_s3_read_batch(c, key, &obj, &r, 1, NULL, err);
+  free(key);
+  if (rc) {
+    free(buf);
+    return rc;
+  }
+  *out = buf;
+  *len = obj.size;
+  return 0;
+}
+
+struct mount_list {
+  size_t skip; /* the listed prefix's length: callbacks get the rest of the key */
+  int (*fn)(void *ctx, const char *name, uint64_t size);
+  void *ctx;
+};
+
+static int mount_list_entry(void *ctx, const char *key, uint64_t size) {
+  struct mount_list *l = ctx;
+  return strlen(key) < l->skip ? 0 : l->fn(l->ctx, key + l->skip, size);
+}
+
+int lnc_s3_mount_list(const struct lnc_s3_mount *m, const char *rel,
+                      int (*fn)(void *ctx, const char *name, uint64_t size), void *ctx,
+                      struct lnc_error *err) {
+  char *key;
+  struct lnc_s3 *c;
+  int rc = mount_key(m, rel, &key, err);
+  if (!rc) rc = thread_client(&m->st, &c, err);
+  struct mount_list l = {rc ? 0 : strlen(key), fn, ctx};
+  if (!rc) rc = lnc_s3_list(c, key, mount_list_entry, &l, err);
+  free(key);
+  return rc;
+}
+
+int lnc_s3_mount_source(const struct lnc_s3_mount *m, const char *rel, const struct lnc_s3_object *obj,
+                        struct lnc_s3_source **out, struct lnc_error *err) {
+  *out = NULL;
+  struct lnc_s3_source *src = calloc(1, sizeof *src);
+  if (!src) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  int rc = settings_copy(&src->st, &m->st, err);
+  if (!rc) rc = mount_key(m, rel, &src->key, err);
+  if (!rc) rc = source_start(src, obj, err);
+  if (rc) {
+    lnc_s3_source_free(src);
+    return rc;
+  }
+  *out = src;
+  return 0;
 }

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "io.h"
+#include "../lance.h"
 
 struct lnc_s3_config {
   const char *endpoint;   /* "http[s]://host[:port]"; NULL = https://s3.<region>.amazonaws.com */
@@ -74,9 +75,10 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
                 void *ctx, struct lnc_error *err);
 
 /* ---- an object as a file's byte source ------------------------------------------------------
- * What a Lance file opened from the store holds: the settings (strings owned), the key and
- * the version HEAD saw. Shared by every thread reading the file; each thread reads through its
- * own client (one per thread and settings, made on first use, freed when the thread exits). */
+ * What a Lance file opened from the store holds: the settings (strings owned), the key, the
+ * version HEAD saw and the object's tail (its last 64 KiB: footer and metadata, fetched at
+ * open). Shared by every thread reading the file; each thread reads through its own client
+ * (one per thread and settings, made on first use, freed when the thread exits). */
 struct lnc_s3_source;
 
 /* s3://bucket/key with settings from the environment, as AWS's tools read them:
@@ -89,6 +91,33 @@ const struct lnc_s3_object *lnc_s3_source_object(const struct lnc_s3_source *src
 /* The batch through the calling thread's client (see lnc_s3_read_batch). */
 int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
                        struct lnc_take_stats *stats, struct lnc_error *err);
+
+/* ---- a bucket prefix mounted as a tree of paths (the engine's object-store roots) ----------
+ * Paths below a mount (`rel`) are relative, with no empty, "." or ".." component (refused:
+ * a URL's dot segments are squashed on the way, so they could name keys outside the mount).
+ * Every source opened through a mount shares its per-thread client. Thread-safe once made;
+ * it must outlive its sources. */
+struct lnc_s3_mount;
+
+/* url = s3://bucket[/prefix]. cfg (may be NULL) as for lnc_s3_new without the bucket; a
+ * string it leaves NULL comes from the environment as lnc_s3_source_open reads it.
+ * addressing: enum lnc_s3_addressing (lance.h). A client is made once to check the settings. */
+int lnc_s3_mount_new(const char *url, const struct lnc_s3_config *cfg, int addressing,
+                     struct lnc_s3_mount **out, struct lnc_error *err);
+void lnc_s3_mount_free(struct lnc_s3_mount *m); /* NULL is fine */
+const char *lnc_s3_mount_url(const struct lnc_s3_mount *m);
+int lnc_s3_mount_head(const struct lnc_s3_mount *m, const char *rel, struct lnc_s3_object *out,
+                      struct lnc_error *err);
+/* The whole object (a HEAD, then one GET of that version); larger than limit: LNC_ELIMIT. */
+int lnc_s3_mount_get(const struct lnc_s3_mount *m, const char *rel, size_t limit, uint8_t **out,
+                     size_t *len, struct lnc_error *err);
+/* lnc_s3_list of the keys starting with rel; fn gets each key without rel. */
+int lnc_s3_mount_list(const struct lnc_s3_mount *m, const char *rel,
+                      int (*fn)(void *ctx, const char *name, uint64_t size), void *ctx,
+                      struct lnc_error *err);
+/* A source for rel whose HEAD the caller made (obj): no second HEAD, one GET of the tail. */
+int lnc_s3_mount_source(const struct lnc_s3_mount *m, const char *rel, const struct lnc_s3_object *obj,
+                        struct lnc_s3_source **out, struct lnc_error *err);
 
 /* One ListObjectsV2 page (xml[len] must be 0): fn for each <Contents>' Key and Size; *token
  * the NextContinuationToken of a truncated page, "" for the last. Malformed -> LNC_EIO,

@@ -1,0 +1,109 @@
+/* The engine's object-store roots: a table of (first path component -> bucket prefix), filled
+ * before the engine serves (lnc_engine_mount_s3) and read-only afterwards, so lookups take no
+ * lock. A path is remote when its first component names a mount; the rest of the path is
+ * the key below the mount's prefix. */
+#include "cache.h"
+#include "../io/s3.h"
+#include "../util/assert.h"
+#include "../util/error.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MOUNTS 64
+
+struct mount {
+  char *name;
+  size_t len;
+  struct lnc_s3_mount *m;
+  uint32_t revalidate_ms;
+};
+
+struct lnc_mounts {
+  struct mount v[MAX_MOUNTS];
+  unsigned n;
+};
+
+struct lnc_mounts *lnc_mounts_new(void) {
+  return calloc(1, sizeof(struct lnc_mounts));
+}
+
+void lnc_mounts_free(struct lnc_mounts *t) {
+  if (!t) return;
+  for (unsigned i = 0; i < t->n; i++) {
+    free(t->v[i].name);
+    lnc_s3_mount_free(t->v[i].m);
+  }
+  free(t);
+}
+
+static int check_name(const struct lnc_mounts *t, const char *name, struct lnc_error *err) {
+  if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > 255)
+    return lnc_errf(err, LNC_EINVAL, "mount name '%.80s' is not one path component", name);
+  for (unsigned i = 0; i < t->n; i++)
+    if (!strcmp(t->v[i].name, name)) return lnc_errf(err, LNC_EINVAL, "mount name '%.80s' is used twice", name);
+  if (t->n == MAX_MOUNTS) return lnc_errf(err, LNC_ELIMIT, "more than %d mounts", MAX_MOUNTS);
+  return 0;
+}
+
+/* The public options as the client's settings (lib/io/s3.h). */
+static void to_config(const struct lnc_s3_options *o, struct lnc_s3_config *c) {
+  memset(c, 0, sizeof *c);
+  if (!o) return;
+  c->endpoint = o->endpoint;
+  c->region = o->region;
+  c->access_key = o->access_key_id;
+  c->secret_key = o->secret_access_key;
+  c->session_token = o->session_token;
+  c->merge_gap = o->merge_gap;
+  c->max_parallel = o->max_parallel;
+  c->deadline_ms = o->timeout_ms;
+}
+
+int lnc_mounts_add(struct lnc_mounts *t, const char *name, const char *url,
+                   const struct lnc_s3_options *opt, uint32_t default_revalidate_ms,
+                   struct lnc_error *err) {
+  int rc = check_name(t, name, err);
+  if (rc) return rc;
+  if (opt && (unsigned)opt->addressing > LNC_S3_VIRTUAL)
+    return lnc_errf(err, LNC_EINVAL, "mount %.80s: addressing %d is not an lnc_s3_addressing", name, opt->addressing);
+  struct lnc_s3_config c;
+  to_config(opt, &c);
+  struct mount *m = &t->v[t->n];
+  if ((rc = lnc_s3_mount_new(url, &c, opt ? opt->addressing : LNC_S3_AUTO, &m->m, err))) return rc;
+  if (!(m->name = strdup(name))) {
+    lnc_s3_mount_free(m->m);
+    m->m = NULL;
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  m->len = strlen(name);
+  m->revalidate_ms = opt && opt->revalidate_ms ? opt->revalidate_ms : default_revalidate_ms;
+  t->n++;
+  return 0;
+}
+
+const struct lnc_s3_mount *lnc_mounts_find(const struct lnc_mounts *t, const char *path,
+                                           const char **rel, uint32_t *revalidate_ms) {
+  for (unsigned i = 0; t && i < t->n; i++) {
+    const struct mount *m = &t->v[i];
+    if (strncmp(path, m->name, m->len) || (path[m->len] && path[m->len] != '/')) continue;
+    if (rel) *rel = path[m->len] ? path + m->len + 1 : "";
+    if (revalidate_ms) *revalidate_ms = m->revalidate_ms;
+    return m->m;
+  }
+  return NULL;
+}
+
+unsigned lnc_mounts_count(const struct lnc_mounts *t) { return t ? t->n : 0; }
+
+static int stop_at_first(void *ctx, const char *name, uint64_t size) {
+  (void)ctx, (void)name, (void)size;
+  return 1;
+}
+
+bool lnc_remote_is_dataset(const struct lnc_s3_mount *m, const char *rel) {
+  char pre[1100];
+  struct lnc_error ignored;
+  return (size_t)snprintf(pre, sizeof pre, "%s%s_versions/", rel, *rel ? "/" : "") < sizeof pre &&
+         lnc_s3_mount_list(m, pre, stop_at_first, NULL, &ignored) == 1;
+}

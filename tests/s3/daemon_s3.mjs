@@ -1,0 +1,217 @@
+// lanced serving an object-store root (issue 15): the conformance fixtures — every data file
+// and every dataset, several versions, deletions — uploaded to s3rver behind the
+// SigV4-checking, fault-injecting proxy, mounted with `--mount s3=s3://lance/fx`, and every
+// one of Lance's recorded answers asked of the daemon: JSON bodies byte for byte, Arrow
+// bodies decoded by apache-arrow to the same rows, pinned dataset versions included. Then the
+// daemon's behaviour around the store: a replaced object served in its new version after the
+// revalidation interval, 503s retried, a missing object a 404 naming it, a store that does not
+// answer never delaying the local root, and the secret key never in a log line, a metric or a
+// body.
+//
+// Usage: node --openssl-legacy-provider tests/s3/daemon_s3.mjs [BIN]   (BIN defaults to bin)
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { tableFromIPC } from "apache-arrow";
+import { tableToJsonRows } from "../fixtures/jsonrows.mjs";
+import { storeTest, uploadDir, ACCESS_KEY, SECRET_KEY } from "./s3env.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, "..", "..");
+const LANCED = path.join(root, process.argv[2] ?? "bin", "lanced");
+const FIX = path.join(root, "tests", "fixtures");
+const REVALIDATE_MS = 300;
+const t = await storeTest("daemon_s3");
+const { ok, bad, check, px } = t;
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "lanced-s3d."));
+let daemon = null, base = "", log = "";
+const errorBodies = [];
+
+
+async function upload() {
+  await uploadDir(px.endpoint, "lance", "fx/data", path.join(FIX, "data"));
+  await uploadDir(px.endpoint, "lance", "fx/datasets", path.join(FIX, "datasets"));
+  // The local root: one fixture file, to show local requests are served alongside.
+  fs.mkdirSync(path.join(work, "root"));
+  fs.copyFileSync(path.join(root, fixtures()[0].file), path.join(work, "root", "local.lance"));
+}
+
+function fixtures() {
+  return JSON.parse(fs.readFileSync(path.join(FIX, "index.json"), "utf8")).fixtures;
+}
+
+async function startDaemon() {
+  // Credentials from the config file (the environment is the other way, used by lancectl).
+  const conf = path.join(work, "lanced.conf");
+  fs.writeFileSync(conf, `s3_access_key_id = ${ACCESS_KEY}\ns3_secret_access_key = ${SECRET_KEY}\n`, { mode: 0o600 });
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith("AWS_")) delete env[k];
+  daemon = spawn(LANCED, ["--config", conf, "--root", path.join(work, "root"), "--listen", "127.0.0.1:0", "--workers", "1",
+    "--mount", "s3=s3://lance/fx", "--s3-endpoint", px.endpoint, "--s3-region", "us-east-1", "--s3-revalidate-ms", String(REVALIDATE_MS),
+    "--s3-timeout-ms", "4000", "--request-log", "on", "--log-level", "debug"], { env });
+  daemon.stdout.on("data", (d) => (log += d));
+  daemon.stderr.on("data", (d) => (log += d));
+  for (let i = 0; i < 100 && !base; i++) {
+    const m = /listening on (127\.0\.0\.1:\d+)/.exec(log);
+    if (m) base = `http://${m[1]}`;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  if (!base) throw new Error(`lanced did not start: ${log.slice(0, 500)}`);
+  ok(`lanced serves s3://lance/fx as /files/s3/ (${px.endpoint})`);
+}
+
+// A clean exit: under ASan/UBSan a report (a leak found at exit included) fails it.
+async function stopDaemon() {
+  const exited = new Promise((r) => daemon.on("exit", (code, sig) => r({ code, sig })));
+  daemon.kill("SIGTERM");
+  const { code, sig } = await exited;
+  check(code === 0 && !/Sanitizer/.test(log), `lanced exits cleanly on SIGTERM (status ${code ?? sig})`, log.split("\n").filter((l) => /Sanitizer|ERROR/.test(l)).slice(0, 3).join(" | "));
+}
+
+async function get(url, opts) {
+  const r = await fetch(base + url, opts);
+  const body = Buffer.from(await r.arrayBuffer());
+  if (r.status !== 200) errorBodies.push(body.toString());
+  return { status: r.status, body };
+}
+
+// Runs jobs four at a time (lanced's clients do not wait for each other).
+async function pool(jobs, fn) {
+  const worker = async () => {
+    for (let j; (j = jobs.shift()); ) await fn(j);
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+}
+
+const query = (ids, cols) => `ids=${ids.join(",")}${cols ? `&columns=${cols.join(",")}` : ""}&blobs=descriptors`;
+
+// Every answer line of every data-file fixture as JSON; every fourth also as Arrow.
+async function fileAnswers() {
+  const jobs = [];
+  for (const fx of fixtures()) {
+    const rel = `s3/${fx.file.replace(/^tests\/fixtures\//, "")}`;
+    fs.readFileSync(path.join(root, fx.answers), "utf8").split("\n").filter(Boolean).forEach((line, i) => {
+      const [ids, cols, body] = line.split("\t");
+      jobs.push({ rel, ids: JSON.parse(ids), cols: JSON.parse(cols), body, arrow: i % 4 === 0, where: `${fx.name}:${i + 1}` });
+    });
+  }
+  px.resetStats();
+  const n = jobs.length;
+  let json = 0, arrow = 0, first = null;
+  await pool(jobs, async (j) => {
+    const r = await get(`/files/${j.rel}/rows?${query(j.ids, j.cols)}`);
+    if (r.status === 200 && r.body.toString() === j.body) json++;
+    else first ??= `${j.where}: ${r.status} ${r.body.toString().slice(0, 200)}`;
+    if (!j.arrow) return;
+    const a = await get(`/files/${j.rel}/rows?${query(j.ids, j.cols)}&format=arrow`);
+    if (a.status === 200 && tableToJsonRows(tableFromIPC(new Uint8Array(a.body))) === j.body) arrow++;
+    else first ??= `${j.where} (arrow): ${a.status} ${a.body.toString().slice(0, 200)}`;
+  });
+  const st = px.stats();
+  check(!first, `${json} of ${n} of Lance's answers for ${fixtures().length} data files, JSON, through the daemon from s3 (${st.byMethod.HEAD ?? 0} HEADs, ${st.byMethod.GET ?? 0} GETs)`, first);
+  check(!first, `${arrow} Arrow bodies decoded by apache-arrow equal to Lance's answers`, first);
+}
+
+// Every answer line of every dataset fixture (latest and pinned versions), JSON; every third
+// also Arrow.
+async function datasetAnswers() {
+  const jobs = [];
+  const names = fs.readdirSync(path.join(FIX, "datasets")).filter((f) => f.endsWith(".answers")).sort();
+  for (const f of names) {
+    const dir = `s3/datasets/${f.replace(/\.answers$/, "")}.lance`;
+    fs.readFileSync(path.join(FIX, "datasets", f), "utf8").split("\n").filter(Boolean).forEach((line, i) => {
+      const [ids, version, body] = line.split("\t");
+      jobs.push({ dir, ids: JSON.parse(ids), version: Number(version), body, arrow: i % 3 === 0, where: `${f}:${i + 1}` });
+    });
+  }
+  const n = jobs.length;
+  let json = 0, arrow = 0, pinned = 0, first = null;
+  await pool(jobs, async (j) => {
+    const url = `/files/${j.dir}/rows?ids=${j.ids.join(",")}${j.version ? `&version=${j.version}` : ""}`;
+    const r = await get(url);
+    if (r.status === 200 && r.body.toString() === j.body) json++, (pinned += j.version ? 1 : 0);
+    else first ??= `${j.where}: ${r.status} ${r.body.toString().slice(0, 200)}`;
+    if (!j.arrow) return;
+    const a = await get(url + "&format=arrow");
+    if (a.status === 200 && tableToJsonRows(tableFromIPC(new Uint8Array(a.body))) === j.body) arrow++;
+    else first ??= `${j.where} (arrow): ${a.status} ${a.body.toString().slice(0, 200)}`;
+  });
+  check(!first, `${json} of ${n} of Lance's answers for ${names.length} datasets from s3 (${pinned} at pinned versions), JSON`, first);
+  check(!first && arrow > 0, `${arrow} dataset Arrow bodies equal to Lance's answers`, first);
+}
+
+async function describeAndErrors() {
+  const d = await get("/files/s3/datasets/deletions_v21.lance");
+  let info = {};
+  try { info = JSON.parse(d.body.toString()); } catch {}
+  const versions = JSON.stringify(info).match(/"versions":\[[0-9,]*\]/)?.[0] ?? "";
+  check(d.status === 200 && versions.length > 13, `describe of a dataset on s3 lists its versions (${versions})`, `${d.status} ${d.body.toString().slice(0, 300)}`);
+  const miss = await get("/files/s3/data/nope.lance/rows?ids=0");
+  check(miss.status === 404 && /nope\.lance/.test(miss.body.toString()), "a missing object: 404 naming it", `${miss.status} ${miss.body}`);
+  const dots = await get("/files/s3/data/%2e%2e/datasets/x.lance/rows?ids=0");
+  check(dots.status === 400 || dots.status === 404, `a path with '..' below a mount is refused (${dots.status})`, `${dots.status} ${dots.body}`);
+}
+
+// An object replaced in the store (new ETag): served in its new version once revalidate_ms has
+// passed, and never a mix of the two.
+async function replacedObject() {
+  const [a, b] = fixtures().filter((f) => f.version === "2.1");
+  const tmp = path.join(work, "swap");
+  fs.mkdirSync(tmp);
+  fs.copyFileSync(path.join(root, a.file), path.join(tmp, "f.lance"));
+  await uploadDir(px.endpoint, "lance", "fx/swap", tmp);
+  const first = await get("/files/s3/swap/f.lance/rows?ids=0,1,2");
+  fs.copyFileSync(path.join(root, b.file), path.join(tmp, "f.lance"));
+  await uploadDir(px.endpoint, "lance", "fx/swap", tmp);
+  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 200));
+  const second = await get("/files/s3/swap/f.lance/rows?ids=0,1,2");
+  const want = (await get(`/files/s3/${b.file.replace(/^tests\/fixtures\//, "")}/rows?ids=0,1,2`)).body.toString();
+  check(first.status === 200 && second.status === 200 && second.body.toString() === want && first.body.toString() !== want,
+    `an object replaced in the store is served in its new version after the revalidation interval (${a.name} -> ${b.name})`,
+    `${first.status}/${second.status} ${second.body.toString().slice(0, 200)}`);
+}
+
+async function faults() {
+  const rel = `s3/${fixtures()[1].file.replace(/^tests\/fixtures\//, "")}`;
+  const want = (await get(`/files/${rel}/rows?ids=5,6`)).body.toString();
+  px.fail({ status: 503, count: 2, method: "GET" });
+  const r = await get(`/files/${rel}/rows?ids=99,100&columns=${fixtures()[1].columns[0].name}`);
+  check(r.status === 200, "503 SlowDown from the store is retried: the request succeeds", `${r.status} ${r.body}`);
+  px.clearFaults();
+  px.fail({ status: 403, count: 50 });
+  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 100)); // the next request HEADs again
+  const denied = await get(`/files/${rel}/rows?ids=5,6`);
+  px.clearFaults();
+  check(denied.status === 403 && /s3:\/\/lance\/fx\//.test(denied.body.toString()), "403 from the store: 403 naming the object", `${denied.status} ${denied.body}`);
+  const again = await get(`/files/${rel}/rows?ids=5,6`);
+  check(again.status === 200 && again.body.toString() === want, "served again once the store answers", `${again.status}`);
+}
+
+// The store stops answering (every request delayed past the daemon's timeout): requests for
+// the local root are answered meanwhile, and the stuck ones end with an error, not a hang.
+async function deadStore() {
+  px.set({ latencyMs: 6000 });
+  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 100));
+  const stuck = [];
+  for (let i = 0; i < 8; i++) stuck.push(get(`/files/s3/datasets/deletions_v22.lance/rows?ids=${i}`));
+  await new Promise((r) => setTimeout(r, 300));
+  const t0 = Date.now();
+  const local = await get("/files/local.lance/rows?ids=1,2,3");
+  const ms = Date.now() - t0;
+  const ends = await Promise.all(stuck);
+  px.set({ latencyMs: 0 });
+  check(local.status === 200, `a local request is answered while 8 requests wait on a store that does not answer (${ms} ms)`, `${local.status}`);
+  const codes = [...new Set(ends.map((e) => e.status))].join(",");
+  check(ends.every((e) => e.status >= 500), `the stuck requests end with an error at the deadline (${codes}), not a hang`, codes);
+}
+
+async function secrets() {
+  const m = await get("/metrics");
+  const bodies = [m.body.toString(), log, ...errorBodies];
+  check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
+}
+
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
+fs.rmSync(work, { recursive: true, force: true });
