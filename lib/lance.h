@@ -191,20 +191,23 @@ enum lnc_io_mode { LNC_IO_DIRECT = 0,
                    LNC_IO_BUFFERED = 1 };
 
 struct lnc_engine_config {
-  const char *root;        /* paths are relative to this directory and never leave it
+  const char *root;             /* paths are relative to this directory and never leave it
                                 (openat2 RESOLVE_BENEATH); NULL = paths as given */
-  uint64_t cache_budget;   /* bytes of search cache across all files (0 = 1 GiB) */
-  uint32_t max_open_files; /* files kept open (0 = a sixth of RLIMIT_NOFILE: each holds up to
+  uint64_t cache_budget;        /* bytes of search cache across all files (0 = 1 GiB) */
+  uint32_t max_open_files;      /* files kept open (0 = a sixth of RLIMIT_NOFILE: each holds up to
                                 three descriptors; <= 65536) */
-  int io_mode;             /* enum lnc_io_mode */
-  uint64_t repidx_max;     /* keep full-zip repetition indices up to this many bytes per
+  int io_mode;                  /* enum lnc_io_mode */
+  uint64_t repidx_max;          /* keep full-zip repetition indices up to this many bytes per
                                 page (UINT64_MAX = always, 0 = never: two reads per row) */
-  uint64_t merge_gap;      /* merge reads this close together (bytes) */
-  uint32_t block_size;     /* O_DIRECT alignment (0 = 4096) */
-  unsigned ring_depth;     /* io_uring entries per worker (0 = 256) */
-  uint32_t revalidate_ms;  /* a cached file's identity (device, inode, size, mtime,
+  uint64_t merge_gap;           /* merge reads this close together (bytes) */
+  uint32_t block_size;          /* O_DIRECT alignment (0 = 4096) */
+  unsigned ring_depth;          /* io_uring entries per worker (0 = 256) */
+  uint32_t revalidate_ms;       /* a cached file's identity (device, inode, size, mtime,
                                 ctime) and a dataset's latest version are checked against the
                                 disk at most this often; 0 = on every call */
+  uint64_t object_cache_budget; /* bytes of object-store pages kept in memory, apart from
+                                   cache_budget (lnc_engine_mount_s3; 0 = none) */
+  uint32_t object_cache_block;  /* their size: a power of two, 4 KiB..4 MiB (0 = 16 KiB) */
 };
 LNC_API void lnc_engine_config_default(struct lnc_engine_config *cfg);
 
@@ -215,6 +218,8 @@ struct lnc_engine_stats {
   /* datasets (lnc_engine_dataset_*): opened versions held, their bytes (part of
    * resident_bytes), `_versions/` listings and version opens (manifest + deletions read) */
   uint64_t datasets_cached, dataset_bytes, dataset_listings, dataset_opens;
+  /* object-store mounts: reads served from the page cache or not, its bytes and budget */
+  uint64_t object_cache_hits, object_cache_misses, object_cache_bytes, object_cache_budget;
 };
 
 LNC_API int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err);

@@ -37,6 +37,8 @@ void ld_config_defaults(struct ld_config *c) {
   /* A HEAD or a listing is a round trip to the store (tens of ms), not a stat: once a
    * second per object bounds what revalidation costs. */
   c->s3_revalidate_ms = 1000;
+  c->s3_cache_budget = 256ull << 20;
+  c->s3_cache_block = 16u << 10;
   c->loop_max_ids = 0;     /* see docs/performance.md: decoding on the loop measured better */
   c->connection_limit = 0; /* sized from RLIMIT_NOFILE (ld_config_fit_fds) */
   c->header_timeout_ms = 10000;
@@ -143,6 +145,12 @@ static int set_s3_key(struct ld_config *c, const char *k, const char *v) {
   if (!strcmp(k, "s3_merge_gap")) return parse_size(v, &c->s3_merge_gap);
   if (!strcmp(k, "s3_max_parallel")) return parse_uint(v, &c->s3_max_parallel) || c->s3_max_parallel > 1024 ? -1 : 0;
   if (!strcmp(k, "s3_timeout_ms")) return parse_uint(v, &c->s3_timeout_ms) || c->s3_timeout_ms > 3600000 ? -1 : 0;
+  if (!strcmp(k, "s3_cache_budget")) return parse_size(v, &c->s3_cache_budget);
+  if (!strcmp(k, "s3_cache_block"))
+    return parse_size(v, &c->s3_cache_block) || c->s3_cache_block < 4096 || c->s3_cache_block > (4u << 20) ||
+                   (c->s3_cache_block & (c->s3_cache_block - 1))
+               ? -1
+               : 0;
   if (!strcmp(k, "s3_revalidate_ms")) return parse_uint(v, &c->s3_revalidate_ms) || c->s3_revalidate_ms > 3600000 ? -1 : 0;
   return -2;
 }
@@ -304,6 +312,8 @@ static void usage(FILE *o) {
           "  --s3-max-parallel N            GETs in flight per request (32)\n"
           "  --s3-timeout-ms MS             a store call, retries included (30000)\n"
           "  --s3-revalidate-ms MS          re-HEAD objects / re-list versions (1000)\n"
+          "  --s3-cache-budget SIZE         memory for fetched object pages (256M; 0 = none)\n"
+          "  --s3-cache-block SIZE          their size, a power of two 4K..4M (16K)\n"
           "  (credentials: s3_access_key_id, s3_secret_access_key, s3_session_token in the\n"
           "   config file, else AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN)\n"
           "  --cache-budget SIZE            search-cache memory, e.g. 512M, 4G (1G)\n"
@@ -345,6 +355,8 @@ int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, s
       {"s3-max-parallel", required_argument, 0, 1},
       {"s3-timeout-ms", required_argument, 0, 1},
       {"s3-revalidate-ms", required_argument, 0, 1},
+      {"s3-cache-budget", required_argument, 0, 1},
+      {"s3-cache-block", required_argument, 0, 1},
       {"io-mode", required_argument, 0, 1},
       {"rep-index-policy", required_argument, 0, 1},
       {"max-ids-per-request", required_argument, 0, 1},

@@ -55,6 +55,7 @@ struct ld_config {
   char s3_session_token[4096];
   int s3_addressing; /* enum lnc_s3_addressing */
   uint64_t s3_merge_gap, s3_max_parallel, s3_timeout_ms, s3_revalidate_ms;
+  uint64_t s3_cache_budget, s3_cache_block; /* the page cache of fetched blocks */
   uint64_t cache_budget;
   int io_mode;
   int rep_policy;

@@ -192,6 +192,10 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   gauge(o, "lanced_dataset_cache_bytes", "Bytes those dataset versions hold.", es.dataset_bytes);
   counter(o, "lanced_dataset_listings_total", "Listings of _versions/ to find the latest version.", es.dataset_listings);
   counter(o, "lanced_dataset_opens_total", "Dataset versions opened (manifest read).", es.dataset_opens);
+  counter(o, "lanced_object_cache_hits_total", "Object-store reads served whole from the page cache.", es.object_cache_hits);
+  counter(o, "lanced_object_cache_misses_total", "Object-store reads that needed a GET.", es.object_cache_misses);
+  gauge(o, "lanced_object_cache_bytes", "Bytes of object-store pages in memory.", es.object_cache_bytes);
+  gauge(o, "lanced_object_cache_budget_bytes", "The page cache's budget (s3_cache_budget).", es.object_cache_budget);
   gauge(o, "lanced_inflight_requests", "Requests received and not yet completed.", inflight);
   gauge(o, "lanced_connections", "Open client connections.", connections);
   int per[1024];

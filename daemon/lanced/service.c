@@ -81,6 +81,8 @@ static int engine_config(const struct ld_config *c, struct lnc_engine_config *ec
   ec->cache_budget = c->cache_budget;
   ec->io_mode = c->io_mode == LD_IO_DIRECT ? LNC_IO_DIRECT : LNC_IO_BUFFERED;
   ec->revalidate_ms = (uint32_t)c->revalidate_ms;
+  ec->object_cache_budget = c->s3_cache_budget;
+  ec->object_cache_block = (uint32_t)c->s3_cache_block;
   ec->repidx_max = c->rep_policy == LD_REP_ALWAYS  ? UINT64_MAX
                    : c->rep_policy == LD_REP_NEVER ? 0
                                                    : c->rep_max_bytes;

@@ -53,9 +53,11 @@ struct lnc_mounts;
 struct lnc_s3_mount;
 struct lnc_mounts *lnc_mounts_new(void);
 void lnc_mounts_free(struct lnc_mounts *t);
+/* The first mount makes the page cache all mounts share (cache_budget 0: none). */
 int lnc_mounts_add(struct lnc_mounts *t, const char *name, const char *url,
                    const struct lnc_s3_options *opt, uint32_t default_revalidate_ms,
-                   struct lnc_error *err);
+                   uint64_t cache_budget, uint32_t cache_block, struct lnc_error *err);
+void lnc_mounts_stats(struct lnc_mounts *t, struct lnc_engine_stats *o); /* the page cache's */
 /* The mount path lies under, or NULL (local); *rel (may be NULL) = the path below it ("" for
  * the mount itself), *revalidate_ms its HEAD/re-list interval. No lock, no system call. */
 const struct lnc_s3_mount *lnc_mounts_find(const struct lnc_mounts *t, const char *path,

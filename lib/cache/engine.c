@@ -94,6 +94,8 @@ void lnc_engine_config_default(struct lnc_engine_config *cfg) {
   cfg->repidx_max = UINT64_MAX;
   cfg->block_size = 4096;
   cfg->ring_depth = 256;
+  cfg->object_cache_budget = 256ull << 20;
+  cfg->object_cache_block = 16u << 10;
 }
 
 static uint64_t hash_path(const char *s) { return lnc_fnv1a_str(s); }
@@ -271,6 +273,7 @@ void lnc_files_stats(lnc_engine *e, struct lnc_engine_stats *o) {
   o->budget_bytes = atomic_load(&e->budget);
   o->files_cached = atomic_load(&e->files);
   o->open_files = atomic_load(&e->open_fds);
+  lnc_mounts_stats(e->mounts, o);
 }
 
 void lnc_engine_charge(lnc_engine *e, int64_t delta) {
@@ -314,7 +317,8 @@ int lnc_engine_mount_s3(lnc_engine *e, const char *name, const char *url,
   /* The table is read without a lock by every take: it is complete before any runs. */
   if (atomic_load(&e->workers))
     return lnc_errf(err, LNC_EINVAL, "mount %.80s: mounts are added before the first worker", name);
-  return lnc_mounts_add(e->mounts, name, url, opt, e->cfg.revalidate_ms, err);
+  return lnc_mounts_add(e->mounts, name, url, opt, e->cfg.revalidate_ms, e->cfg.object_cache_budget,
+                        e->cfg.object_cache_block ? e->cfg.object_cache_block : 16u << 10, err);
 }
 
 int lnc_worker_new(lnc_engine *e, lnc_worker **out, struct lnc_error *err) {

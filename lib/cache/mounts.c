@@ -22,6 +22,7 @@ struct mount {
 struct lnc_mounts {
   struct mount v[MAX_MOUNTS];
   unsigned n;
+  struct lnc_s3_cache *cache; /* shared by every mount; NULL without mounts or budget */
 };
 
 struct lnc_mounts *lnc_mounts_new(void) {
@@ -34,6 +35,7 @@ void lnc_mounts_free(struct lnc_mounts *t) {
     free(t->v[i].name);
     lnc_s3_mount_free(t->v[i].m);
   }
+  lnc_s3_cache_free(t->cache);
   free(t);
 }
 
@@ -62,15 +64,16 @@ static void to_config(const struct lnc_s3_options *o, struct lnc_s3_config *c) {
 
 int lnc_mounts_add(struct lnc_mounts *t, const char *name, const char *url,
                    const struct lnc_s3_options *opt, uint32_t default_revalidate_ms,
-                   struct lnc_error *err) {
+                   uint64_t cache_budget, uint32_t cache_block, struct lnc_error *err) {
   int rc = check_name(t, name, err);
   if (rc) return rc;
+  if (!t->cache && cache_budget && (rc = lnc_s3_cache_new(cache_budget, cache_block, &t->cache, err))) return rc;
   if (opt && (unsigned)opt->addressing > LNC_S3_VIRTUAL)
     return lnc_errf(err, LNC_EINVAL, "mount %.80s: addressing %d is not an lnc_s3_addressing", name, opt->addressing);
   struct lnc_s3_config c;
   to_config(opt, &c);
   struct mount *m = &t->v[t->n];
-  if ((rc = lnc_s3_mount_new(url, &c, opt ? opt->addressing : LNC_S3_AUTO, &m->m, err))) return rc;
+  if ((rc = lnc_s3_mount_new(url, &c, opt ? opt->addressing : LNC_S3_AUTO, t->cache, &m->m, err))) return rc;
   if (!(m->name = strdup(name))) {
     lnc_s3_mount_free(m->m);
     m->m = NULL;
@@ -92,6 +95,15 @@ const struct lnc_s3_mount *lnc_mounts_find(const struct lnc_mounts *t, const cha
     return m->m;
   }
   return NULL;
+}
+
+void lnc_mounts_stats(struct lnc_mounts *t, struct lnc_engine_stats *o) {
+  struct lnc_s3_cache_stats st;
+  lnc_s3_cache_stats(t ? t->cache : NULL, &st);
+  o->object_cache_hits = st.hits;
+  o->object_cache_misses = st.misses;
+  o->object_cache_bytes = st.bytes;
+  o->object_cache_budget = st.budget;
 }
 
 unsigned lnc_mounts_count(const struct lnc_mounts *t) { return t ? t->n : 0; }

@@ -923,6 +923,8 @@ static int thread_client(const struct settings *st, struct lnc_s3 **out, struct 
 
 struct lnc_s3_source {
   struct settings st;
+  struct lnc_s3_cache *cache; /* NULL: none */
+  uint64_t cache_id;          /* this version's name in the cache */
   char *key;
   struct lnc_s3_object obj;
   uint8_t *tail; /* the object's last tail_len bytes, fetched at open: footer and metadata */
@@ -997,27 +999,120 @@ static bool in_tail(const struct lnc_s3_source *src, const struct lnc_read *r) {
   return src->tail && r->off >= src->tail_off && r->off <= src->obj.size && r->len <= src->obj.size - r->off;
 }
 
+/* Reads larger than this are fetched as they are, never widened to blocks or cached: pages of
+ * that size are not what a row lookup reads twice. */
+#define S3_CACHE_MAX_READ (1u << 20)
+/* A batch whose blocks would exceed this (a large cold take: thousands of scattered rows) is
+ * fetched unwidened: widening it would multiply the bytes fetched for pages that may never be
+ * read again. */
+#define S3_CACHE_MAX_BATCH (16u << 20)
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static bool cacheable(const struct lnc_read *r) { return r->len && r->len <= S3_CACHE_MAX_READ; }
+
+/* The sorted, unique blocks the cacheable reads touch; *nb their count; NULL and *nb 0 when
+ * there are none or they would exceed S3_CACHE_MAX_BATCH (or memory is short). */
+static uint64_t *blocks_of(const struct lnc_read *reads, size_t n, uint64_t bs, size_t *nb) {
+  size_t total = 0;
+  *nb = 0;
+  for (size_t i = 0; i < n; i++)
+    if (cacheable(&reads[i])) total += (reads[i].off + reads[i].len - 1) / bs - reads[i].off / bs + 1;
+  if (!total || total > S3_CACHE_MAX_BATCH / bs) return NULL;
+  uint64_t *idx = malloc(total * sizeof *idx);
+  if (!idx) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (cacheable(&reads[i]))
+      for (uint64_t b = reads[i].off / bs; b <= (reads[i].off + reads[i].len - 1) / bs; b++) idx[k++] = b;
+  qsort(idx, k, sizeof *idx, cmp_u64);
+  size_t u = 0;
+  for (size_t i = 0; i < k; i++)
+    if (!u || idx[u - 1] != idx[i]) idx[u++] = idx[i];
+  *nb = u;
+  return idx;
+}
+
+/* r's bytes out of the fetched blocks (idx sorted, data[i] = block idx[i]). */
+static void copy_from_blocks(const struct lnc_read *r, const uint64_t *idx, size_t nb, const uint8_t *data,
+                             uint64_t bs) {
+  uint8_t *dst = r->dst;
+  for (uint64_t off = r->off, end = r->off + r->len; off < end;) {
+    uint64_t b = off / bs, upto = (b + 1) * bs < end ? (b + 1) * bs : end;
+    const uint64_t *hit = bsearch(&b, idx, nb, sizeof *idx, cmp_u64);
+    LNC_ASSERT(hit);
+    memcpy(dst, data + (size_t)(hit - idx) * bs + (off - b * bs), upto - off);
+    dst += upto - off;
+    off = upto;
+  }
+}
+
+/* The reads through the page cache: each cacheable read widened to the blocks it touches,
+ * those blocks fetched with the other reads in one batch (neighbouring blocks merge into one
+ * GET like any reads), kept, and the reads copied out of them. */
+static int fetch_cached(struct lnc_s3_source *src, struct lnc_s3 *c, struct lnc_read *reads, size_t n,
+                        struct lnc_take_stats *stats, struct lnc_error *err) {
+  uint64_t bs = lnc_s3_cache_block(src->cache);
+  size_t nb;
+  uint64_t *idx = blocks_of(reads, n, bs, &nb);
+  if (!idx) return lnc_s3_read_batch(c, src->key, &src->obj, reads, n, stats, err);
+  size_t ndirect = 0;
+  for (size_t i = 0; i < n; i++) ndirect += !cacheable(&reads[i]);
+  uint8_t *data = malloc(nb * bs);
+  struct lnc_read *all = malloc((nb + ndirect) * sizeof *all);
+  int rc = 0;
+  if (!data || !all) {
+    rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < nb; i++) {
+    uint64_t off = idx[i] * bs;
+    all[i] = (struct lnc_read){.off = off, .len = src->obj.size - off < bs ? src->obj.size - off : bs, .dst = data + i * bs};
+  }
+  for (size_t i = 0, k = nb; i < n; i++)
+    if (!cacheable(&reads[i])) all[k++] = reads[i];
+  if ((rc = lnc_s3_read_batch(c, src->key, &src->obj, all, nb + ndirect, stats, err))) goto out;
+  for (size_t i = 0; i < nb; i++) lnc_s3_cache_insert(src->cache, src->cache_id, idx[i], all[i].dst, (uint32_t)all[i].len);
+  for (size_t i = 0; i < n; i++)
+    if (cacheable(&reads[i])) copy_from_blocks(&reads[i], idx, nb, data, bs);
+out:
+  free(idx);
+  free(data);
+  free(all);
+  return rc;
+}
+
+/* Served without a request: inside the tail fetched at open, or (with a cache) whole in it. */
+static bool served_locally(struct lnc_s3_source *src, struct lnc_read *r) {
+  if (in_tail(src, r)) {
+    memcpy(r->dst, src->tail + (r->off - src->tail_off), r->len);
+    return true;
+  }
+  return src->cache && cacheable(r) && r->off + r->len <= src->obj.size &&
+         lnc_s3_cache_read(src->cache, src->cache_id, r->off, r->len, r->dst);
+}
+
 int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
                        struct lnc_take_stats *stats, struct lnc_error *err) {
-  /* Reads inside the tail fetched at open are served from it; the others go out. The tail
-   * is the version opened (its ETag), so both halves are of one version. */
+  /* The tail and the cached blocks are of the version opened (its ETag), as every GET is
+   * (If-Match): whatever mix of them serves a batch, it is one version. */
   size_t out = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (in_tail(src, &reads[i]))
-      memcpy(reads[i].dst, src->tail + (reads[i].off - src->tail_off), reads[i].len);
-    else
-      out++;
-  }
-  if (!out) return 0;
-  struct lnc_read *rest = out == n ? reads : malloc(out * sizeof *rest);
-  if (!rest) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  if (rest != reads)
+  bool *local = n ? malloc(n * sizeof *local) : NULL;
+  if (n && !local) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) out += !(local[i] = served_locally(src, &reads[i]));
+  struct lnc_read *rest = NULL;
+  int rc = 0;
+  if (out && !(rest = out == n ? reads : malloc(out * sizeof *rest))) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+  if (rest && rest != reads)
     for (size_t i = 0, k = 0; i < n; i++)
-      if (!in_tail(src, &reads[i]))
-        rest[k++] = reads[i];
+      if (!local[i]) rest[k++] = reads[i];
+  free(local);
   struct lnc_s3 *c;
-  int rc = thread_client(&src->st, &c, err);
-  if (!rc) rc = lnc_s3_read_batch(c, src->key, &src->obj, rest, out, stats, err);
+  if (!rc && out && !(rc = thread_client(&src->st, &c, err)))
+    rc = src->cache ? fetch_cached(src, c, rest, out, stats, err) : lnc_s3_read_batch(c, src->key, &src->obj, rest, out, stats, err);
   if (rest != reads) free(rest);
   return rc;
 }
@@ -1026,17 +1121,19 @@ int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t
 
 struct lnc_s3_mount {
   struct settings st;
+  struct lnc_s3_cache *cache;
   char *prefix; /* key prefix: "" or ending in '/' */
   char *url;    /* s3://bucket/prefix as given, for messages (no secrets in it) */
 };
 
 int lnc_s3_mount_new(const char *url, const struct lnc_s3_config *cfg, int addressing,
-                     struct lnc_s3_mount **out, struct lnc_error *err) {
+                     struct lnc_s3_cache *cache, struct lnc_s3_mount **out, struct lnc_error *err) {
   if (!url || !out) return lnc_errf(err, LNC_EINVAL, "s3: a mount needs a URL");
   *out = NULL;
   struct lnc_s3_mount *m = calloc(1, sizeof *m);
   if (!m) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   char *key = NULL;
+  m->cache = cache;
   int rc = settings_init(&m->st, cfg, addressing, err);
   if (!rc) rc = parse_url(&m->st, url, true, &key, err);
   if (!rc) {
@@ -1159,6 +1256,7 @@ int lnc_s3_mount_source(const struct lnc_s3_mount *m, const char *rel, const str
   struct lnc_s3_source *src = calloc(1, sizeof *src);
   if (!src) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   int rc = settings_copy(&src->st, &m->st, err);
+  if ((src->cache = m->cache)) src->cache_id = lnc_s3_cache_new_id(m->cache);
   if (!rc) rc = mount_key(m, rel, &src->key, err);
   if (!rc) rc = source_start(src, obj, err);
   if (rc) {

@@ -92,6 +92,25 @@ const struct lnc_s3_object *lnc_s3_source_object(const struct lnc_s3_source *src
 int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
                        struct lnc_take_stats *stats, struct lnc_error *err);
 
+/* ---- the page cache (s3cache.c) -------------------------------------------------------------
+ * Blocks of `block` bytes (block-aligned; an object's last one may be short) of object versions,
+ * in memory under `budget` bytes, LRU. A version is named by an id drawn from the cache when its
+ * source opens. Thread-safe. */
+struct lnc_s3_cache;
+struct lnc_s3_cache_stats {
+  uint64_t hits, misses; /* reads served whole from the cache / not */
+  uint64_t inserts, evictions, bytes, budget;
+};
+int lnc_s3_cache_new(uint64_t budget, uint32_t block, struct lnc_s3_cache **out, struct lnc_error *err);
+void lnc_s3_cache_free(struct lnc_s3_cache *c); /* NULL is fine; after every source using it */
+uint32_t lnc_s3_cache_block(const struct lnc_s3_cache *c);
+uint64_t lnc_s3_cache_new_id(struct lnc_s3_cache *c);
+/* true, and [off, off+len) of version id copied to dst, when every block it touches is cached. */
+bool lnc_s3_cache_read(struct lnc_s3_cache *c, uint64_t id, uint64_t off, uint64_t len, uint8_t *dst);
+void lnc_s3_cache_insert(struct lnc_s3_cache *c, uint64_t id, uint64_t index, const uint8_t *data,
+                         uint32_t len);
+void lnc_s3_cache_stats(struct lnc_s3_cache *c, struct lnc_s3_cache_stats *st); /* c may be NULL */
+
 /* ---- a bucket prefix mounted as a tree of paths (the engine's object-store roots) ----------
  * Paths below a mount (`rel`) are relative, with no empty, "." or ".." component (refused:
  * a URL's dot segments are squashed on the way, so they could name keys outside the mount).
@@ -101,9 +120,11 @@ struct lnc_s3_mount;
 
 /* url = s3://bucket[/prefix]. cfg (may be NULL) as for lnc_s3_new without the bucket; a
  * string it leaves NULL comes from the environment as lnc_s3_source_open reads it.
- * addressing: enum lnc_s3_addressing (lance.h). A client is made once to check the settings. */
+ * addressing: enum lnc_s3_addressing (lance.h). cache (may be NULL): where the mount's sources
+ * keep the blocks they fetch; it must outlive them. A client is made once to check the
+ * settings. */
 int lnc_s3_mount_new(const char *url, const struct lnc_s3_config *cfg, int addressing,
-                     struct lnc_s3_mount **out, struct lnc_error *err);
+                     struct lnc_s3_cache *cache, struct lnc_s3_mount **out, struct lnc_error *err);
 void lnc_s3_mount_free(struct lnc_s3_mount *m); /* NULL is fine */
 const char *lnc_s3_mount_url(const struct lnc_s3_mount *m);
 int lnc_s3_mount_head(const struct lnc_s3_mount *m, const char *rel, struct lnc_s3_object *out,

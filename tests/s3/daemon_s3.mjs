@@ -142,6 +142,21 @@ async function datasetAnswers() {
   check(!first && arrow > 0, `${arrow} dataset Arrow bodies equal to Lance's answers`, first);
 }
 
+// A take whose pages were fetched before is served from the page cache: no GET (a HEAD at
+// most, when the revalidation interval has passed), and /metrics counts the hits.
+async function pageCache() {
+  const fx = fixtures().find((f) => f.name === "core21");
+  const url = `/files/s3/${fx.file.replace(/^tests\/fixtures\//, "")}/rows?ids=3,40000,99999`;
+  const first = await get(url);
+  px.resetStats();
+  const again = await get(url);
+  const st = px.stats();
+  const metrics = (await get("/metrics")).body.toString();
+  const hits = Number(/^lanced_object_cache_hits_total (\d+)/m.exec(metrics)?.[1] ?? 0);
+  check(first.status === 200 && again.body.equals(first.body) && !(st.byMethod.GET ?? 0) && hits > 0,
+    `a take of pages fetched before costs no GET (page cache: ${hits} hits so far, ${(st.byMethod.HEAD ?? 0)} HEAD)`, JSON.stringify(st.byMethod));
+}
+
 async function describeAndErrors() {
   const d = await get("/files/s3/datasets/deletions_v21.lance");
   let info = {};
@@ -173,19 +188,26 @@ async function replacedObject() {
     `${first.status}/${second.status} ${second.body.toString().slice(0, 200)}`);
 }
 
+// On an object not read before (nothing of it in the page cache), so the faults meet GETs.
 async function faults() {
-  const rel = `s3/${fixtures()[1].file.replace(/^tests\/fixtures\//, "")}`;
-  const want = (await get(`/files/${rel}/rows?ids=5,6`)).body.toString();
+  const fx = fixtures()[1];
+  const tmp = path.join(work, "faulty");
+  fs.mkdirSync(tmp);
+  fs.copyFileSync(path.join(root, fx.file), path.join(tmp, "f.lance"));
+  await uploadDir(px.endpoint, "lance", "fx/faulty", tmp);
+  const want = (await get(`/files/s3/${fx.file.replace(/^tests\/fixtures\//, "")}/rows?ids=5,6`)).body.toString();
+  px.resetStats();
   px.fail({ status: 503, count: 2, method: "GET" });
-  const r = await get(`/files/${rel}/rows?ids=99,100&columns=${fixtures()[1].columns[0].name}`);
-  check(r.status === 200, "503 SlowDown from the store is retried: the request succeeds", `${r.status} ${r.body}`);
+  const r = await get("/files/s3/faulty/f.lance/rows?ids=5,6");
+  const hit = px.stats().faults;
+  check(r.status === 200 && r.body.toString() === want && hit === 2, `503 SlowDown from the store is retried: the request succeeds (${hit} faults met)`, `${r.status} ${r.body}`);
   px.clearFaults();
   px.fail({ status: 403, count: 50 });
   await new Promise((r) => setTimeout(r, REVALIDATE_MS + 100)); // the next request HEADs again
-  const denied = await get(`/files/${rel}/rows?ids=5,6`);
+  const denied = await get("/files/s3/faulty/f.lance/rows?ids=5,6");
   px.clearFaults();
-  check(denied.status === 403 && /s3:\/\/lance\/fx\//.test(denied.body.toString()), "403 from the store: 403 naming the object", `${denied.status} ${denied.body}`);
-  const again = await get(`/files/${rel}/rows?ids=5,6`);
+  check(denied.status === 403 && /s3:\/\/lance\/fx\/faulty\/f\.lance/.test(denied.body.toString()), "403 from the store: 403 naming the object", `${denied.status} ${denied.body}`);
+  const again = await get("/files/s3/faulty/f.lance/rows?ids=5,6");
   check(again.status === 200 && again.body.toString() === want, "served again once the store answers", `${again.status}`);
 }
 
@@ -213,5 +235,5 @@ async function secrets() {
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 /* lib/io/s3.c without a network: the listing page parser (entities, character references,
- * continuation tokens, malformed pages) and the client's configuration checks. The exchanges
+ * continuation tokens, malformed pages), the client's configuration checks and the page
+ * cache. The exchanges
  * themselves are tested against s3rver by tests/s3/objstore.mjs. */
 #include <check.h>
 #include <stdio.h>
@@ -109,6 +110,47 @@ START_TEST(test_config_checked) {
 }
 END_TEST
 
+/* The page cache: a read is served only when every block it touches is there (the last
+ * block of an object may be short), versions (ids) never mix, and the budget evicts the
+ * least recently used block first. */
+START_TEST(test_page_cache) {
+  struct lnc_s3_cache *c;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_s3_cache_new(1 << 20, 3000, &c, &err), LNC_EINVAL); /* not a power of two */
+  ck_assert_int_eq(lnc_s3_cache_new(3 * 4096, 4096, &c, &err), 0);
+  uint8_t blk[4096], out[8192];
+  uint64_t a = lnc_s3_cache_new_id(c), b = lnc_s3_cache_new_id(c);
+  ck_assert_uint_ne(a, b);
+  for (int i = 0; i < 4096; i++) blk[i] = (uint8_t)i;
+  lnc_s3_cache_insert(c, a, 0, blk, 4096);
+  ck_assert(lnc_s3_cache_read(c, a, 10, 100, out));
+  ck_assert_int_eq(out[0], 10);
+  ck_assert(!lnc_s3_cache_read(c, b, 10, 100, out));   /* another version */
+  ck_assert(!lnc_s3_cache_read(c, a, 4000, 200, out)); /* block 1 missing */
+  lnc_s3_cache_insert(c, a, 1, blk, 100);              /* a short last block */
+  ck_assert(lnc_s3_cache_read(c, a, 4000, 196, out));
+  ck_assert_int_eq(out[96], 0);
+  ck_assert(!lnc_s3_cache_read(c, a, 4000, 197, out)); /* past the short block */
+  ck_assert(lnc_s3_cache_read(c, a, 0, 0, out));
+  /* Budget 3 blocks: a (block 0, 4096 B) is read again so block 1 is the oldest. */
+  lnc_s3_cache_insert(c, b, 0, blk, 4096);
+  ck_assert(lnc_s3_cache_read(c, a, 0, 1, out));
+  lnc_s3_cache_insert(c, b, 1, blk, 4096);
+  struct lnc_s3_cache_stats st;
+  lnc_s3_cache_stats(c, &st);
+  ck_assert_uint_le(st.bytes, 3 * 4096);
+  ck_assert_uint_eq(st.evictions, 1);
+  ck_assert(!lnc_s3_cache_read(c, a, 4000, 196, out)); /* evicted */
+  ck_assert(lnc_s3_cache_read(c, a, 0, 4096, out));
+  ck_assert(lnc_s3_cache_read(c, b, 100, 5000, out)); /* spans b's two blocks */
+  ck_assert_int_eq(out[4095 - 100 + 1], 0);
+  lnc_s3_cache_stats(c, &st);
+  ck_assert_uint_eq(st.hits, 5); /* the empty read counts as neither */
+  ck_assert_uint_eq(st.misses, 4);
+  lnc_s3_cache_free(c);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *su = suite_create("s3");
   TCase *t = tcase_create("s3");
@@ -116,6 +158,7 @@ static Suite *suite(void) {
   tcase_add_test(t, test_last_page_and_empty);
   tcase_add_test(t, test_malformed);
   tcase_add_test(t, test_config_checked);
+  tcase_add_test(t, test_page_cache);
   suite_add_tcase(su, t);
   return su;
 }
