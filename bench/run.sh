@@ -43,6 +43,18 @@ if BIN=$BIN DURATION=${URING_DURATION:-$([[ $SCALE == small ]] && echo 1 || echo
 else
   echo "bench: the io_uring path section failed (see $OUT/uring-path.log)" >&2
 fi
+# Object storage (issue 15): LanceDB in-process and lanced (with and without its page cache) on
+# s3rver with 20 ms per request; the small scalars table and the larger training one.
+s3_ok=1
+: > "$OUT/s3.md"
+for ds in scalars $([[ $QUICK == 1 ]] || echo training); do
+  [[ -d $DATA/$ds.lance ]] || continue
+  mkdir -p "$OUT/s3-$ds"
+  node --openssl-legacy-provider bench/s3.mjs --dataset "$DATA/$ds.lance" --bin "$BIN" --out "$OUT/s3-$ds" \
+    --seconds "$([[ $QUICK == 1 ]] && echo 1 || echo "${S3_SECONDS:-10}")" $([[ $QUICK == 1 ]] && echo --batches 100) \
+    > "$OUT/s3-$ds.log" 2>&1 && cat "$OUT/s3-$ds/s3.md" >> "$OUT/s3.md" || s3_ok=0
+done
+if [[ $s3_ok == 1 ]]; then cat "$OUT/s3.md" >> "$OUT/report.md"; else echo "bench: the object-store section failed (see $OUT/s3-*.log)" >&2; fi
 if [[ $QUICK == 1 ]]; then PAIRS=1 DURATION=1 BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; else BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; fi ||
   echo "bench: load generator vs wrk comparison failed" >&2
 echo "bench: $(( $(date +%s) - start )) s; report in $OUT/report.md" >&2

@@ -35,8 +35,8 @@ int64_t lnc_engine_now_ns(void); /* CLOCK_MONOTONIC_COARSE: a vDSO read, no syst
  * nowait (then LNC_EAGAIN when it is not there yet). */
 int lnc_engine_file_rows(lnc_worker *w, const char *path, bool nowait, uint64_t *rows,
                          struct lnc_error *err);
-/* datasets.c: 1 when dir is a dataset directory this cache checked within revalidate_ms, so
- * a take of it can skip asking the disk whether the path is a file. */
+/* datasets.c: 1 when dir is a dataset directory this cache checked within revalidate_ms (under
+ * a mount: ever listed), so a take of it can skip asking whether the path is a file. */
 int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir);
 /* openat2(root, path, RESOLVE_BENEATH) with O_RDONLY | O_CLOEXEC | flags; -1 and errno
  * (EXDEV / ELOOP when the path leaves the root). */
@@ -62,7 +62,6 @@ void lnc_mounts_stats(struct lnc_mounts *t, struct lnc_engine_stats *o); /* the 
  * the mount itself), *revalidate_ms its HEAD/re-list interval. No lock, no system call. */
 const struct lnc_s3_mount *lnc_mounts_find(const struct lnc_mounts *t, const char *path,
                                            const char **rel, uint32_t *revalidate_ms);
-unsigned lnc_mounts_count(const struct lnc_mounts *t);
 /* Whether rel below the mount holds a dataset: objects under rel/_versions/ (one listing page). */
 bool lnc_remote_is_dataset(const struct lnc_s3_mount *m, const char *rel);
 /* engine.c: lnc_mounts_find on the engine's table. */

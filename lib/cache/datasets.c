@@ -355,7 +355,10 @@ static bool latest_being_written(struct lnc_dscache *c, const char *dir, uint64_
 int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir) {
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
-  int known = d && dir_fresh(c, d);
+  /* Under a mount, a prefix once seen holding a dataset is taken for one until its listing
+   * says otherwise: asking the store "is this an object?" first would cost a HEAD and a
+   * listing at every revalidation. */
+  int known = d && (dir_fresh(c, d) || (d->s3 && d->have_latest));
   pthread_mutex_unlock(&c->lock);
   return known;
 }

@@ -106,7 +106,6 @@ void lnc_mounts_stats(struct lnc_mounts *t, struct lnc_engine_stats *o) {
   o->object_cache_budget = st.budget;
 }
 
-unsigned lnc_mounts_count(const struct lnc_mounts *t) { return t ? t->n : 0; }
 
 static int stop_at_first(void *ctx, const char *name, uint64_t size) {
   (void)ctx, (void)name, (void)size;
