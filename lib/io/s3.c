@@ -1167,7 +1167,6 @@ void lnc_s3_mount_free(struct lnc_s3_mount *m) {
   free(m);
 }
 
-const char *lnc_s3_mount_url(const struct lnc_s3_mount *m) { return m->url; }
 
 /* The key of rel below the mount. rel is a relative path whose components are neither empty,
  * "." nor "..": a URL's dot segments are squashed on the way (libcurl, proxies, the store),
