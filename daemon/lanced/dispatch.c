@@ -3,8 +3,9 @@
  * and io_uring ring — routes it, keeps the answer in the request, and resumes the
  * connection, whose network thread then sends it. So a request waiting on the disk holds a
  * take thread, never the threads that accept and answer other requests. Requests for paths
- * below an object-store mount have threads of their own (object-store threads): a store that
- * answers slowly or not at all holds those, never the take threads local files need. */
+ * below an object-store mount that cannot run on the loop (a first load, a description) have
+ * threads of their own (object-store threads): a store that answers slowly or not at all holds
+ * those, never the take threads local files need. */
 #include "lanced.h"
 #include <microhttpd.h>
 #include <pthread.h>

@@ -193,8 +193,10 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
-  int mode = nowait_mode;                           /* before the take can park and another task change it */
-  if (mode != LNC_NOWAIT_OFF && remote_path(rel)) { /* before is_dataset's listing below */
+  int mode = nowait_mode; /* before the take can park and another task change it */
+  /* Buffered mode's inline attempt cannot park: before is_dataset's listing below. (A loop
+   * task, RING, parks on the store's sockets like on its reads.) */
+  if (mode == LNC_NOWAIT_NEVER && remote_path(rel)) {
     struct lnc_error le = {.code = LNC_EAGAIN};
     return fail(e, &le, rel);
   }

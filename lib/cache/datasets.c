@@ -28,6 +28,7 @@
 #include "../lance.h"
 #include "cache.h"
 #include "../dataset/dataset.h"
+#include "../io/loop.h"
 #include "../util/error.h"
 #include "../util/hash.h"
 #include <errno.h>
@@ -704,8 +705,8 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
   /* Every data file would refuse it anyway; refusing here skips listing the versions. */
   if (nowait == LNC_NOWAIT_NEVER && lnc_engine_direct(e))
     return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", dir);
-  if (nowait != LNC_NOWAIT_OFF && lnc_engine_remote(e, dir, NULL, NULL))
-    return lnc_errf(err, LNC_EAGAIN, "%s: objects are read off the event loop", dir);
+  if (nowait != LNC_NOWAIT_OFF && !lnc_task_can_park() && lnc_engine_remote(e, dir, NULL, NULL))
+    return lnc_errf(err, LNC_EAGAIN, "%s: objects are read where the caller can wait or park", dir);
   struct lnc_dscache *c = lnc_engine_dscache(e);
   struct dsver *v;
   int rc = acquire(c, dir, version, nowait, &v, err);

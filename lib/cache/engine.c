@@ -8,6 +8,7 @@
 #include "../lance.h"
 #include "cache.h"
 #include "../format/reader.h"
+#include "../io/loop.h"
 #include "../io/ring.h"
 #include "../io/s3.h"
 #include "../take/take.h"
@@ -715,8 +716,8 @@ static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_
   /* Refused before any work, and not counted as a take: nothing was done. */
   if (nowait == LNC_NOWAIT_NEVER && lnc_engine_direct(e))
     return lnc_errf(err, LNC_EAGAIN, "%s: direct reads wait for the device", path);
-  if (nowait != LNC_NOWAIT_OFF && lnc_engine_remote(e, path, NULL, NULL))
-    return lnc_errf(err, LNC_EAGAIN, "%s: objects are read off the event loop", path);
+  if (nowait != LNC_NOWAIT_OFF && !lnc_task_can_park() && lnc_engine_remote(e, path, NULL, NULL))
+    return lnc_errf(err, LNC_EAGAIN, "%s: objects are read where the caller can wait or park", path);
   int rc = acquire(w, path, nowait != LNC_NOWAIT_OFF, &en, &local, is_dir, err);
   if (rc && is_dir && *is_dir) return rc;
   if (!rc) {

@@ -46,7 +46,8 @@
 #endif
 #define GUARD_BYTES   4096u /* one page below each stack: an overflow faults, never corrupts */
 #define MAX_WATCH     64    /* watched descriptors: a bit each in the ready mask */
-#define SLEEP_TAG_MIN 4096u /* odd user_data at or above this: a sleeping task (its address | 1) */
+#define SLEEP_TAG_MIN 4096u /* odd user_data at or above this: a sleeping task (its address | 1),
+                               or (address | 3) a struct fd_wait */
 
 /* The switch itself. glibc's swapcontext saves and restores the signal mask with a system
  * call each time (five per request: make, enter, park, resume, end); nothing here changes
@@ -195,6 +196,53 @@ void lnc_task_wake(struct lnc_task *t) {
   l->runq_tail = t;
 }
 
+bool lnc_task_can_park(void) {
+  struct lnc_task *t = lnc_task_current();
+  return t && t->loop->uring;
+}
+
+/* One lnc_task_wait_fd: a POLLIN linked to a timeout, so exactly two completions arrive (the
+ * one that fired and the other, cancelled); the first wakes the task, the second frees this. */
+struct fd_wait {
+  struct lnc_task *task;
+  struct __kernel_timespec ts;
+  int pending;
+};
+#define FD_WAIT_TAG 3u
+
+int lnc_task_wait_fd(int fd, int timeout_ms) {
+  if (!lnc_task_can_park()) return -1;
+  struct lnc_task *t = lnc_task_current();
+  struct lnc_loop *l = t->loop;
+  struct fd_wait *w = malloc(sizeof *w);
+  if (!w) return -1;
+  bool timed = timeout_ms >= 0;
+  *w = (struct fd_wait){.task = t, .pending = timed ? 2 : 1, .ts = {.tv_sec = timed ? timeout_ms / 1000 : 0, .tv_nsec = timed ? (long long)(timeout_ms % 1000) * 1000000 : 0}};
+  /* Both SQEs or neither: a poll without its timeout could wait forever. */
+  if (io_uring_sq_space_left(&l->ring) < 2) io_uring_submit(&l->ring);
+  if (io_uring_sq_space_left(&l->ring) < 2) {
+    free(w);
+    return -1;
+  }
+  struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+  io_uring_prep_poll_add(sqe, fd, POLLIN);
+  io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)w | FD_WAIT_TAG);
+  if (timed) {
+    sqe->flags |= IOSQE_IO_LINK;
+    sqe = io_uring_get_sqe(&l->ring);
+    io_uring_prep_link_timeout(sqe, &w->ts, 0);
+    io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)w | FD_WAIT_TAG);
+  }
+  lnc_task_park();
+  return 0;
+}
+
+static void fd_wait_done(struct fd_wait *w) {
+  if (w->task) lnc_task_wake(w->task);
+  w->task = NULL; /* the task may be gone by the second completion */
+  if (--w->pending == 0) free(w);
+}
+
 void lnc_task_yield(void) {
   struct lnc_task *t = lnc_task_current();
   if (!t) return;
@@ -307,6 +355,8 @@ static void arm_watches(struct lnc_loop *l, const int *fds, int nfds) {
 static void route(struct lnc_loop *l, uint64_t ud, int res) {
   if (!LNC_LOOP_TAG_IS_OWN(ud)) {
     lnc_ring_route(ud, res);
+  } else if (ud >= SLEEP_TAG_MIN && (ud & 3u) == FD_WAIT_TAG) {
+    fd_wait_done((struct fd_wait *)(uintptr_t)(ud & ~(uint64_t)3));
   } else if (ud >= SLEEP_TAG_MIN) {
     lnc_task_wake((struct lnc_task *)(uintptr_t)(ud & ~(uint64_t)1));
   } else {

@@ -21,6 +21,14 @@ struct lnc_ring *lnc_task_ring(void);
 void lnc_task_park(void);
 /* Makes a parked task runnable: it resumes in the loop's current or next iteration. */
 void lnc_task_wake(struct lnc_task *t);
+/* Whether the current task can park on the loop's io_uring (false outside a task, and where
+ * io_uring is unavailable). */
+bool lnc_task_can_park(void);
+/* Inside a task that can park: parks until fd is readable (a one-shot POLLIN on the loop's
+ * io_uring) or timeout_ms passed (< 0: no timeout), and returns 0. Elsewhere returns -1 at
+ * once: the caller waits by itself. How the object-store client (s3.c) waits for its sockets
+ * on a loop: its epoll descriptor is the fd. */
+int lnc_task_wait_fd(int fd, int timeout_ms);
 /* Parks the current task for one loop iteration (lets the loop serve others, e.g. while
  * another task of this thread loads a file this one needs). No-op outside a task. */
 void lnc_task_yield(void);

@@ -78,9 +78,10 @@ static int read_nowait(struct lnc_file *f, struct lnc_read *reads, size_t n,
 int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err) {
   if (f->s3) {
-    /* An object's reads wait for the network: never on a loop or where waiting is refused
-     * (the daemon hands such a take to a take thread, as it does a cache miss). */
-    if ((io && io->nowait) || lnc_task_ring())
+    /* An object's reads wait for the network: inside a loop's task the task parks meanwhile
+     * (s3.c waits on the loop's io_uring); where nothing may wait or park (a nowait attempt
+     * outside a task, a loop without io_uring) the take is redone on a thread. */
+    if (!lnc_task_can_park() && ((io && io->nowait) || lnc_task_ring()))
       return lnc_errf(err, LNC_EAGAIN, "%s: object-store reads wait for the network", f->name);
     int rc = lnc_s3_source_read(f->s3, reads, n, stats, err);
     if (rc) lnc_err_prefix(err, "%s", f->name);

@@ -7,6 +7,7 @@
  * good. The first exchange failed for good ends the call: the others are cancelled, since the
  * take cannot use a partial batch. */
 #include "s3.h"
+#include "loop.h"
 #include "../util/assert.h"
 #include "../util/error.h"
 #include <curl/curl.h>
@@ -533,10 +534,14 @@ static int wait_ms(const struct set *t, int64_t now) {
   return w < 0 ? 0 : (int)w;
 }
 
-/* One wait: the sockets libcurl asked for, then its timer if it is due. */
+/* One wait: the sockets libcurl asked for, then its timer if it is due. Inside an event loop's
+ * task the task parks meanwhile (the loop's io_uring polls the epoll set), so the thread
+ * serves its other connections; elsewhere (a take thread, lancectl) the thread sleeps in
+ * epoll_wait. */
 static int drive(struct set *t) {
   struct epoll_event ev[16];
-  int running, k = epoll_wait(t->s->epfd, ev, 16, wait_ms(t, now_ms()));
+  int running, ms = wait_ms(t, now_ms());
+  int k = lnc_task_wait_fd(t->s->epfd, ms) == 0 ? epoll_wait(t->s->epfd, ev, 16, 0) : epoll_wait(t->s->epfd, ev, 16, ms);
   if (k < 0 && errno != EINTR) return -1;
   for (int i = 0; i < k; i++) {
     int mask = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
@@ -879,14 +884,19 @@ static int settings_copy(struct settings *dst, const struct settings *src, struc
   return 0;
 }
 
-/* Clients of this thread, one per settings id: never a client made with other settings. A
- * thread reads through few mounts; past S3_THREAD_CLIENTS the oldest is freed (a later read
- * makes it again). */
-#define S3_THREAD_CLIENTS 8
+/* Clients of this thread, lent to one call at a time: tasks of an event loop interleave on
+ * one thread, and a client's multi handle must carry only its borrower's transfers (reap()
+ * takes every finished one as its own). Never a client made with other settings (keyed by
+ * settings id). Idle clients stay for the next call, with their connections kept alive; past
+ * S3_THREAD_CLIENTS the oldest idle one is freed, and when every slot is lent a call gets a
+ * client of its own, freed when it returns it. */
+#define S3_THREAD_CLIENTS 32
 struct thread_clients {
   uint64_t id[S3_THREAD_CLIENTS];
   struct lnc_s3 *c[S3_THREAD_CLIENTS];
-  unsigned next;
+  bool lent[S3_THREAD_CLIENTS];
+  uint64_t used[S3_THREAD_CLIENTS]; /* when last returned (a counter): the oldest idle goes */
+  uint64_t clock;
 };
 static pthread_key_t clients_key;
 static pthread_once_t clients_once = PTHREAD_ONCE_INIT;
@@ -898,25 +908,46 @@ static void free_clients(void *p) {
 }
 static void make_clients_key(void) { pthread_key_create(&clients_key, free_clients); }
 
-static int thread_client(const struct settings *st, struct lnc_s3 **out, struct lnc_error *err) {
+static struct thread_clients *my_clients(void) {
   pthread_once(&clients_once, make_clients_key);
   struct thread_clients *t = pthread_getspecific(clients_key);
-  if (!t) {
-    if (!(t = calloc(1, sizeof *t)) || pthread_setspecific(clients_key, t)) {
-      free(t);
-      return lnc_errf(err, LNC_ENOMEM, "out of memory");
-    }
+  if (!t && (t = calloc(1, sizeof *t)) && pthread_setspecific(clients_key, t)) {
+    free(t);
+    t = NULL;
   }
-  for (unsigned i = 0; i < S3_THREAD_CLIENTS; i++)
-    if (t->c[i] && t->id[i] == st->id) return *out = t->c[i], 0;
-  unsigned slot = t->next++ % S3_THREAD_CLIENTS;
+  return t;
+}
+
+/* An idle client with st's settings, lent to the caller until client_put. */
+static int client_get(const struct settings *st, struct lnc_s3 **out, struct lnc_error *err) {
+  struct thread_clients *t = my_clients();
+  if (!t) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  int slot = -1;
+  for (int i = 0; i < S3_THREAD_CLIENTS; i++) {
+    if (t->c[i] && !t->lent[i] && t->id[i] == st->id) {
+      t->lent[i] = true;
+      return *out = t->c[i], 0;
+    }
+    if (!t->lent[i] && (slot < 0 || !t->c[i] || (t->c[slot] && t->used[i] < t->used[slot]))) slot = i;
+  }
+  int rc = lnc_s3_new(&st->cfg, out, err);
+  if (rc || slot < 0) return rc; /* every slot lent: this one is the caller's alone */
   lnc_s3_free(t->c[slot]);
-  t->c[slot] = NULL;
-  int rc = lnc_s3_new(&st->cfg, &t->c[slot], err);
-  if (rc) return rc;
+  t->c[slot] = *out;
   t->id[slot] = st->id;
-  *out = t->c[slot];
+  t->lent[slot] = true;
   return 0;
+}
+
+static void client_put(struct lnc_s3 *c) {
+  struct thread_clients *t = my_clients();
+  for (int i = 0; t && i < S3_THREAD_CLIENTS; i++)
+    if (t->c[i] == c) {
+      t->lent[i] = false;
+      t->used[i] = ++t->clock;
+      return;
+    }
+  lnc_s3_free(c);
 }
 
 /* ---- an object as a file's byte source ------------------------------------------------------ */
@@ -961,11 +992,12 @@ static int fetch_tail(struct lnc_s3_source *src, struct lnc_s3 *c, struct lnc_er
 
 /* The source's client, then (no obj given) a HEAD, then the tail. */
 static int source_start(struct lnc_s3_source *src, const struct lnc_s3_object *obj, struct lnc_error *err) {
-  struct lnc_s3 *c;
-  int rc = thread_client(&src->st, &c, err);
+  struct lnc_s3 *c = NULL;
+  int rc = client_get(&src->st, &c, err);
   if (!rc && obj) src->obj = *obj;
   if (!rc && !obj) rc = lnc_s3_head(c, src->key, &src->obj, err);
   if (!rc) rc = fetch_tail(src, c, err);
+  if (c) client_put(c);
   return rc;
 }
 
@@ -1110,9 +1142,10 @@ int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t
     for (size_t i = 0, k = 0; i < n; i++)
       if (!local[i]) rest[k++] = reads[i];
   free(local);
-  struct lnc_s3 *c;
-  if (!rc && out && !(rc = thread_client(&src->st, &c, err)))
+  struct lnc_s3 *c = NULL;
+  if (!rc && out && !(rc = client_get(&src->st, &c, err)))
     rc = src->cache ? fetch_cached(src, c, rest, out, stats, err) : lnc_s3_read_batch(c, src->key, &src->obj, rest, out, stats, err);
+  if (c) client_put(c);
   if (rest != reads) free(rest);
   return rc;
 }
@@ -1190,10 +1223,11 @@ static int mount_key(const struct lnc_s3_mount *m, const char *rel, char **key, 
 int lnc_s3_mount_head(const struct lnc_s3_mount *m, const char *rel, struct lnc_s3_object *out,
                       struct lnc_error *err) {
   char *key;
-  struct lnc_s3 *c;
+  struct lnc_s3 *c = NULL;
   int rc = mount_key(m, rel, &key, err);
-  if (!rc) rc = thread_client(&m->st, &c, err);
+  if (!rc) rc = client_get(&m->st, &c, err);
   if (!rc) rc = lnc_s3_head(c, key, out, err);
+  if (c) client_put(c);
   free(key);
   return rc;
 }
@@ -1203,10 +1237,10 @@ int lnc_s3_mount_get(const struct lnc_s3_mount *m, const char *rel, size_t limit
   *out = NULL;
   *len = 0;
   char *key;
-  struct lnc_s3 *c;
+  struct lnc_s3 *c = NULL;
   struct lnc_s3_object obj;
   int rc = mount_key(m, rel, &key, err);
-  if (!rc) rc = thread_client(&m->st, &c, err);
+  if (!rc) rc = client_get(&m->st, &c, err);
   if (!rc) rc = lnc_s3_head(c, key, &obj, err);
   if (!rc && obj.size > limit)
     rc = lnc_errf(err, LNC_ELIMIT, "s3://%s/%s is %" PRIu64 " bytes, more than the %zu allowed",
@@ -1215,6 +1249,7 @@ int lnc_s3_mount_get(const struct lnc_s3_mount *m, const char *rel, size_t limit
   if (!rc && !(buf = malloc(obj.size ? obj.size : 1))) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
   struct lnc_read r = {.off = 0, .len = rc ? 0 : obj.size, .dst = buf};
   if (!rc) rc = lnc_s3_read_batch(c, key, &obj, &r, 1, NULL, err);
+  if (c) client_put(c);
   free(key);
   if (rc) {
     free(buf);
@@ -1240,11 +1275,12 @@ int lnc_s3_mount_list(const struct lnc_s3_mount *m, const char *rel,
                       int (*fn)(void *ctx, const char *name, uint64_t size), void *ctx,
                       struct lnc_error *err) {
   char *key;
-  struct lnc_s3 *c;
+  struct lnc_s3 *c = NULL;
   int rc = mount_key(m, rel, &key, err);
-  if (!rc) rc = thread_client(&m->st, &c, err);
+  if (!rc) rc = client_get(&m->st, &c, err);
   struct mount_list l = {rc ? 0 : strlen(key), fn, ctx};
   if (!rc) rc = lnc_s3_list(c, key, mount_list_entry, &l, err);
+  if (c) client_put(c);
   free(key);
   return rc;
 }

@@ -7,11 +7,13 @@
  * Requests are SigV4-signed by libcurl (CURLOPT_AWS_SIGV4); a client is one curl multi handle,
  * so connections are kept alive and reused across batches. The multi handle is driven through
  * its socket interface (curl_multi_socket_action): libcurl says which sockets it waits on and
- * for how long, and the client waits on exactly those — today with its own epoll set, so a
- * batch blocks its caller (a take thread); the event-loop integration (an lnc_loop task parking
- * while its GETs are in flight, the sockets polled by the loop's ring) plugs in at that wait.
+ * for how long, and the client keeps exactly those in its own epoll set. Inside an event loop's
+ * task (lnc_loop) the task parks while its exchanges are in flight — the loop's io_uring polls
+ * that epoll set — so the loop's thread serves other connections meanwhile; elsewhere (a thread
+ * of the daemon's object-store pool, lancectl) the call sleeps in epoll_wait.
  *
- * Not thread-safe: one client per thread, like a ring. Credentials are held by the client and
+ * Not thread-safe: a client serves one call at a time (sources and mounts lend one per call from
+ * a per-thread pool). Credentials are held by the client and
  * never appear in an error message. */
 #ifndef LNC_IO_S3_H
 #define LNC_IO_S3_H

@@ -157,6 +157,34 @@ async function pageCache() {
     `a take of pages fetched before costs no GET (page cache: ${hits} hits so far, ${(st.byMethod.HEAD ?? 0)} HEAD)`, JSON.stringify(st.byMethod));
 }
 
+// Once a file is in the search cache, its takes run as tasks on the network thread's event
+// loop: a task parks while its GETs are in flight (the loop's io_uring polls libcurl's
+// sockets) and no request is handed to a thread.
+async function onTheLoop() {
+  const metric = async (name) => Number(new RegExp(`^${name} (\\d+)`, "m").exec((await get("/metrics")).body.toString())?.[1] ?? -1);
+  const fx = fixtures().find((f) => f.name === "core21"); // 100,037 rows, pages not fetched yet
+  const tmp = path.join(work, "loop");
+  fs.mkdirSync(tmp);
+  fs.copyFileSync(path.join(root, fx.file), path.join(tmp, "f.lance"));
+  await uploadDir(px.endpoint, "lance", "fx/loop", tmp);
+  const rel = "s3/loop/f.lance";
+  await get(`/files/${rel}/rows?ids=0&columns=i8`); // loaded, on an object-store thread
+  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 50));
+  const h0 = await metric("lanced_take_handoffs_total"), p0 = await metric("lanced_loop_parked_tasks_total");
+  px.resetStats();
+  let same = 0;
+  for (let i = 0; i < 20; i++) {
+    const ids = [i * 4999 + 1, i * 3001 + 2];
+    const r = await get(`/files/${rel}/rows?ids=${ids.join(",")}&blobs=descriptors`);
+    same += r.status === 200;
+  }
+  const h1 = await metric("lanced_take_handoffs_total"), p1 = await metric("lanced_loop_parked_tasks_total");
+  const st = px.stats();
+  check(same === 20 && h1 === h0 && p1 > p0 && (st.byMethod.HEAD ?? 0) + (st.byMethod.GET ?? 0) > 0,
+    `takes of a cached s3 file run on the event loop: 0 hand-offs, ${p1 - p0} parked tasks, ${st.byMethod.HEAD ?? 0} HEAD + ${st.byMethod.GET ?? 0} GETs awaited there`,
+    `200s ${same}/20, handoffs ${h0}->${h1}, parked ${p0}->${p1}, ${JSON.stringify(st.byMethod)}`);
+}
+
 async function describeAndErrors() {
   const d = await get("/files/s3/datasets/deletions_v21.lance");
   let info = {};
@@ -235,5 +263,5 @@ async function secrets() {
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });
