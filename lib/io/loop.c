@@ -404,11 +404,18 @@ int lnc_loop_wait(lnc_loop *l, const int *fds, int nfds, int timeout_ms, uint64_
     if (l->runq) ts.tv_sec = ts.tv_nsec = 0;
     unsigned queued = io_uring_sq_ready(&l->ring);
     struct io_uring_cqe *cqe;
-    int s = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, timeout_ms < 0 && !l->runq ? NULL : &ts, NULL);
-    l->stats.enters++;
-    l->stats.submitted += queued;
-    if (s < 0 && s != -ETIME && s != -EINTR && s != -EAGAIN && s != -EBUSY)
-      return lnc_errf(err, LNC_EIO, "io_uring_enter failed: %s", strerror(-s));
+    /* A wait that may not block (the caller has work due now, or tasks are runnable) with
+     * nothing to submit needs no system call: completions are posted to the CQ ring as they
+     * arrive, and what is there is reaped below. It is one iteration in two at 4 connections
+     * (libmicrohttpd asks for another turn after a connection resumes), each an
+     * io_uring_enter that could only time out. */
+    if (queued || (timeout_ms != 0 && !l->runq)) {
+      int s = io_uring_submit_and_wait_timeout(&l->ring, &cqe, 1, timeout_ms < 0 && !l->runq ? NULL : &ts, NULL);
+      l->stats.enters++;
+      l->stats.submitted += queued;
+      if (s < 0 && s != -ETIME && s != -EINTR && s != -EAGAIN && s != -EBUSY)
+        return lnc_errf(err, LNC_EIO, "io_uring_enter failed: %s", strerror(-s));
+    }
     unsigned head, seen = 0;
     io_uring_for_each_cqe(&l->ring, head, cqe) {
       route(l, io_uring_cqe_get_data64(cqe), cqe->res);
