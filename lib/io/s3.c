@@ -1131,6 +1131,10 @@ int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t
                        struct lnc_take_stats *stats, struct lnc_error *err) {
   /* The tail and the cached blocks are of the version opened (its ETag), as every GET is
    * (If-Match): whatever mix of them serves a batch, it is one version. */
+  for (size_t i = 0; i < n; i++) /* before the widening and the cache below do arithmetic on them */
+    if (reads[i].off > src->obj.size || reads[i].len > src->obj.size - reads[i].off)
+      return lnc_errf(err, LNC_ECORRUPT, "s3://%s/%s: read of %" PRIu64 " bytes at %" PRIu64 " past the object's %" PRIu64,
+                      src->st.cfg.bucket, src->key, reads[i].len, reads[i].off, src->obj.size);
   size_t out = 0;
   bool *local = n ? malloc(n * sizeof *local) : NULL;
   if (n && !local) return lnc_errf(err, LNC_ENOMEM, "out of memory");
