@@ -37,6 +37,8 @@ void ld_config_defaults(struct ld_config *c) {
   /* A HEAD or a listing is a round trip to the store (tens of ms), not a stat: once a
    * second per object bounds what revalidation costs. */
   c->s3_revalidate_ms = 1000;
+  /* A mount's first loads and descriptions wait on its store: a few at once per mount. */
+  c->store_threads = 4;
   c->s3_cache_budget = 256ull << 20;
   c->s3_cache_block = 16u << 10;
   c->loop_max_ids = 0;     /* see docs/performance.md: decoding on the loop measured better */
@@ -181,7 +183,7 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
     if (parse_uint(v, &u) || u < 1 || u > 1024) goto bad;
     c->take_threads = (int)u;
   } else if (!strcmp(k, "store_threads")) {
-    if (parse_uint(v, &u) || u > 1024) goto bad;
+    if (parse_uint(v, &u) || u < 1 || u > 256) goto bad;
     c->store_threads = (int)u;
   } else if (!strcmp(k, "mount")) {
     return set_mount(c, v, msg, msglen);
@@ -304,7 +306,7 @@ static void usage(FILE *o) {
           "  --workers N                    network threads (CPUs)\n"
           "  --take-threads N               threads for what would block (4 x workers, >= 4)\n"
           "  --mount NAME=s3://BUCKET[/PREFIX]  serve an object-store prefix as /files/NAME/ (repeatable)\n"
-          "  --store-threads N              threads for object-store requests (take-threads)\n"
+          "  --store-threads N              per mount: threads for what waits on its store (4)\n"
           "  --s3-endpoint URL              S3-compatible endpoint (AWS_ENDPOINT_URL; AWS)\n"
           "  --s3-region R                  (AWS_REGION; us-east-1)\n"
           "  --s3-addressing auto|path|virtual  (auto: path style with an endpoint)\n"

@@ -22,10 +22,10 @@ struct pool {
   int nthreads;
   bool stopping;
 };
-/* [0] take threads (LD_BLOCK_DISK), [1] object-store threads (LD_BLOCK_STORE; none without
- * mounts, then [0] serves both). */
-static struct pool pools[2] = {{.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER},
-                               {.lock = PTHREAD_MUTEX_INITIALIZER, .more = PTHREAD_COND_INITIALIZER}};
+/* [0] take threads (LD_BLOCK_DISK), [1 + i] mount i's object-store threads (LD_BLOCK_STORE +
+ * i). A pool without threads hands its requests to [0]. */
+static struct pool pools[1 + LD_MAX_MOUNTS];
+static int npools;
 static uint64_t handoffs;
 /* Test hook, off unless both variables are set: requests whose URL contains
  * LANCED_TEST_STALL_PATH wait LANCED_TEST_STALL_MS first (on their take thread, or parked
@@ -63,6 +63,8 @@ long ld_test_stall_ms(const char *url) {
 }
 
 static int pool_start(struct pool *p, int n, const char *what) {
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->more, NULL);
   p->threads = calloc((size_t)(n ? n : 1), sizeof *p->threads);
   if (!p->threads) return -1;
   p->stopping = false;
@@ -85,19 +87,23 @@ static void pool_stop(struct pool *p) {
   free(p->threads);
   p->threads = NULL;
   p->nthreads = 0;
+  pthread_mutex_destroy(&p->lock);
+  pthread_cond_destroy(&p->more);
 }
 
-int ld_dispatch_start(int n, int store) {
+int ld_dispatch_start(int n, int nmounts, int store) {
   const char *sp = getenv("LANCED_TEST_STALL_PATH"), *sm = getenv("LANCED_TEST_STALL_MS");
   if (sp && *sp && sm) {
     stall_path = sp;
     stall_ms = strtol(sm, NULL, 10);
     ld_log(LD_LOG_WARN, "test hook: requests for %s stall %ld ms", stall_path, stall_ms);
   }
-  if (pool_start(&pools[0], n, "take") || pool_start(&pools[1], store, "object-store")) {
-    ld_dispatch_stop();
-    return -1;
-  }
+  for (npools = 0; npools < 1 + nmounts && npools < 1 + LD_MAX_MOUNTS; npools++)
+    if (pool_start(&pools[npools], npools ? store : n, npools ? "object-store" : "take")) {
+      npools++;
+      ld_dispatch_stop();
+      return -1;
+    }
   return 0;
 }
 
@@ -105,7 +111,8 @@ uint64_t ld_dispatch_handoffs(void) { return __atomic_load_n(&handoffs, __ATOMIC
 
 void ld_dispatch(struct ld_req *r, int block) {
   __atomic_add_fetch(&handoffs, 1, __ATOMIC_RELAXED);
-  struct pool *p = &pools[block == LD_BLOCK_STORE && pools[1].nthreads ? 1 : 0];
+  int i = block >= LD_BLOCK_STORE ? 1 + block - LD_BLOCK_STORE : 0;
+  struct pool *p = &pools[i < npools && pools[i].nthreads ? i : 0];
   r->next = NULL;
   pthread_mutex_lock(&p->lock);
   if (p->tail)
@@ -120,6 +127,6 @@ void ld_dispatch(struct ld_req *r, int block) {
 }
 
 void ld_dispatch_stop(void) {
-  pool_stop(&pools[0]);
-  pool_stop(&pools[1]);
+  for (int i = 0; i < npools; i++) pool_stop(&pools[i]);
+  npools = 0;
 }

@@ -50,7 +50,7 @@ struct ld_config {
     char url[1024];
   } mounts[LD_MAX_MOUNTS];
   int nmounts;
-  int store_threads; /* threads for requests that wait on the object store (0 = take_threads) */
+  int store_threads; /* per mount: threads for its requests that may not run on a loop */
   char s3_endpoint[512], s3_region[64], s3_access_key_id[256], s3_secret_access_key[256];
   char s3_session_token[4096];
   int s3_addressing; /* enum lnc_s3_addressing */
@@ -147,7 +147,7 @@ void ld_service_stats(struct lnc_engine_stats *out);
 void ld_service_nowait(int mode);
 enum ld_block { LD_BLOCK_NO = 0,
                 LD_BLOCK_DISK = 1,    /* a take thread */
-                LD_BLOCK_STORE = 2 }; /* an object-store thread */
+                LD_BLOCK_STORE = 2 }; /* + mount index: a thread of that mount's pool */
 int ld_service_would_block(void);     /* enum ld_block */
 /* A network thread's loop (lnc_loop): made by the thread itself, which then takes through
  * it; NULL on other threads. */
@@ -296,9 +296,9 @@ uint64_t ld_acceptor_refused_per_client(void); /* refused over max_connections_p
 
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
 struct ld_req;
-/* Two pools: take threads (the disk) and object-store threads (store > 0 when there are
- * mounts), so a slow or dead endpoint holds only threads of its own kind. */
-int ld_dispatch_start(int threads, int store_threads);
+/* Pools: take threads (the disk) and, per mount, `store_threads` object-store threads, so a
+ * slow or dead endpoint holds only the threads of its own mount. */
+int ld_dispatch_start(int threads, int nmounts, int store_threads);
 /* Queues r (its connection already suspended) for a thread of the pool `block` (enum
  * ld_block) names, which routes it, stores the answer in r->out and resumes the connection. */
 void ld_dispatch(struct ld_req *r, int block);

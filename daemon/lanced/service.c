@@ -38,14 +38,14 @@ int ld_service_would_block(void) {
   return b;
 }
 
-/* Whether rel is below an object-store mount: its requests wait on the network, never on a
- * network thread, and on threads of their own. No system call. */
-static bool remote_path(const char *rel) {
+/* The mount rel is below (its index), or -1: such a request waits on the network, parked
+ * on a loop or on its mount's own threads. No system call. */
+static int mount_of(const char *rel) {
   for (int i = 0; i < nmount_names; i++) {
     size_t n = strlen(mount_names[i]);
-    if (!strncmp(rel, mount_names[i], n) && (rel[n] == '/' || !rel[n])) return true;
+    if (!strncmp(rel, mount_names[i], n) && (rel[n] == '/' || !rel[n])) return i;
   }
-  return false;
+  return -1;
 }
 
 lnc_loop *ld_service_loop(void) { return my_loop; }
@@ -64,10 +64,11 @@ void ld_service_loop_stop(void) {
 }
 
 /* In nowait mode an LNC_EAGAIN is not an answer: it marks the request for a take thread, or
- * for an object-store thread when rel is below a mount. */
+ * for a thread of its mount's pool when rel is below a mount. */
 static int fail(struct ld_err *e, const struct lnc_error *le, const char *rel) {
   if (le->code == LNC_EAGAIN) {
-    would_block = remote_path(rel) ? LD_BLOCK_STORE : LD_BLOCK_DISK;
+    int m = mount_of(rel);
+    would_block = m >= 0 ? LD_BLOCK_STORE + m : LD_BLOCK_DISK;
     ld_errf(e, 503, "unavailable", "retry on a take thread");
     return -1;
   }
@@ -196,7 +197,7 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
   int mode = nowait_mode; /* before the take can park and another task change it */
   /* Buffered mode's inline attempt cannot park: before is_dataset's listing below. (A loop
    * task, RING, parks on the store's sockets like on its reads.) */
-  if (mode == LNC_NOWAIT_NEVER && remote_path(rel)) {
+  if (mode == LNC_NOWAIT_NEVER && mount_of(rel) >= 0) {
     struct lnc_error le = {.code = LNC_EAGAIN};
     return fail(e, &le, rel);
   }

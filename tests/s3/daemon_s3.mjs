@@ -49,7 +49,7 @@ async function startDaemon() {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith("AWS_")) delete env[k];
   daemon = spawn(LANCED, ["--config", conf, "--root", path.join(work, "root"), "--listen", "127.0.0.1:0", "--workers", "1",
-    "--mount", "s3=s3://lance/fx", "--s3-endpoint", px.endpoint, "--s3-region", "us-east-1", "--s3-revalidate-ms", String(REVALIDATE_MS),
+    "--mount", "s3=s3://lance/fx", "--mount", "s3b=s3://lance/fx", "--s3-endpoint", px.endpoint, "--s3-region", "us-east-1", "--s3-revalidate-ms", String(REVALIDATE_MS),
     "--s3-timeout-ms", "4000", "--request-log", "on", "--log-level", "debug"], { env });
   daemon.stdout.on("data", (d) => (log += d));
   daemon.stderr.on("data", (d) => (log += d));
@@ -239,20 +239,31 @@ async function faults() {
   check(again.status === 200 && again.body.toString() === want, "served again once the store answers", `${again.status}`);
 }
 
-// The store stops answering (every request delayed past the daemon's timeout): requests for
-// the local root are answered meanwhile, and the stuck ones end with an error, not a hang.
+// One mount's store stops answering (every request for its keys delayed past the daemon's
+// timeout) while 8 descriptions wait on it — they hold all of that mount's object-store
+// threads: the local root, a take of a cached object of the other mount on the loop, and a
+// first load through the other mount (its own threads) are answered meanwhile, and the stuck
+// requests end with an error at the deadline, not a hang.
 async function deadStore() {
-  px.set({ latencyMs: 6000 });
-  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 100));
+  px.fail({ delay: 6000, count: 1000, match: /^\/lance\/fx\/datasets\// });
   const stuck = [];
-  for (let i = 0; i < 8; i++) stuck.push(get(`/files/s3/datasets/deletions_v22.lance/rows?ids=${i}`));
+  const names = fs.readdirSync(path.join(FIX, "datasets")).filter((f) => f.endsWith(".lance")).slice(0, 8);
+  for (const n of names) stuck.push(get(`/files/s3/datasets/${n}`));
   await new Promise((r) => setTimeout(r, 300));
-  const t0 = Date.now();
-  const local = await get("/files/local.lance/rows?ids=1,2,3");
-  const ms = Date.now() - t0;
+  const timed = async (url) => {
+    const t0 = Date.now();
+    const r = await get(url);
+    return { status: r.status, ms: Date.now() - t0 };
+  };
+  const local = await timed("/files/local.lance/rows?ids=1,2,3");
+  const other = fixtures()[2];
+  const cached = await timed(`/files/s3/${other.file.replace(/^tests\/fixtures\//, "")}/rows?ids=1`);
+  const fresh = await timed(`/files/s3b/${other.file.replace(/^tests\/fixtures\//, "")}/rows?ids=2`);
   const ends = await Promise.all(stuck);
-  px.set({ latencyMs: 0 });
-  check(local.status === 200, `a local request is answered while 8 requests wait on a store that does not answer (${ms} ms)`, `${local.status}`);
+  px.clearFaults();
+  check(local.status === 200 && local.ms < 3000, `a local request is answered while 8 requests wait on a store that does not answer (${local.ms} ms)`, `${local.status}`);
+  check(cached.status === 200 && cached.ms < 3000, `a take of a cached object on the loop meanwhile (${cached.ms} ms)`, `${cached.status}`);
+  check(fresh.status === 200 && fresh.ms < 3000, `a first load through another mount, on that mount's own threads, meanwhile (${fresh.ms} ms)`, `${fresh.status}`);
   const codes = [...new Set(ends.map((e) => e.status))].join(",");
   check(ends.every((e) => e.status >= 500), `the stuck requests end with an error at the deadline (${codes}), not a hang`, codes);
 }

@@ -122,7 +122,7 @@ export async function startProxy(target) {
   const up = new URL(target);
   const agent = new http.Agent({ keepAlive: true });
   let cfg = { latencyMs: 0 };
-  let rules = []; // { status | reset | truncate, count, method?, match? }: applied in order, each `count` times
+  let rules = []; // { status | reset | truncate | delay, count, method?, match? }: applied in order, each `count` times
   const st = { requests: 0, byMethod: {}, rangeGets: 0, bytesOut: 0, faults: 0, rejected: 0, inflight: 0, maxInflight: 0 };
 
   const takeRule = (req) => {
@@ -156,7 +156,7 @@ export async function startProxy(target) {
         return res.end(body);
       }
       forward(req, res, rule?.truncate);
-    }, cfg.latencyMs);
+    }, cfg.latencyMs + (rule?.delay ?? 0));
   });
 
   // Forwards the request as it came; `truncate` = bytes of the answer's body sent before the
@@ -195,8 +195,8 @@ export async function startProxy(target) {
     set(c) {
       cfg = { ...cfg, ...c };
     },
-    // One fault rule: { status: 503 } | { reset: true } | { truncate: bytes }, with count
-    // (default 1), method and match (a RegExp on the path) to pick the requests it hits.
+    // One fault rule: { status: 503 } | { reset: true } | { truncate: bytes } | { delay: ms },
+    // with count (default 1), method and match (a RegExp on the path) to pick the requests it hits.
     fail(rule) {
       rules.push({ count: 1, ...rule });
     },
