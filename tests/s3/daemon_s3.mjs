@@ -185,6 +185,35 @@ async function onTheLoop() {
     `200s ${same}/20, handoffs ${h0}->${h1}, parked ${p0}->${p1}, ${JSON.stringify(st.byMethod)}`);
 }
 
+// The other ways in: the Connect protocol (JSON codec, Arrow answer) for a file and a pinned
+// dataset version, value for value Lance's answers; and ?format=proto.
+async function otherFormats() {
+  const connect = async (body) => {
+    const r = await fetch(`${base}/lanced.v1.RowService/Take`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const j = await r.json();
+    return r.status === 200 && j.arrowIpc ? tableToJsonRows(tableFromIPC(Buffer.from(j.arrowIpc, "base64"))) : `${r.status} ${JSON.stringify(j).slice(0, 200)}`;
+  };
+  let n = 0, first = null;
+  for (const fx of fixtures().slice(0, 6)) {
+    const line = fs.readFileSync(path.join(root, fx.answers), "utf8").split("\n")[3];
+    const [ids, cols, body] = line.split("\t");
+    const got = await connect({ path: `s3/${fx.file.replace(/^tests\/fixtures\//, "")}`, ids: JSON.parse(ids).map(String), columns: JSON.parse(cols) ?? [], format: "FORMAT_ARROW" });
+    if (got === body) n++;
+    else first ??= `${fx.name}: ${got.slice(0, 200)}`;
+  }
+  for (const f of ["deletions_v21", "compacted_v22"]) {
+    const line = fs.readFileSync(path.join(FIX, "datasets", `${f}.answers`), "utf8").split("\n").find((l) => l.split("\t")[1] !== "0");
+    const [ids, version, body] = line.split("\t");
+    const got = await connect({ path: `s3/datasets/${f}.lance`, ids: JSON.parse(ids).map(String), format: "FORMAT_ARROW", version: version });
+    if (got === body) n++;
+    else first ??= `${f}@${version}: ${got.slice(0, 200)}`;
+  }
+  check(!first, `${n} Connect Take calls (6 files, 2 pinned dataset versions) equal to Lance's answers`, first);
+  const r = await fetch(`${base}/files/s3/${fixtures()[0].file.replace(/^tests\/fixtures\//, "")}/rows?ids=1,2&columns=i64&format=proto`);
+  const bytes = Buffer.from(await r.arrayBuffer());
+  check(r.status === 200 && /protobuf/.test(r.headers.get("content-type")) && bytes.length > 0, `?format=proto from s3: 200, ${r.headers.get("content-type")}, ${bytes.length} bytes`, `${r.status}`);
+}
+
 async function describeAndErrors() {
   const d = await get("/files/s3/datasets/deletions_v21.lance");
   let info = {};
@@ -274,5 +303,5 @@ async function secrets() {
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, otherFormats, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });
