@@ -430,15 +430,25 @@ static int probe(struct lnc_engine *e, const char *path, struct ident *id, bool 
   return rc;
 }
 
-/* An object's file: the source made from the HEAD the probe made (its ETag is what every
- * later GET must match), then the footer read from the tail fetched with it. */
+/* An object's file, from its tail (one suffix-range GET: footer and metadata). With the
+ * identity a probe found (id->etag set) the GET must be of that version; without one (a first
+ * load) the GET's answer is the identity, stored into *id. */
 static int open_object(const struct lnc_s3_mount *m, const char *path, const char *rel,
-                       const struct ident *id, struct lnc_file **out, struct lnc_error *err) {
+                       struct ident *id, struct lnc_file **out, struct lnc_error *err) {
   struct lnc_s3_object obj = {.size = (uint64_t)id->size};
   memcpy(obj.etag, id->etag, sizeof obj.etag);
   struct lnc_s3_source *src;
-  int rc = lnc_s3_mount_source(m, rel, &obj, &src, err);
-  return rc ? rc : lnc_file_open_source(src, path, out, err);
+  int rc = lnc_s3_mount_source(m, rel, id->etag[0] ? &obj : NULL, &src, err);
+  if (rc) return rc;
+  obj = *lnc_s3_source_object(src);
+  if (obj.size > (uint64_t)INT64_MAX) {
+    lnc_s3_source_free(src);
+    return lnc_errf(err, LNC_ECORRUPT, "%s: object size out of range", path);
+  }
+  memset(id, 0, sizeof *id);
+  id->size = (off_t)obj.size;
+  memcpy(id->etag, obj.etag, sizeof id->etag);
+  return lnc_file_open_source(src, path, out, err);
 }
 
 /* Opens, validates and prepares the file: the initialization phase. *id: the identity of
@@ -671,6 +681,33 @@ static int load_entry(struct lnc_worker *w, struct shard *s, uint64_t h, const c
   return 0;
 }
 
+/* A mounted path with nothing cached for it is loaded without a HEAD first: the load's one
+ * suffix-range GET says the object's size and ETag, so a first take costs one round trip
+ * less. Returns false (nothing done) when the path is local, the mount itself, or already has
+ * an entry (then the caller probes, as ever); else true with the load's result in *rc
+ * (LNC_EAGAIN under nowait, before any request). */
+static bool load_unprobed(struct lnc_worker *w, struct shard *s, uint64_t h, const char *path,
+                          bool nowait, struct entry **out, struct lnc_take_stats *ts, bool *is_dir,
+                          struct lnc_error *err, int *rc) {
+  const char *rel;
+  const struct lnc_s3_mount *m = lnc_engine_remote(w->e, path, &rel, NULL);
+  if (!m || !*rel) return false;
+  pthread_mutex_lock(&s->lock);
+  if (lookup_locked(s, h, path)) {
+    pthread_mutex_unlock(&s->lock);
+    return false;
+  }
+  if (nowait) { /* a load is for a thread that may wait: no HEAD that could only be repeated there */
+    pthread_mutex_unlock(&s->lock);
+    *rc = lnc_errf(err, LNC_EAGAIN, "%s: not in the search cache yet", path);
+    return true;
+  }
+  struct ident unknown = {0};
+  *rc = load_entry(w, s, h, path, &unknown, lnc_engine_now_ns(), out, ts, err); /* unlocks */
+  if (*rc == LNC_ENOTFOUND && is_dir && lnc_remote_is_dataset(m, rel)) *is_dir = true;
+  return true;
+}
+
 /* Finds (or loads) the entry for path and returns it referenced: within revalidate_ms of its
  * last check a cached entry without a system call; else a stat, then the cached entry if it
  * is current, or a load. */
@@ -683,6 +720,7 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
   int64_t stat_ns = lnc_engine_now_ns();
   struct ident id;
   int rc = 0;
+  if (!en && load_unprobed(w, s, h, path, nowait, out, ts, is_dir, err, &rc)) return rc;
   if (!en && (rc = probe(e, path, &id, is_dir, err))) {
     /* Gone, or no longer readable: drop what was cached. A store that fails to answer (EIO)
      * says nothing about the object, and its cached search cache serves again after. */

@@ -50,6 +50,8 @@ struct lnc_s3 {
   char *base;       /* "scheme://host[:port]" for path style, "scheme://bucket.host[:port]" else */
   char *bucket, *sigv4, *access_key, *secret_key, *token_header;
   bool path_style;
+  bool no_suffix;           /* the store answered a suffix range with another range (s3rver 3.7
+                               reads "bytes=-N" as "0-N"): open with HEAD + range GET instead */
   struct lnc_s3_config cfg; /* numbers only; the strings above are the copies */
   uint64_t rng;
 };
@@ -69,8 +71,12 @@ struct xfer {
   const char *url;
   const char *if_match; /* NULL for HEAD */
   bool head, list;
+  bool tail; /* a suffix range: the last len bytes (all when smaller); the answer sets
+                         off (where they start) and total (the object's size) */
   uint64_t off, len;
-  uint8_t *buf; /* len bytes (GET) */
+  uint64_t total;
+  bool suffix_ignored; /* a tail answered with a range that does not end the object */
+  uint8_t *buf;        /* len bytes (GET) */
   size_t got;
   bool overflow, range_mismatch;
   long status;
@@ -294,10 +300,18 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp) {
   } else if (nl == 4 && !strncasecmp(line, "etag", 4) && vl <= S3_ETAG_MAX) {
     memcpy(x->etag, v, vl + 1);
   } else if (nl == 13 && !strncasecmp(line, "content-range", 13) && !x->head && !x->list) {
-    /* "bytes FIRST-LAST/TOTAL": the range must be the one asked for. */
-    uint64_t first, last;
-    if (sscanf(v, "bytes %" SCNu64 "-%" SCNu64, &first, &last) != 2 || first != x->off || last + 1 != x->off + x->len)
+    /* "bytes FIRST-LAST/TOTAL": the range must be the one asked for; a suffix range must end
+     * at the object's end and hold at most what was asked. */
+    uint64_t first, last, total;
+    int k = sscanf(v, "bytes %" SCNu64 "-%" SCNu64 "/%" SCNu64, &first, &last, &total);
+    if (x->tail) {
+      x->range_mismatch = k != 3 || last < first || last + 1 != total || last - first + 1 > x->len;
+      x->suffix_ignored = k == 3 && last + 1 != total;
+      x->off = first;
+      x->total = total;
+    } else if (k < 2 || first != x->off || last + 1 != x->off + x->len) {
       x->range_mismatch = true;
+    }
   }
   return len;
 }
@@ -346,7 +360,7 @@ static int start(struct xfer *x, struct lnc_error *err) {
   x->got = 0;
   x->errlen = 0;
   x->errbody[0] = 0;
-  x->overflow = x->range_mismatch = false;
+  x->overflow = x->range_mismatch = x->suffix_ignored = false;
   x->status = 0;
   if (!x->easy && !(x->easy = curl_easy_init())) return lnc_errf(err, LNC_ENOMEM, "s3: curl_easy_init failed");
   CURL *e = x->easy;
@@ -361,7 +375,11 @@ static int start(struct xfer *x, struct lnc_error *err) {
       add_header(x, "x-amz-content-sha256: " S3_EMPTY_SHA256))
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   char range[64];
-  if (!x->head && !x->list) {
+  if (x->tail) { /* RFC 9110 suffix range: the last len bytes */
+    x->off = x->total = 0;
+    snprintf(range, sizeof range, "-%" PRIu64, x->len);
+    curl_easy_setopt(e, CURLOPT_RANGE, range);
+  } else if (!x->head && !x->list) {
     snprintf(range, sizeof range, "%" PRIu64 "-%" PRIu64, x->off, x->off + x->len - 1);
     curl_easy_setopt(e, CURLOPT_RANGE, range); /* copied by libcurl */
   }
@@ -402,6 +420,26 @@ static void error_code(const struct xfer *x, char *out, size_t cap) {
     if ((unsigned char)*p < 0x20 || *p == '%') *p = '?'; /* a message, not a format or control */
 }
 
+/* judge() of a suffix-range GET past the error statuses: 206 with the range it says it sent,
+ * or 200 with the whole object (a store that sends all of an object smaller than the range). */
+static int judge_tail(struct xfer *x, long st, const char *code) {
+  if (st == 200 && x->have_clen && x->clen <= x->len) {
+    x->off = 0;
+    x->total = x->clen;
+  } else if (st != 206) {
+    return snprintf(x->why, sizeof x->why, "a suffix range GET answered HTTP %ld%s", st, code), LNC_EIO;
+  } else if (x->range_mismatch || x->total < x->off) {
+    return snprintf(x->why, sizeof x->why, "answered a range that is not the object's last %" PRIu64 " bytes", x->len), LNC_EIO;
+  }
+  if (x->if_match && x->etag[0] && strcmp(x->etag, x->if_match))
+    return snprintf(x->why, sizeof x->why, "changed since it was opened (ETag %.40s, was %.40s)", x->etag, x->if_match), LNC_EIO;
+  if (x->got != x->total - x->off) {
+    snprintf(x->why, sizeof x->why, "body ended after %zu of %" PRIu64 " bytes", x->got, x->total - x->off);
+    return -1;
+  }
+  return 0;
+}
+
 /* What a finished attempt means: 0 done, -1 retry, else the LNC_E* code of a final failure.
  * x->why says what happened. */
 static int judge(struct xfer *x, CURLcode cc) {
@@ -417,6 +455,7 @@ static int judge(struct xfer *x, CURLcode cc) {
     snprintf(x->why, sizeof x->why, "a listing page larger than %u bytes", S3_LIST_BODY_MAX);
     return LNC_EIO;
   }
+  if (x->suffix_ignored) return snprintf(x->why, sizeof x->why, "the store does not serve suffix ranges"), LNC_EIO;
   if (x->overflow) {
     snprintf(x->why, sizeof x->why, "HTTP %ld with more bytes than the %" PRIu64 " asked for", st, x->len);
     return LNC_EIO;
@@ -434,6 +473,7 @@ static int judge(struct xfer *x, CURLcode cc) {
     if (!x->have_clen) return snprintf(x->why, sizeof x->why, "HEAD answered without Content-Length"), LNC_EIO;
     return 0;
   }
+  if (x->tail) return judge_tail(x, st, code);
   if (st != 206) return snprintf(x->why, sizeof x->why, "a range GET answered HTTP %ld%s", st, code), LNC_EIO;
   /* Stores that ignore If-Match (s3rver among them) still say which version they sent. */
   if (x->if_match && x->etag[0] && strcmp(x->etag, x->if_match))
@@ -602,6 +642,58 @@ static int run_one(struct lnc_s3 *s, const char *url, bool head, const char *wha
   **out = (struct xfer){.s = s, .url = url, .head = head, .list = !head};
   struct set t = {.s = s, .x = *out, .n = 1, .key = what, .deadline = now_ms() + s->cfg.deadline_ms};
   return run_set(&t, err);
+}
+
+/* get_tail where the store does not serve suffix ranges: a HEAD, then a range GET of that
+ * version. */
+static int tail_by_head(struct lnc_s3 *s, const char *key, uint64_t max, const char *if_match,
+                        struct lnc_s3_object *obj, uint8_t **buf, uint64_t *off, struct lnc_error *err) {
+  int rc = lnc_s3_head(s, key, obj, err);
+  if (!rc && if_match && obj->etag[0] && strcmp(obj->etag, if_match))
+    rc = lnc_errf(err, LNC_EIO, "s3://%s/%s: changed since it was opened (ETag %.40s, was %.40s)", s->bucket, key, obj->etag, if_match);
+  if (rc) return rc;
+  uint64_t n = obj->size < max ? obj->size : max;
+  if (!(*buf = malloc(n ? n : 1))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  *off = obj->size - n;
+  struct lnc_read r = {.off = *off, .len = n, .dst = *buf};
+  if ((rc = lnc_s3_read_batch(s, key, obj, &r, 1, NULL, err))) {
+    free(*buf);
+    *buf = NULL;
+  }
+  return rc;
+}
+
+int lnc_s3_get_tail(struct lnc_s3 *s, const char *key, uint64_t max, const char *if_match,
+                    struct lnc_s3_object *obj, uint8_t **buf, uint64_t *off, struct lnc_error *err) {
+  *buf = NULL;
+  if (!s || !key || !*key || !obj || !max || max > S3_MAX_MERGED)
+    return lnc_errf(err, LNC_EINVAL, "s3: a tail GET needs a client, a key and 1..%u bytes", S3_MAX_MERGED);
+  if (s->no_suffix) return tail_by_head(s, key, max, if_match, obj, buf, off, err);
+  char *url = object_url(s, key);
+  struct xfer *x = calloc(1, sizeof *x);
+  uint8_t *b = malloc(max);
+  if (!url || !x || !b) {
+    free(url), free(x), free(b);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  *x = (struct xfer){.s = s, .url = url, .tail = true, .len = max, .buf = b, .if_match = if_match};
+  struct set t = {.s = s, .x = x, .n = 1, .key = key, .deadline = now_ms() + s->cfg.deadline_ms};
+  int rc = run_set(&t, err);
+  bool ignored = rc && x->suffix_ignored;
+  if (!rc) {
+    obj->size = x->total;
+    snprintf(obj->etag, sizeof obj->etag, "%s", x->etag);
+    *off = x->off;
+    *buf = x->buf;
+    x->buf = NULL;
+  }
+  free_set(x, 1);
+  free(url);
+  if (ignored) { /* remembered for this client: its next opens go straight to HEAD + GET */
+    s->no_suffix = true;
+    return tail_by_head(s, key, max, if_match, obj, buf, off, err);
+  }
+  return rc;
 }
 
 int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, struct lnc_error *err) {
@@ -966,6 +1058,8 @@ struct lnc_s3_source {
  * tables and column metadata: for most files all of it is in the last few KiB, so a file opens
  * with a HEAD and one GET instead of a GET per section. */
 #define S3_TAIL_BYTES (64u << 10)
+/* What lnc_s3_mount_get asks for first: a whole manifest or deletion file in one GET. */
+#define S3_WHOLE_FIRST (8u << 20)
 
 /* s3://bucket/key: the bucket into st, the key (may be "" when allow_empty) into *key. */
 static int parse_url(struct settings *st, const char *url, bool allow_empty, char **key,
@@ -981,24 +1075,20 @@ static int parse_url(struct settings *st, const char *url, bool allow_empty, cha
   return 0;
 }
 
-static int fetch_tail(struct lnc_s3_source *src, struct lnc_s3 *c, struct lnc_error *err) {
-  src->tail_len = src->obj.size < S3_TAIL_BYTES ? src->obj.size : S3_TAIL_BYTES;
-  src->tail_off = src->obj.size - src->tail_len;
-  if (!src->tail_len) return 0;
-  if (!(src->tail = malloc(src->tail_len))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  struct lnc_read r = {.off = src->tail_off, .len = src->tail_len, .dst = src->tail};
-  return lnc_s3_read_batch(c, src->key, &src->obj, &r, 1, NULL, err);
-}
-
-/* The source's client, then (no obj given) a HEAD, then the tail. */
+/* The object's tail in one suffix-range GET, which also says its size and ETag (obj NULL), or
+ * which must be of the version obj names (If-Match). */
 static int source_start(struct lnc_s3_source *src, const struct lnc_s3_object *obj, struct lnc_error *err) {
   struct lnc_s3 *c = NULL;
   int rc = client_get(&src->st, &c, err);
-  if (!rc && obj) src->obj = *obj;
-  if (!rc && !obj) rc = lnc_s3_head(c, src->key, &src->obj, err);
-  if (!rc) rc = fetch_tail(src, c, err);
+  struct lnc_s3_object got;
+  if (!rc) rc = lnc_s3_get_tail(c, src->key, S3_TAIL_BYTES, obj && obj->etag[0] ? obj->etag : NULL, &got, &src->tail, &src->tail_off, err);
   if (c) client_put(c);
-  return rc;
+  if (!rc && obj && got.size != obj->size)
+    rc = lnc_errf(err, LNC_EIO, "s3://%s/%s: changed since its HEAD (%" PRIu64 " bytes, was %" PRIu64 ")", src->st.cfg.bucket, src->key, got.size, obj->size);
+  if (rc) return rc;
+  src->obj = got;
+  src->tail_len = got.size - src->tail_off;
+  return 0;
 }
 
 int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_error *err) {
@@ -1026,6 +1116,7 @@ void lnc_s3_source_free(struct lnc_s3_source *src) {
 }
 
 const struct lnc_s3_object *lnc_s3_source_object(const struct lnc_s3_source *src) { return &src->obj; }
+bool lnc_s3_source_caches(const struct lnc_s3_source *src) { return src->cache != NULL; }
 
 static bool in_tail(const struct lnc_s3_source *src, const struct lnc_read *r) {
   return src->tail && r->off >= src->tail_off && r->off <= src->obj.size && r->len <= src->obj.size - r->off;
@@ -1243,18 +1334,27 @@ int lnc_s3_mount_get(const struct lnc_s3_mount *m, const char *rel, size_t limit
   char *key;
   struct lnc_s3 *c = NULL;
   struct lnc_s3_object obj;
+  uint8_t *tail = NULL, *buf = NULL;
+  uint64_t off = 0;
   int rc = mount_key(m, rel, &key, err);
   if (!rc) rc = client_get(&m->st, &c, err);
-  if (!rc) rc = lnc_s3_head(c, key, &obj, err);
+  /* One GET for the usual small object (a manifest, a deletion file): its last
+   * S3_WHOLE_FIRST bytes are all of it; a larger one's head is a second GET of that version. */
+  if (!rc) rc = lnc_s3_get_tail(c, key, S3_WHOLE_FIRST, NULL, &obj, &tail, &off, err);
   if (!rc && obj.size > limit)
     rc = lnc_errf(err, LNC_ELIMIT, "s3://%s/%s is %" PRIu64 " bytes, more than the %zu allowed",
                   m->st.cfg.bucket, key, obj.size, limit);
-  uint8_t *buf = NULL;
-  if (!rc && !(buf = malloc(obj.size ? obj.size : 1))) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
-  struct lnc_read r = {.off = 0, .len = rc ? 0 : obj.size, .dst = buf};
-  if (!rc) rc = lnc_s3_read_batch(c, key, &obj, &r, 1, NULL, err);
+  if (!rc && !off) {
+    buf = tail, tail = NULL;
+  } else if (!rc) {
+    if (!(buf = malloc(obj.size))) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    struct lnc_read r = {.off = 0, .len = off, .dst = buf};
+    if (!rc) rc = lnc_s3_read_batch(c, key, &obj, &r, 1, NULL, err);
+    if (!rc) memcpy(buf + off, tail, obj.size - off);
+  }
   if (c) client_put(c);
   free(key);
+  free(tail);
   if (rc) {
     free(buf);
     return rc;

@@ -70,6 +70,13 @@ int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_obj
                       struct lnc_read *reads, size_t n, struct lnc_take_stats *stats,
                       struct lnc_error *err);
 
+/* The object's last `max` bytes (all of it when smaller; max <= 8 MiB) in one GET with a
+ * suffix range, and what the answer says of the object: its size and ETag (*obj). *buf
+ * (malloc'd) holds obj->size - *off bytes, those from *off to the end. if_match (may be NULL):
+ * the version it must be. So an object is opened in one round trip instead of HEAD + GET. */
+int lnc_s3_get_tail(struct lnc_s3 *s, const char *key, uint64_t max, const char *if_match,
+                    struct lnc_s3_object *obj, uint8_t **buf, uint64_t *off, struct lnc_error *err);
+
 /* Every object whose key starts with prefix (ListObjectsV2, page after page): fn(ctx, key,
  * size) for each, in the store's order (S3: by key). fn returning non-zero stops the listing
  * and is returned. A listing that does not end (a token repeated, 10,000 pages) is LNC_EIO. */
@@ -90,6 +97,8 @@ struct lnc_s3_source;
 int lnc_s3_source_open(const char *url, struct lnc_s3_source **out, struct lnc_error *err);
 void lnc_s3_source_free(struct lnc_s3_source *src); /* NULL is fine */
 const struct lnc_s3_object *lnc_s3_source_object(const struct lnc_s3_source *src);
+/* Whether the source keeps what it fetches in a page cache (a mount's, with a budget). */
+bool lnc_s3_source_caches(const struct lnc_s3_source *src);
 /* The batch through the calling thread's client (see lnc_s3_read_batch). */
 int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
                        struct lnc_take_stats *stats, struct lnc_error *err);

@@ -24,6 +24,11 @@ struct lnc_take_ctx {
 /* Builds the page's search-cache state (chunk tables, dictionary, repetition index) now
  * rather than on first take; a file whose pages are all prepared is read-only to takes. */
 int lnc_page_prepare(struct lnc_take_ctx *c, struct lnc_page *pg);
+/* The byte ranges lnc_page_prepare reads (mini-block chunk tables, dictionaries, repetition
+ * indices; full-zip repetition indices; constant pages' buffers), up to max of them into out
+ * (dst left NULL); 2.0 and blob pages name none. How a file in an object store fetches them
+ * all in one batch before preparing its pages one by one. */
+size_t lnc_page_init_ranges(const struct lnc_page *pg, struct lnc_read *out, size_t max);
 
 /* Taking rows from a page is a job in three steps, so a request can gather the reads of all
  * its pages and columns into one batch per round:

@@ -4,6 +4,7 @@
 #include "take.h"
 #include "../layout/page.h"
 #include "../arrow/builder.h"
+#include "../io/s3.h"
 #include "../util/error.h"
 #include <stdlib.h>
 #include <string.h>
@@ -170,8 +171,49 @@ static bool ctx_init(struct lnc_take_ctx *tc, struct lnc_file *f, uint32_t col, 
   return has_list;
 }
 
+/* Ranges larger than this are left for their page to read: the page cache keeps none of them. */
+#define PREFETCH_MAX_RANGE (1u << 20)
+/* At most this much is prefetched for one file (beyond it the pages read for themselves). */
+#define PREFETCH_MAX_BYTES (64u << 20)
+
+/* For a file in an object store with a page cache: every page's initialisation reads fetched
+ * in one batch (merged GETs in parallel) before the pages prepare one by one, which then find
+ * their bytes in the page cache. Without it each page paid a round trip of its own: ~150
+ * sequential GETs, 3.5 s at 20 ms each, for a 35-column file. Best effort: what fails or does
+ * not fit, a page reads for itself. */
+static void prefetch_init_reads(struct lnc_file *f, const struct lnc_take_env *env, struct lnc_take_stats *stats) {
+  if (!f->s3 || !lnc_s3_source_caches(f->s3)) return;
+  size_t cap = 0, n = 0;
+  uint64_t bytes = 0;
+  for (uint32_t col = 0; col < f->n_columns; col++) cap += 4 * (size_t)f->columns[col].n_pages;
+  struct lnc_read *reads = cap ? malloc(cap * sizeof *reads) : NULL;
+  if (!reads) return;
+  for (uint32_t col = 0; col < f->n_columns; col++)
+    for (uint32_t p = 0; p < f->columns[col].n_pages; p++) {
+      size_t from = n, k = lnc_page_init_ranges(&f->columns[col].pages[p], reads + n, cap - n);
+      for (size_t i = from; i < from + k; i++) /* kept ones move down over skipped ones */
+        if (reads[i].len <= PREFETCH_MAX_RANGE && bytes + reads[i].len <= PREFETCH_MAX_BYTES) {
+          bytes += reads[i].len;
+          reads[n++] = reads[i];
+        }
+    }
+  uint8_t *scratch = n ? malloc(bytes) : NULL;
+  if (scratch) {
+    uint8_t *p = scratch;
+    for (size_t i = 0; i < n; i++) {
+      reads[i].dst = p;
+      p += reads[i].len;
+    }
+    struct lnc_error ignored = {0};
+    lnc_io_read(env ? env->io : NULL, f, reads, n, stats, &ignored);
+  }
+  free(scratch);
+  free(reads);
+}
+
 int lnc_file_prepare(struct lnc_file *f, const struct lnc_take_env *env, struct lnc_take_stats *stats,
                      size_t *bytes) {
+  prefetch_init_reads(f, env, stats);
   size_t total = sizeof *f + f->meta_bytes + f->n_all_fields * sizeof(struct lnc_field);
   struct lnc_arena arena;
   lnc_arena_init(&arena, 0);

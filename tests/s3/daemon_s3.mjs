@@ -52,7 +52,7 @@ async function startDaemon() {
     "--mount", "s3=s3://lance/fx", "--mount", "s3b=s3://lance/fx", "--s3-endpoint", px.endpoint, "--s3-region", "us-east-1", "--s3-revalidate-ms", String(REVALIDATE_MS),
     "--s3-timeout-ms", "4000", "--request-log", "on", "--log-level", "debug"], { env });
   daemon.stdout.on("data", (d) => (log += d));
-  daemon.stderr.on("data", (d) => (log += d));
+  daemon.stderr.on("data", (d) => { log += d; if (process.env.DAEMON_LOG) process.stderr.write(d); });
   for (let i = 0; i < 100 && !base; i++) {
     const m = /listening on (127\.0\.0\.1:\d+)/.exec(log);
     if (m) base = `http://${m[1]}`;
@@ -168,7 +168,14 @@ async function onTheLoop() {
   fs.copyFileSync(path.join(root, fx.file), path.join(tmp, "f.lance"));
   await uploadDir(px.endpoint, "lance", "fx/loop", tmp);
   const rel = "s3/loop/f.lance";
-  await get(`/files/${rel}/rows?ids=0&columns=i8`); // loaded, on an object-store thread
+  px.resetStats();
+  const first = await get(`/files/${rel}/rows?ids=0&columns=i8`); // loaded, on an object-store thread
+  const opened = px.stats();
+  // core21's 35 columns have ~200 pages: prepared one by one, each fetching its own chunk
+  // table, they cost ~150 sequential GETs; prefetched in one batch, a few merged ones at once.
+  check(first.status === 200 && !opened.byMethod.HEAD && opened.byMethod.GET <= 40 && opened.maxInflight > 1,
+    `a first take of an object: no HEAD, its tail in one suffix-range GET, the pages' tables in one parallel batch (${opened.byMethod.GET} GETs in all, ${opened.maxInflight} at once)`,
+    JSON.stringify(opened));
   await new Promise((r) => setTimeout(r, REVALIDATE_MS + 50));
   const h0 = await metric("lanced_take_handoffs_total"), p0 = await metric("lanced_loop_parked_tasks_total");
   px.resetStats();

@@ -121,7 +121,9 @@ export function sigv4Problem(req) {
 export async function startProxy(target) {
   const up = new URL(target);
   const agent = new http.Agent({ keepAlive: true });
-  let cfg = { latencyMs: 0 };
+  // suffixRanges: answer "Range: bytes=-N" as S3 does (the object's last N bytes); s3rver 3.7
+  // reads it as "0-N", so the proxy rewrites it into the absolute range after a HEAD.
+  let cfg = { latencyMs: 0, suffixRanges: true };
   let rules = []; // { status | reset | truncate | delay, count, method?, match? }: applied in order, each `count` times
   const st = { requests: 0, byMethod: {}, rangeGets: 0, bytesOut: 0, faults: 0, rejected: 0, inflight: 0, maxInflight: 0 };
 
@@ -159,10 +161,26 @@ export async function startProxy(target) {
     }, cfg.latencyMs + (rule?.delay ?? 0));
   });
 
-  // Forwards the request as it came; `truncate` = bytes of the answer's body sent before the
-  // connection is cut (its Content-Length still promises the whole body).
+  // Forwards the request as it came (a suffix range made absolute, see suffixRanges);
+  // `truncate` = bytes of the answer's body sent before the connection is cut (its
+  // Content-Length still promises the whole body).
   function forward(req, res, truncate) {
-    const preq = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers, agent }, (pres) => {
+    const suffix = /^bytes=-(\d+)$/.exec(req.headers.range ?? "");
+    if (req.method !== "GET" || !suffix || !cfg.suffixRanges) return send(req, res, truncate, req.headers);
+    const { range, ...plain } = req.headers; // the size of the whole object: no Range on the HEAD
+    const head = http.request({ host: up.hostname, port: up.port, method: "HEAD", path: req.url, headers: plain, agent }, (hres) => {
+      hres.resume();
+      const size = Number(hres.headers["content-length"]);
+      if (hres.statusCode !== 200 || !(size > 0)) return send(req, res, truncate, req.headers); // the store's own error
+      const n = Math.min(Number(suffix[1]), size);
+      send(req, res, truncate, { ...req.headers, range: `bytes=${size - n}-${size - 1}` });
+    });
+    head.on("error", () => res.socket?.destroy());
+    head.end();
+  }
+
+  function send(req, res, truncate, headers) {
+    const preq = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers, agent }, (pres) => {
       res.writeHead(pres.statusCode, pres.headers);
       let sent = 0;
       pres.on("data", (chunk) => {
