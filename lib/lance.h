@@ -233,8 +233,9 @@ LNC_API void lnc_engine_get_stats(lnc_engine *e, struct lnc_engine_stats *out);
  * A bucket prefix (s3://bucket[/prefix], S3 or an S3-compatible store) mounted as the first
  * path component `name`: the engine then reads "name/a/b.lance" from s3://bucket/prefix/a/b.lance
  * and a dataset "name/ds" from the objects under .../ds/ (listing _versions/), with the same
- * search cache, budget and answers as a local file. Files are opened with a HEAD and one GET of
- * their last 64 KiB; a take's reads are merged (merge_gap) into GETs sent in parallel; an
+ * search cache, budget and answers as a local file. Files are opened with one GET of their last
+ * 64 KiB (a suffix range: it says the size and ETag too), then every page's tables fetched in
+ * one parallel batch; a take's reads are merged (merge_gap) into GETs sent in parallel; an
  * object's identity is its ETag, checked by a HEAD every revalidate_ms, and every GET carries
  * If-Match, so a take never mixes two versions. Takes of mounted paths wait for the network:
  * with opts->nowait they are refused (LNC_EAGAIN) before any request. Credentials are never

@@ -1056,7 +1056,7 @@ struct lnc_s3_source {
 
 /* How much of an object's end is fetched at open. A Lance file ends with its footer, offset
  * tables and column metadata: for most files all of it is in the last few KiB, so a file opens
- * with a HEAD and one GET instead of a GET per section. */
+ * with one suffix-range GET (which also says the size and ETag) instead of a GET per section. */
 #define S3_TAIL_BYTES (64u << 10)
 /* What lnc_s3_mount_get asks for first: a whole manifest or deletion file in one GET. */
 #define S3_WHOLE_FIRST (8u << 20)
