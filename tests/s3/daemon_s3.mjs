@@ -1,12 +1,14 @@
 // lanced serving an object-store root (issue 15): the conformance fixtures — every data file
 // and every dataset, several versions, deletions — uploaded to s3rver behind the
-// SigV4-checking, fault-injecting proxy, mounted with `--mount s3=s3://lance/fx`, and every
-// one of Lance's recorded answers asked of the daemon: JSON bodies byte for byte, Arrow
-// bodies decoded by apache-arrow to the same rows, pinned dataset versions included. Then the
-// daemon's behaviour around the store: a replaced object served in its new version after the
-// revalidation interval, 503s retried, a missing object a 404 naming it, a store that does not
-// answer never delaying the local root, and the secret key never in a log line, a metric or a
-// body.
+// SigV4-checking, fault-injecting proxy, mounted with `--mount s3=s3://lance/fx` (and again as
+// s3b), and every one of Lance's recorded answers asked of the daemon: JSON bodies byte for
+// byte, Arrow bodies decoded by apache-arrow to the same rows, pinned dataset versions
+// included; Connect Take calls and ?format=proto too. Then how it reads: a repeated take costs
+// no GET (page cache), a first take no HEAD and few GETs at once, takes of cached objects run on
+// the event loop with no hand-off. Then its behaviour around the store: a replaced object served
+// in its new version after the revalidation interval, 503s retried, 403 and 404 naming the
+// object, a store that does not answer never delaying the local root or the other mount, and
+// the secret key never in a log line, a metric or a body.
 //
 // Usage: node --openssl-legacy-provider tests/s3/daemon_s3.mjs [BIN]   (BIN defaults to bin)
 import { spawn } from "node:child_process";
