@@ -74,7 +74,7 @@ async function fixturesThroughLancectl() {
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
   const st = px.stats();
-  check(!bad1, `${done} of Lance's answers over ${index.length} fixture files read from s3 (${st.byMethod.HEAD} HEADs, ${st.byMethod.GET} GETs)`, bad1);
+  check(!bad1, `${done} of Lance's answers over ${index.length} fixture files read from s3 (${st.byMethod.HEAD ?? 0} HEADs, ${st.byMethod.GET ?? 0} GETs)`, bad1);
   px.resetStats();
   const ins = await run(["inspect", `s3://lance/fx/${index[0].name}/f.lance`]);
   const opened = px.stats();
