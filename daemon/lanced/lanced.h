@@ -137,6 +137,10 @@ void ld_listing_handle(struct ld_req *r, const char *rel, struct ld_response *ou
 
 /* ---- service.c: the single place that calls into liblance --------------------------------- */
 int ld_service_init(const struct ld_config *c);
+/* Object-store mounts: how many, the i-th one's name, and the one rel is below (-1: none). */
+int ld_service_mounts(void);
+const char *ld_service_mount_name(int i);
+int ld_service_mount_of(const char *rel);
 void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget) */
 void ld_service_shutdown(void);
 void ld_service_stats(struct lnc_engine_stats *out);

@@ -1,8 +1,9 @@
 /* GET /files/ and GET /files/<dir>/: what is served beneath a directory of the root, as JSON
- * {"path":"<dir>","entries":[{"name":...,"kind":"dataset"|"file"|"directory"}, ...]} sorted
- * by name: a directory holding _versions/ is a dataset, a regular file named *.lance a data
- * file, other directories are listed to descend into; everything else (symbolic links
- * included: they may lead out of the root) is left out. The
+ * {"path":"<dir>","entries":[{"name":...,"kind":"dataset"|"file"|"directory"|"mount"}, ...]}
+ * sorted by name: a directory holding _versions/ is a dataset, a regular file named *.lance a
+ * data file, other directories are listed to descend into, and the root also lists the
+ * object-store mounts (hiding local entries of their names); everything else (symbolic links
+ * included: they may lead out of the root) is left out. Inside a mount: 501 (not listed). The
  * directory is opened beneath the root like every path (ld_path_open_dir); at most
  * LISTING_MAX entries are returned ("truncated": true beyond). Names are written through the
  * one JSON escaper, so a name that is not UTF-8 still gives valid JSON. */
@@ -95,9 +96,33 @@ static void write_listing(const char *rel, struct entry *v, size_t n, bool trunc
   out->content_type = "application/json";
 }
 
+/* Adds v[n] (growing v); aborts out of memory, as ld_buf_append: a daemon out of memory for a
+ * listing cannot answer. */
+static void add_entry(struct entry **v, size_t *n, size_t *cap, const char *name, const char *kind) {
+  if (*n == *cap) {
+    *cap = *cap ? *cap * 2 : 64;
+    struct entry *g = realloc(*v, *cap * sizeof **v);
+    if (!g) abort();
+    *v = g;
+  }
+  if (!((*v)[*n].name = strdup(name))) abort();
+  (*v)[(*n)++].kind = kind;
+}
+
+/* A local entry of the root hidden by a mount of the same name (the mount is served). */
+static bool hidden_by_mount(const char *rel, const char *name) {
+  return !*rel && ld_service_mount_of(name) >= 0;
+}
+
 void ld_listing_handle(struct ld_req *r, const char *rel, struct ld_response *out) {
   (void)r;
   struct ld_err e;
+  if (ld_service_mount_of(rel) >= 0) {
+    ld_errf(&e, 501, "unimplemented", "%.200s is below an object-store mount: listing it is not "
+                                      "supported; ask for a file or dataset path under it",
+            rel);
+    return ld_json_error(out, &e);
+  }
   int fd = ld_path_open_dir(root_fd, rel, &e);
   if (fd < 0) return ld_json_error(out, &e);
   DIR *d = fdopendir(fd);
@@ -114,22 +139,15 @@ void ld_listing_handle(struct ld_req *r, const char *rel, struct ld_response *ou
   while ((de = readdir(d)) != NULL) {
     if (de->d_name[0] == '.' || strlen(de->d_name) > 255) continue;
     const char *kind = kind_of(dirfd(d), de->d_name);
-    if (!kind) continue;
+    if (!kind || hidden_by_mount(rel, de->d_name)) continue;
     if (n == LISTING_MAX) {
       truncated = true;
       break;
     }
-    if (n == cap) {
-      cap = cap ? cap * 2 : 64;
-      struct entry *g = realloc(v, cap * sizeof *v);
-      if (!g) abort(); /* as ld_buf_append: a daemon out of memory for a listing cannot answer */
-      v = g;
-    }
-    v[n].name = strdup(de->d_name);
-    if (!v[n].name) abort();
-    v[n++].kind = kind;
+    add_entry(&v, &n, &cap, de->d_name, kind);
   }
   closedir(d);
+  for (int i = 0; !*rel && i < ld_service_mounts(); i++) add_entry(&v, &n, &cap, ld_service_mount_name(i), "mount");
   write_listing(rel, v, n, truncated, out);
   for (size_t i = 0; i < n; i++) free(v[i].name);
   free(v);

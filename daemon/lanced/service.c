@@ -48,6 +48,10 @@ static int mount_of(const char *rel) {
   return -1;
 }
 
+int ld_service_mounts(void) { return nmount_names; }
+const char *ld_service_mount_name(int i) { return i >= 0 && i < nmount_names ? mount_names[i] : NULL; }
+int ld_service_mount_of(const char *rel) { return mount_of(rel); }
+
 lnc_loop *ld_service_loop(void) { return my_loop; }
 
 int ld_service_loop_start(struct ld_err *e) {

@@ -229,6 +229,12 @@ async function describeAndErrors() {
   try { info = JSON.parse(d.body.toString()); } catch {}
   const versions = JSON.stringify(info).match(/"versions":\[[0-9,]*\]/)?.[0] ?? "";
   check(d.status === 200 && versions.length > 13, `describe of a dataset on s3 lists its versions (${versions})`, `${d.status} ${d.body.toString().slice(0, 300)}`);
+  const root = await get("/files/");
+  let names = "";
+  try { names = JSON.parse(root.body.toString()).entries.map((x) => `${x.name}:${x.kind}`).join(","); } catch {}
+  check(root.status === 200 && names === "local.lance:file,s3:mount,s3b:mount", `the root listing names the mounts (${names})`, root.body.toString().slice(0, 200));
+  const inside = await get("/files/s3/datasets/");
+  check(inside.status === 501 && /object-store mount/.test(inside.body.toString()), "listing inside a mount: 501, saying so", `${inside.status} ${inside.body}`);
   const miss = await get("/files/s3/data/nope.lance/rows?ids=0");
   check(miss.status === 404 && /nope\.lance/.test(miss.body.toString()), "a missing object: 404 naming it", `${miss.status} ${miss.body}`);
   const dots = await get("/files/s3/data/%2e%2e/datasets/x.lance/rows?ids=0");
