@@ -82,6 +82,7 @@ struct dsdir {
   int busy;                      /* requests between lookups (listing, waiting): keep the record */
   const struct lnc_s3_mount *s3; /* under an object-store mount: checked every s3_ms */
   uint32_t s3_ms;
+  bool listing; /* under a mount: a listing of _versions/ is in flight */
 };
 
 struct lnc_dscache {
@@ -370,7 +371,9 @@ static struct dsver *fresh_version(struct lnc_dscache *c, const char *dir, uint6
   struct dsver *ver = NULL;
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
-  if (d && dir_fresh(c, d)) {
+  /* Under a mount, while one request lists _versions/ again (a round trip) the others are
+   * served the latest it is checking, rather than each sending a listing of its own. */
+  if (d && (dir_fresh(c, d) || (d->s3 && d->listing && d->have_latest))) {
     uint64_t v = want ? want : d->latest;
     for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
     if (ver && ver->state == V_READY)
@@ -548,10 +551,12 @@ static int resolve_latest_remote_locked(struct lnc_dscache *c, struct dsdir *d, 
                                         const struct lnc_ds_loc *loc, int64_t checked_ns,
                                         uint64_t *v, struct dsver **dead, struct lnc_error *err) {
   d->busy++;
+  d->listing = true;
   pthread_mutex_unlock(&c->lock);
   int rc = list_latest(c, -1, loc, dir, v, err);
   pthread_mutex_lock(&c->lock);
   d->busy--;
+  d->listing = false;
   if (!rc) {
     if (!d->have_latest || d->latest != *v) drop_superseded(c, d, *v, dead);
     d->have_latest = true;

@@ -53,7 +53,8 @@ struct entry {
   uint32_t revalidate_ms; /* the engine's, or the object-store mount's */
   int64_t checked_ns;     /* when id was last compared with the disk or the store */
   int state;
-  bool linked; /* in the shard's table (else: dropped, freed at refs 0) */
+  bool linked;       /* in the shard's table (else: dropped, freed at refs 0) */
+  bool revalidating; /* an object whose HEAD is in flight (shard lock) */
   atomic_int refs;
   uint64_t last_used;        /* engine tick of the last acquire (shard lock held) */
   struct lnc_file *file;     /* READY: prepared, read-only */
@@ -527,15 +528,36 @@ static void touch_locked(struct lnc_engine *e, struct shard *s, struct entry *en
 }
 
 /* A ready entry for path checked against the disk within revalidate_ms, referenced; NULL
- * when there is none (then the caller stats the path). No system call. */
-static struct entry *fresh_entry(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path) {
+ * when there is none (then the caller stats the path). No system call. An object's check is a
+ * HEAD, a round trip: one take sends it (*checking: the entry, referenced, for end_check)
+ * while the others meanwhile are served the version being checked, instead of every take in
+ * flight sending its own. */
+static struct entry *fresh_entry(struct lnc_engine *e, struct shard *s, uint64_t h, const char *path,
+                                 struct entry **checking) {
+  *checking = NULL;
   pthread_mutex_lock(&s->lock);
   struct entry *en = s->table[h % s->nbuckets];
   while (en && (en->hash != h || strcmp(en->path, path) != 0)) en = en->hnext;
-  if (en && (en->state != E_READY || !lnc_fresh_within(en->checked_ns, en->revalidate_ms))) en = NULL;
+  if (en && en->state == E_READY && !lnc_fresh_within(en->checked_ns, en->revalidate_ms) &&
+      !(en->id.etag[0] && en->revalidating)) {
+    if (en->id.etag[0]) {
+      en->revalidating = true;
+      atomic_fetch_add(&en->refs, 1);
+      *checking = en;
+    }
+    en = NULL;
+  }
+  if (en && en->state != E_READY) en = NULL;
   if (en) touch_locked(e, s, en);
   pthread_mutex_unlock(&s->lock);
   return en;
+}
+
+static void end_check(struct lnc_engine *e, struct shard *s, struct entry *checked) {
+  pthread_mutex_lock(&s->lock);
+  checked->revalidating = false;
+  pthread_mutex_unlock(&s->lock);
+  unref(e, checked);
 }
 
 /* The entry for path, or NULL (shard lock held). */
@@ -711,33 +733,49 @@ static bool load_unprobed(struct lnc_worker *w, struct shard *s, uint64_t h, con
 /* Finds (or loads) the entry for path and returns it referenced: within revalidate_ms of its
  * last check a cached entry without a system call; else a stat, then the cached entry if it
  * is current, or a load. */
-static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
-                   struct lnc_take_stats *ts, bool *is_dir, struct lnc_error *err) {
+/* acquire() past a fresh entry: the path probed (stat or HEAD) and the current entry found, or
+ * loaded. */
+static int acquire_checked(struct lnc_worker *w, struct shard *s, uint64_t h, const char *path,
+                           bool nowait, struct entry **out, struct lnc_take_stats *ts, bool *is_dir,
+                           struct lnc_error *err) {
   struct lnc_engine *e = w->e;
-  uint64_t h = hash_path(path);
-  struct shard *s = &e->shards[h % NSHARDS];
-  struct entry *en = fresh_entry(e, s, h, path);
+  struct entry *en = NULL;
   int64_t stat_ns = lnc_engine_now_ns();
   struct ident id;
   int rc = 0;
-  if (!en && load_unprobed(w, s, h, path, nowait, out, ts, is_dir, err, &rc)) return rc;
-  if (!en && (rc = probe(e, path, &id, is_dir, err))) {
+  if (load_unprobed(w, s, h, path, nowait, out, ts, is_dir, err, &rc)) return rc;
+  if ((rc = probe(e, path, &id, is_dir, err))) {
     /* Gone, or no longer readable: drop what was cached. A store that fails to answer (EIO)
      * says nothing about the object, and its cached search cache serves again after. */
     if (rc != LNC_EIO || !lnc_engine_remote(e, path, NULL, NULL)) drop_gone(e, s, h, path);
     return rc;
   }
-  if (!en) {
-    pthread_mutex_lock(&s->lock);
-    int found = find_current_locked(e, s, h, path, &id, stat_ns, nowait, &en);
-    if (found < 0) return lnc_errf(err, -found, "%s: not in the search cache yet", path);
-    if (found == 0) return load_entry(w, s, h, path, &id, stat_ns, out, ts, err);
-    pthread_mutex_unlock(&s->lock);
-  }
+  pthread_mutex_lock(&s->lock);
+  int found = find_current_locked(e, s, h, path, &id, stat_ns, nowait, &en);
+  if (found < 0) return lnc_errf(err, -found, "%s: not in the search cache yet", path);
+  if (found == 0) return load_entry(w, s, h, path, &id, stat_ns, out, ts, err);
+  pthread_mutex_unlock(&s->lock);
   atomic_fetch_add(&e->hits, 1);
   if (ts) ts->cache_hits++;
   *out = en;
   return 0;
+}
+
+static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
+                   struct lnc_take_stats *ts, bool *is_dir, struct lnc_error *err) {
+  struct lnc_engine *e = w->e;
+  uint64_t h = hash_path(path);
+  struct shard *s = &e->shards[h % NSHARDS];
+  struct entry *checking, *en = fresh_entry(e, s, h, path, &checking);
+  if (en) {
+    atomic_fetch_add(&e->hits, 1);
+    if (ts) ts->cache_hits++;
+    *out = en;
+    return 0;
+  }
+  int rc = acquire_checked(w, s, h, path, nowait, out, ts, is_dir, err);
+  if (checking) end_check(e, s, checking);
+  return rc;
 }
 
 /* A take of the data file at path; with is_dir set, a directory is reported there instead

@@ -194,6 +194,25 @@ async function onTheLoop() {
     `200s ${same}/20, handoffs ${h0}->${h1}, parked ${p0}->${p1}, ${JSON.stringify(st.byMethod)}`);
 }
 
+// Revalidation is one round trip however many takes are in flight: 16 takes at once, once
+// the interval has passed, send one HEAD for a file and one listing for a dataset (the others
+// are served the version being checked).
+async function oneCheckAtATime() {
+  const file = "/files/s3/loop/f.lance/rows?ids=1&columns=i8";
+  const ds = "/files/s3/datasets/deletions_v21.lance/rows?ids=1";
+  await Promise.all([get(file), get(ds)]);
+  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 100));
+  px.resetStats();
+  const a = await Promise.all(Array.from({ length: 16 }, () => get(file)));
+  const heads = px.stats().byMethod.HEAD ?? 0;
+  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 100));
+  px.resetStats();
+  const b = await Promise.all(Array.from({ length: 16 }, () => get(ds)));
+  const st = px.stats(), lists = (st.byMethod.GET ?? 0) - st.rangeGets;
+  check(a.every((r) => r.status === 200) && b.every((r) => r.status === 200) && heads === 1 && lists === 1,
+    `16 takes at once after the revalidation interval: ${heads} HEAD for a file, ${lists} listing for a dataset`, JSON.stringify(st));
+}
+
 // The other ways in: the Connect protocol (JSON codec, Arrow answer) for a file and a pinned
 // dataset version, value for value Lance's answers; and ?format=proto.
 async function otherFormats() {
@@ -318,5 +337,5 @@ async function secrets() {
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, otherFormats, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });
