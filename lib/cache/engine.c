@@ -730,9 +730,6 @@ static bool load_unprobed(struct lnc_worker *w, struct shard *s, uint64_t h, con
   return true;
 }
 
-/* Finds (or loads) the entry for path and returns it referenced: within revalidate_ms of its
- * last check a cached entry without a system call; else a stat, then the cached entry if it
- * is current, or a load. */
 /* acquire() past a fresh entry: the path probed (stat or HEAD) and the current entry found, or
  * loaded. */
 static int acquire_checked(struct lnc_worker *w, struct shard *s, uint64_t h, const char *path,
@@ -761,6 +758,9 @@ static int acquire_checked(struct lnc_worker *w, struct shard *s, uint64_t h, co
   return 0;
 }
 
+/* Finds (or loads) the entry for path and returns it referenced: within revalidate_ms of its
+ * last check a cached entry without a system call; else a stat (an object: a HEAD, one at a
+ * time), then the cached entry if it is current, or a load. */
 static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct entry **out,
                    struct lnc_take_stats *ts, bool *is_dir, struct lnc_error *err) {
   struct lnc_engine *e = w->e;
