@@ -404,6 +404,16 @@ static void ident_of_stat(struct ident *id, const struct stat *st) {
   id->ctime = st->st_ctim;
 }
 
+/* An object's identity: its size (an off_t, as a file's) and ETag. */
+static int ident_of_object(struct ident *id, const struct lnc_s3_object *obj, const char *path,
+                           struct lnc_error *err) {
+  if (obj->size > (uint64_t)INT64_MAX) return lnc_errf(err, LNC_ECORRUPT, "%s: object size out of range", path);
+  memset(id, 0, sizeof *id);
+  id->size = (off_t)obj->size;
+  memcpy(id->etag, obj->etag, sizeof id->etag);
+  return 0;
+}
+
 /* An object's identity by HEAD. Not an object but a dataset's prefix: *is_dir, as stat_path. */
 static int probe_object(const struct lnc_s3_mount *m, const char *path, const char *rel,
                         struct ident *id, bool *is_dir, struct lnc_error *err) {
@@ -412,11 +422,7 @@ static int probe_object(const struct lnc_s3_mount *m, const char *path, const ch
   int rc = *rel ? lnc_s3_mount_head(m, rel, &obj, err)
                 : lnc_errf(err, LNC_ENOTFOUND, "%s: the mount itself is not a data file", path);
   if (rc == LNC_ENOTFOUND && is_dir && lnc_remote_is_dataset(m, rel)) *is_dir = true;
-  if (rc) return rc;
-  if (obj.size > (uint64_t)INT64_MAX) return lnc_errf(err, LNC_ECORRUPT, "%s: object size out of range", path);
-  id->size = (off_t)obj.size;
-  memcpy(id->etag, obj.etag, sizeof id->etag);
-  return 0;
+  return rc ? rc : ident_of_object(id, &obj, path, err);
 }
 
 /* The identity of what path names now: a stat, or for a mounted path a HEAD. */
@@ -441,14 +447,10 @@ static int open_object(const struct lnc_s3_mount *m, const char *path, const cha
   struct lnc_s3_source *src;
   int rc = lnc_s3_mount_source(m, rel, id->etag[0] ? &obj : NULL, &src, err);
   if (rc) return rc;
-  obj = *lnc_s3_source_object(src);
-  if (obj.size > (uint64_t)INT64_MAX) {
+  if ((rc = ident_of_object(id, lnc_s3_source_object(src), path, err))) {
     lnc_s3_source_free(src);
-    return lnc_errf(err, LNC_ECORRUPT, "%s: object size out of range", path);
+    return rc;
   }
-  memset(id, 0, sizeof *id);
-  id->size = (off_t)obj.size;
-  memcpy(id->etag, obj.etag, sizeof id->etag);
   return lnc_file_open_source(src, path, out, err);
 }
 

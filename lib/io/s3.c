@@ -420,6 +420,14 @@ static void error_code(const struct xfer *x, char *out, size_t cap) {
     if ((unsigned char)*p < 0x20 || *p == '%') *p = '?'; /* a message, not a format or control */
 }
 
+/* Whether the answer is of another version than If-Match named (x->why says so): stores that
+ * ignore If-Match (s3rver among them) still say in ETag which version they sent. */
+static bool sent_another_version(struct xfer *x) {
+  if (!x->if_match || !x->etag[0] || !strcmp(x->etag, x->if_match)) return false;
+  snprintf(x->why, sizeof x->why, "changed since it was opened (ETag %.40s, was %.40s)", x->etag, x->if_match);
+  return true;
+}
+
 /* judge() of a suffix-range GET past the error statuses: 206 with the range it says it sent,
  * or 200 with the whole object (a store that sends all of an object smaller than the range). */
 static int judge_tail(struct xfer *x, long st, const char *code) {
@@ -431,8 +439,7 @@ static int judge_tail(struct xfer *x, long st, const char *code) {
   } else if (x->range_mismatch || x->total < x->off) {
     return snprintf(x->why, sizeof x->why, "answered a range that is not the object's last %" PRIu64 " bytes", x->len), LNC_EIO;
   }
-  if (x->if_match && x->etag[0] && strcmp(x->etag, x->if_match))
-    return snprintf(x->why, sizeof x->why, "changed since it was opened (ETag %.40s, was %.40s)", x->etag, x->if_match), LNC_EIO;
+  if (sent_another_version(x)) return LNC_EIO;
   if (x->got != x->total - x->off) {
     snprintf(x->why, sizeof x->why, "body ended after %zu of %" PRIu64 " bytes", x->got, x->total - x->off);
     return -1;
@@ -475,9 +482,7 @@ static int judge(struct xfer *x, CURLcode cc) {
   }
   if (x->tail) return judge_tail(x, st, code);
   if (st != 206) return snprintf(x->why, sizeof x->why, "a range GET answered HTTP %ld%s", st, code), LNC_EIO;
-  /* Stores that ignore If-Match (s3rver among them) still say which version they sent. */
-  if (x->if_match && x->etag[0] && strcmp(x->etag, x->if_match))
-    return snprintf(x->why, sizeof x->why, "changed since it was opened (ETag %.40s, was %.40s)", x->etag, x->if_match), LNC_EIO;
+  if (sent_another_version(x)) return LNC_EIO;
   if (x->range_mismatch) return snprintf(x->why, sizeof x->why, "answered another range than bytes %" PRIu64 "-%" PRIu64, x->off, x->off + x->len - 1), LNC_EIO;
   if (x->got != x->len) {
     snprintf(x->why, sizeof x->why, "body ended after %zu of %" PRIu64 " bytes", x->got, x->len);

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A full-zip page's buffers: the zipped values, then the repetition index when it has one. */
+enum { FZ_BUF_DATA = 0,
+       FZ_BUF_REPIDX = 1 };
+
 struct fz_state {
   const Lance__Encodings21__FullZipLayout *fz;
   struct lnc_layers L;
@@ -18,6 +22,13 @@ struct fz_state {
   uint32_t repidx_w;
   bool repidx_on_disk; /* the index exists but is read per take (cache policy) */
 };
+
+unsigned lnc_fullzip_init_bufs(const struct lnc_page *pg, uint32_t *bufs) {
+  /* fz_init reads the index when the page has one (unless repidx_max keeps it on disk). */
+  if (pg->n_buffers <= FZ_BUF_REPIDX) return 0;
+  bufs[0] = FZ_BUF_REPIDX;
+  return 1;
+}
 
 static void fz_free(void *p) {
   struct fz_state *s = p;
@@ -59,17 +70,17 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
     rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip layout says neither value nor offset width");
     goto fail;
   }
-  if (pg->n_buffers < 1) {
+  if (pg->n_buffers <= FZ_BUF_DATA) {
     rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no buffers");
     goto fail;
   }
   bool need_index = s->len_bytes || s->L.max_rep;
   if (need_index) {
-    if (pg->n_buffers < 2) {
+    if (pg->n_buffers <= FZ_BUF_REPIDX) {
       rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip page has no repetition index");
       goto fail;
     }
-    uint64_t len = pg->buf_len[1], entries = pg->rows + 1;
+    uint64_t len = pg->buf_len[FZ_BUF_REPIDX], entries = pg->rows + 1;
     if (len % entries || (len / entries != 1 && len / entries != 2 && len / entries != 4 && len / entries != 8)) {
       rc = lnc_page_err(c, LNC_ECORRUPT, "repetition index of %llu bytes for %llu rows",
                         (unsigned long long)len, (unsigned long long)pg->rows);
@@ -88,7 +99,7 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
       rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");
       goto fail;
     }
-    struct lnc_read r = {pg->buf_off[1], len, s->repidx};
+    struct lnc_read r = {pg->buf_off[FZ_BUF_REPIDX], len, s->repidx};
     if ((rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err))) goto fail;
     uint64_t prev = 0;
     for (uint64_t i = 0; i < entries; i++) {

@@ -83,6 +83,21 @@ static int mb_check_buffers(struct lnc_take_ctx *c, const struct lnc_page *pg, c
   return 0;
 }
 
+/* Which buffer holds the repetition index: it follows the dictionary when there is one. */
+static uint32_t mb_repidx_buf(const Lance__Encodings21__MiniBlockLayout *mb) {
+  return mb->dictionary ? MB_BUF_DICT + 1 : MB_BUF_DICT;
+}
+
+unsigned lnc_miniblock_init_bufs(const struct lnc_page *pg, uint32_t *bufs) {
+  const Lance__Encodings21__MiniBlockLayout *mb = pg->layout->mini_block_layout;
+  unsigned n = 0;
+  if (!mb) return 0;
+  bufs[n++] = MB_BUF_CHUNKS;
+  if (mb->dictionary) bufs[n++] = MB_BUF_DICT;
+  if (mb->repetition_index_depth) bufs[n++] = mb_repidx_buf(mb);
+  return n;
+}
+
 /* Reads the chunk table and the repetition index in one batch (two reads at most); the
  * caller frees *meta and *repidx (NULL without a rep index). */
 static int mb_read_tables(struct lnc_take_ctx *c, const struct lnc_page *pg, struct mb_state *s,
@@ -100,7 +115,7 @@ static int mb_read_tables(struct lnc_take_ctx *c, const struct lnc_page *pg, str
   size_t nr = 0;
   reads[nr++] = (struct lnc_read){pg->buf_off[MB_BUF_CHUNKS], meta_len, *meta};
   if (mb->repetition_index_depth) {
-    uint32_t ri_buf = mb->dictionary ? MB_BUF_DICT + 1 : MB_BUF_DICT;
+    uint32_t ri_buf = mb_repidx_buf(mb);
     uint64_t ri_len = pg->buf_len[ri_buf];
     if (ri_len != (uint64_t)s->n_chunks * MB_REPIDX_ENTRY)
       return lnc_page_err(c, LNC_ECORRUPT, "repetition index is %llu bytes for %u chunks",

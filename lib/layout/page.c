@@ -98,21 +98,15 @@ int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
 }
 
 size_t lnc_page_init_ranges(const struct lnc_page *pg, struct lnc_read *out, size_t max) {
-  uint32_t bufs[4], n = 0;
-  const Lance__Encodings21__PageLayout *l = pg->layout;
-  if (pg->state || !l) return 0;
-  if (pg->kind == LNC_LAYOUT_MINIBLOCK && l->mini_block_layout) {
-    /* Buffers: chunk table, data, then the dictionary and the repetition index when there
-     * are (miniblock.c's order). */
-    const Lance__Encodings21__MiniBlockLayout *mb = l->mini_block_layout;
-    bufs[n++] = 0;
-    if (mb->dictionary) bufs[n++] = 2;
-    if (mb->repetition_index_depth) bufs[n++] = mb->dictionary ? 3 : 2;
-  } else if (pg->kind == LNC_LAYOUT_FULLZIP) {
-    bufs[n++] = 1; /* the repetition index, when the page has one */
-  } else if (pg->kind == LNC_LAYOUT_CONSTANT) {
+  uint32_t bufs[4];
+  unsigned n = 0;
+  if (pg->state || !pg->layout) return 0;
+  if (pg->kind == LNC_LAYOUT_MINIBLOCK)
+    n = lnc_miniblock_init_bufs(pg, bufs);
+  else if (pg->kind == LNC_LAYOUT_FULLZIP)
+    n = lnc_fullzip_init_bufs(pg, bufs);
+  else if (pg->kind == LNC_LAYOUT_CONSTANT) /* constant.c reads whichever buffers it has */
     for (uint32_t b = 0; b < pg->n_buffers && n < 4; b++) bufs[n++] = b;
-  }
   size_t k = 0;
   for (uint32_t i = 0; i < n && k < max; i++)
     if (bufs[i] < pg->n_buffers && pg->buf_len[bufs[i]])

@@ -59,6 +59,10 @@ void lnc_page_release(struct lnc_page_job *j);
 int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *rows, size_t n,
                   struct lnc_leafrows *out);
 
+/* The buffers each layout's initialisation reads (for lnc_page_init_ranges): at most 3 indexes
+ * into bufs. */
+unsigned lnc_miniblock_init_bufs(const struct lnc_page *pg, uint32_t *bufs);
+unsigned lnc_fullzip_init_bufs(const struct lnc_page *pg, uint32_t *bufs);
 int lnc_miniblock_plan(struct lnc_page_job *j);
 int lnc_miniblock_decode(struct lnc_page_job *j);
 int lnc_fullzip_plan(struct lnc_page_job *j);
