@@ -316,6 +316,53 @@ START_TEST(test_miniblock_random_rows) {
 }
 END_TEST
 
+/* Row i of a take is the row of ids[i], whatever the order and repeats: each row of a batch
+ * of 1000 ids (repeats, runs, descending stretches, the first and last row) equals a take of
+ * that id alone. Independent of the batch's sort (which both sides would share otherwise);
+ * below 64 ids the sort is another one, so both sizes are checked. */
+static void request_order_case(lnc_worker *w, const char *core, size_t n, uint64_t seed) {
+  const char *cols[3] = {"i64", "s_n", "st"};
+  struct lnc_error err = {0};
+  uint64_t total = 0;
+  ck_assert_int_eq(lnc_engine_describe(w, core, NULL, NULL, &total, NULL, NULL, &err), 0);
+  uint64_t *ids = malloc(n * sizeof *ids);
+  ck_assert_ptr_nonnull(ids);
+  rng_state = seed;
+  for (size_t i = 0; i < n; i++) {
+    switch (rnd() % 4) {
+    case 0: ids[i] = rnd() % 40; break;                                /* many repeats */
+    case 1: ids[i] = i ? ids[i - 1] : total - 1; break;                /* a run of one id */
+    case 2: ids[i] = i ? (ids[i - 1] ? ids[i - 1] - 1 : 0) : 0; break; /* descending */
+    default: ids[i] = rnd() % total;
+    }
+  }
+  char *batch = etake(w, core, ids, n, cols, 3, NULL);
+  json_t *b = json_loads(batch, 0, NULL), *rows = json_object_get(b, "rows");
+  ck_assert_uint_eq(json_array_size(rows), n);
+  for (size_t i = 0; i < n; i++) {
+    char *one = etake(w, core, &ids[i], 1, cols, 3, NULL);
+    json_t *o = json_loads(one, 0, NULL);
+    ck_assert_msg(json_equal(json_array_get(rows, i), json_array_get(json_object_get(o, "rows"), 0)),
+                  "row %zu (id %llu) differs from a take of that id alone", i, (unsigned long long)ids[i]);
+    json_decref(o);
+    free(one);
+  }
+  json_decref(b);
+  free(batch);
+  free(ids);
+}
+
+START_TEST(test_request_order_kept) {
+  struct eng g;
+  eng_open(&g, LNC_IO_BUFFERED, 0, 0, UINT64_MAX);
+  const char *core = fixture("core21");
+  warm(g.w, core);
+  request_order_case(g.w, core, 1000, 0x0DDBA11ull);
+  request_order_case(g.w, core, 50, 0xD1CEull);
+  eng_close(&g);
+}
+END_TEST
+
 /* ---- 3. full-zip fixed width: an embedding row is one read ------------------------------ */
 START_TEST(test_fullzip_fixed) {
   int mode = _i;
@@ -1012,6 +1059,7 @@ int main(void) {
   /* _i = enum lnc_io_mode: 0 direct, 1 buffered */
   tcase_add_loop_test(counts, test_miniblock_one_row_one_read, 0, 2);
   tcase_add_loop_test(counts, test_miniblock_random_rows, 0, 2);
+  tcase_add_test(counts, test_request_order_kept);
   tcase_add_loop_test(counts, test_fullzip_fixed, 0, 2);
   tcase_add_loop_test(counts, test_fullzip_variable, 0, 2);
   tcase_add_loop_test(counts, test_cold_then_warm, 0, 2);
