@@ -6,8 +6,8 @@
 #   - fio's CPU per read (usr+sys / reads) at the same read size, io_uring, depth 4;
 #   - throughput at 1/4/16/64 connections, direct, batch 1 and batch 100, beside fio random
 #     reads at the same depth; warm single-row GETs beside nginx serving a small static file.
-# Writes OUT/uring-path.json and a report section OUT/uring-path.md (appended to report.md
-# by bench/run.sh). Usage: bench/uring-path.sh OUT_DIR DATA_DIR
+# Writes OUT/uring-path.json, a report section OUT/uring-path.md (appended to report.md by
+# bench/run.sh) and the raw cells OUT/uring-path.txt. Usage: bench/uring-path.sh OUT_DIR DATA_DIR
 #   BIN (default bin), DURATION (s per cell, default 4), CONNS (default "1 4 16 64")
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -158,4 +158,5 @@ if start_nginx; then
   for c in 1 $CONNS; do read -r rps lat < <(nginx_cell "$c"); echo "nginx $c $rps $lat" >> "$R"; done
   kill "$NGPID"; wait "$NGPID" 2>/dev/null
 fi
+cp "$R" "$OUT/uring-path.txt" # the raw cells, for re-running the report
 node bench/uring-path-report.mjs "$R" "$OUT" "$FILE" "$COL" "$DURATION"
