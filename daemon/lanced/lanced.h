@@ -366,6 +366,11 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
  * (kind 2); 0 when everything given parses, else -1 with e filled. */
 int ld_rows_parse(const char *ids, const char *columns, const uint8_t *body, size_t len,
                   int kind, uint64_t max_ids, struct ld_err *e);
+/* A JSON body's ids, read with the fast path for plain integer arrays or (fast false) by
+ * jansson alone: 0 with *ids (malloc'd) and *n, or the HTTP status with e filled. The two must
+ * agree on every input (fuzz_request). */
+int ld_rows_json_ids(const uint8_t *body, size_t len, uint64_t max_ids, bool fast, uint64_t **ids,
+                     size_t *n, struct ld_err *e);
 /* Percent-decoding of a path or query value in place (server.c's libmicrohttpd callback); a
  * decoded NUL becomes 0x01, which every parser rejects. Returns the new length. */
 size_t ld_url_unescape(char *s);
