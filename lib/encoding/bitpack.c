@@ -103,6 +103,16 @@ static int check_t(uint64_t t, const char *what, struct lnc_error *err) {
 int lnc_inline_bitpacking(const Lance__Encodings21__InlineBitpacking *ib, struct lnc_slice buf,
                           uint64_t n, int single_block, struct lnc_arena *a,
                           struct lnc_values *out, struct lnc_error *err) {
+  return lnc_inline_bitpacking_pick(ib, buf, n, single_block, NULL, 0, a, out, err);
+}
+
+/* want: when not NULL (one block only), the value indices (< n) the caller will read; only
+ * those are unpacked, each in a few shifts (lnc_fl_get), where a whole block is 1024: a take
+ * of one row per chunk reads one value of the chunk. The rest of out stays unwritten. The
+ * checks are the same either way, so a corrupt chunk fails the same. */
+int lnc_inline_bitpacking_pick(const Lance__Encodings21__InlineBitpacking *ib, struct lnc_slice buf,
+                               uint64_t n, int single_block, const uint32_t *want, size_t nwant,
+                               struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err) {
   uint64_t T = ib->uncompressed_bits_per_value;
   int rc = check_t(T, "InlineBitpacking", err);
   if (rc) return rc;
@@ -116,6 +126,7 @@ int lnc_inline_bitpacking(const Lance__Encodings21__InlineBitpacking *ib, struct
   if (nblocks > buf.len / wb || nblocks > LNC_ENC_MAX_DECOMPRESSED / (1024 * wb))
     return lnc_errf(err, LNC_ECORRUPT, "InlineBitpacking: %zu bytes cannot hold %llu blocks",
                     buf.len, (unsigned long long)nblocks);
+  if (want && nblocks != 1) want = NULL;
   uint8_t *dst = lnc_arena_alloc(a, nblocks * 1024 * wb);
   if (!dst) return lnc_enc_nomem(err, "bitpacking output");
   size_t pos = 0;
@@ -132,7 +143,15 @@ int lnc_inline_bitpacking(const Lance__Encodings21__InlineBitpacking *ib, struct
     if (buf.len - pos < need)
       return lnc_errf(err, LNC_ECORRUPT, "InlineBitpacking block %llu needs %zu bytes, has %zu",
                       (unsigned long long)b, need, buf.len - pos);
-    lnc_fl_unpack((unsigned)T, (unsigned)W, buf.p + pos, dst + b * 1024 * wb);
+    if (want) {
+      for (size_t k = 0; k < nwant; k++) {
+        if (want[k] >= n) return lnc_errf(err, LNC_EINTERNAL, "InlineBitpacking: value %u of %llu wanted", want[k], (unsigned long long)n);
+        uint64_t v = lnc_fl_get((unsigned)T, (unsigned)W, buf.p + pos, want[k]);
+        lnc_wrw(dst + (size_t)want[k] * wb, v, wb);
+      }
+    } else {
+      lnc_fl_unpack((unsigned)T, (unsigned)W, buf.p + pos, dst + b * 1024 * wb);
+    }
     pos += need;
   }
   lnc_values_fixed(out, n, (uint32_t)T, dst, (size_t)n * wb);

@@ -187,6 +187,14 @@ int lnc_enc_miniblock(const lnc_enc *e, const struct lnc_slice *bufs, size_t nbu
   return lnc_enc_miniblock_d(e, bufs, nbufs, n, a, out, err, 0);
 }
 
+int lnc_enc_miniblock_pick(const lnc_enc *e, const struct lnc_slice *bufs, size_t nbufs, uint64_t n,
+                           const uint32_t *want, size_t nwant, struct lnc_arena *a,
+                           struct lnc_values *out, struct lnc_error *err) {
+  if (want && e && e->compression_case == CASE(INLINE_BITPACKING) && e->inline_bitpacking && nbufs == 1)
+    return lnc_inline_bitpacking_pick(e->inline_bitpacking, bufs[0], n, 1, want, nwant, a, out, err);
+  return lnc_enc_miniblock(e, bufs, nbufs, n, a, out, err);
+}
+
 int lnc_enc_block(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
                   struct lnc_values *out, struct lnc_error *err) {
   return lnc_enc_block_d(e, buf, n, a, out, err, 0);

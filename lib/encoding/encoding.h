@@ -41,6 +41,12 @@ struct lnc_values {
 /* Mini-block context: decode one chunk's value buffers (bufs[0..nbufs)) holding n values. */
 int lnc_enc_miniblock(const lnc_enc *e, const struct lnc_slice *bufs, size_t nbufs, uint64_t n,
                       struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err);
+/* The same where the caller will read only the values want[0..nwant) (indices < n): an
+ * encoding that can decode single values (InlineBitpacking) decodes only those and leaves the
+ * rest of out unwritten; any other decodes them all. Errors are lnc_enc_miniblock's. */
+int lnc_enc_miniblock_pick(const lnc_enc *e, const struct lnc_slice *bufs, size_t nbufs, uint64_t n,
+                           const uint32_t *want, size_t nwant, struct lnc_arena *a,
+                           struct lnc_values *out, struct lnc_error *err);
 /* Block context: a whole buffer holding n values (dictionaries, constant scalars). */
 int lnc_enc_block(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
                   struct lnc_values *out, struct lnc_error *err);

@@ -97,6 +97,9 @@ int lnc_vps_split_d(const Lance__Encodings21__VariablePackedStruct *v, struct ln
 int lnc_inline_bitpacking(const Lance__Encodings21__InlineBitpacking *ib, struct lnc_slice buf,
                           uint64_t n, int single_block, struct lnc_arena *a,
                           struct lnc_values *out, struct lnc_error *err);
+int lnc_inline_bitpacking_pick(const Lance__Encodings21__InlineBitpacking *ib, struct lnc_slice buf,
+                               uint64_t n, int single_block, const uint32_t *want, size_t nwant,
+                               struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err);
 int lnc_outofline_bitpacking(const Lance__Encodings21__OutOfLineBitpacking *ob,
                              struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
                              struct lnc_values *out, struct lnc_error *err);

@@ -5,6 +5,7 @@
 #include "page.h"
 #include "../io/io.h"
 #include "../util/error.h"
+#include "../util/assert.h"
 #include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
@@ -266,8 +267,9 @@ static uint32_t block_count_below(const uint16_t *p, uint16_t v, uint16_t max, b
   return n;
 }
 
+/* want: NULL, or (pages without levels) the only values of the chunk the take reads. */
 static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, const uint8_t *p,
-                        struct mb_decoded *d) {
+                        const uint32_t *want, size_t nwant, struct mb_decoded *d) {
   const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
   const struct mb_chunk *ch = &s->chunks[k];
   size_t len = ch->size, pos = 0;
@@ -324,7 +326,8 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
       (rc = lnc_enc_levels(mb->def_compression, def_s, n_levels, c->arena, &d->def, c->err)))
     return lnc_page_err(c, rc, "chunk %u def levels: %s", k, c->err->message);
   struct lnc_values raw;
-  rc = lnc_enc_miniblock(mb->value_compression, bufs, (size_t)nb, ch->n_values, c->arena, &raw, c->err);
+  if (has_rep || has_def) want = NULL; /* values are found through the levels: all decoded */
+  rc = lnc_enc_miniblock_pick(mb->value_compression, bufs, (size_t)nb, ch->n_values, want, nwant, c->arena, &raw, c->err);
   if (rc) return lnc_page_err(c, rc, "chunk %u values: %s", k, c->err->message);
   if (raw.n != ch->n_values)
     return lnc_page_err(c, LNC_ECORRUPT, "chunk %u decoded %llu values, expected %u", k,
@@ -574,18 +577,38 @@ int lnc_miniblock_plan(struct lnc_page_job *j) {
   return 0;
 }
 
-static int decoded(struct lnc_take_ctx *c, struct mb_state *s, struct mb_plan *pl, uint32_t k,
-                   struct mb_decoded **out) {
+static int decoded_want(struct lnc_take_ctx *c, struct mb_state *s, struct mb_plan *pl, uint32_t k,
+                        const uint32_t *want, size_t nwant, struct mb_decoded **out) {
   if (!pl->dec[k]) {
     if (!pl->data[k]) return lnc_page_err(c, LNC_EINTERNAL, "chunk %u was not read", k);
     struct mb_decoded *d = lnc_arena_alloc(c->arena, sizeof *d);
     if (!d) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-    int rc = decode_chunk(c, s, k, pl->data[k], d);
+    int rc = decode_chunk(c, s, k, pl->data[k], want, nwant, d);
     if (rc) return rc;
     pl->dec[k] = d;
   }
   *out = pl->dec[k];
   return 0;
+}
+
+static int decoded(struct lnc_take_ctx *c, struct mb_state *s, struct mb_plan *pl, uint32_t k,
+                   struct mb_decoded **out) {
+  return decoded_want(c, s, pl, k, NULL, 0, out);
+}
+
+/* Without list layers, the take's rows in chunk k are rows[i..) while chunk_of stays k (rows
+ * are sorted): their value indices, when they are few enough that decoding only them beats
+ * decoding the chunk (MB_PICK_MAX), else 0. */
+enum { MB_PICK_MAX = 32 };
+static size_t chunk_wants(const struct lnc_page_job *j, const struct mb_state *s, const struct mb_plan *pl,
+                          size_t i, uint32_t *want) {
+  uint32_t k = pl->chunk_of[i];
+  size_t n = 0;
+  for (; i < j->n && pl->chunk_of[i] == k; i++, n++) {
+    if (n == MB_PICK_MAX) return 0;
+    want[n] = (uint32_t)(j->rows[i] - s->chunks[k].first_value);
+  }
+  return n;
 }
 
 int lnc_miniblock_decode(struct lnc_page_job *j) {
@@ -599,11 +622,15 @@ int lnc_miniblock_decode(struct lnc_page_job *j) {
     uint32_t k = pl->chunk_of[i];
     const struct mb_chunk *ch = &s->chunks[k];
     struct mb_decoded *d;
-    if ((rc = decoded(c, s, pl, k, &d))) return rc;
     if (!s->L.max_rep) {
+      LNC_ASSERT(i == 0 || pl->chunk_of[i - 1] <= k);
+      uint32_t want[MB_PICK_MAX];
+      size_t nwant = pl->dec[k] ? 0 : chunk_wants(j, s, pl, i, want);
+      if ((rc = decoded_want(c, s, pl, k, nwant ? want : NULL, nwant, &d))) return rc;
       uint32_t li = (uint32_t)(r - ch->first_value);
       if ((rc = emit_range(c, s, d, li, li + 1, 0, out))) return rc;
     } else {
+      if ((rc = decoded(c, s, pl, k, &d))) return rc;
       uint64_t kth = r - ch->first_row;
       if (kth >= d->n_starts)
         return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u row starts, row %llu needs %llu", k,

@@ -32,5 +32,7 @@ static inline uint64_t lnc_rdw(const uint8_t *p, unsigned bytes) {
   memcpy(&v, p, bytes);
   return v;
 }
+/* Its inverse: the low `bytes` (0..8) bytes of v (a decoder writing one value of a column). */
+static inline void lnc_wrw(uint8_t *p, uint64_t v, unsigned bytes) { memcpy(p, &v, bytes); }
 
 #endif

@@ -191,6 +191,64 @@ START_TEST(test_bitpack_corrupt) {
 }
 END_TEST
 
+/* lnc_enc_miniblock_pick: the wanted values of an inline block equal the full decode's, for
+ * every T and a spread of widths and value counts; a corrupt chunk fails with the same code
+ * and message as the full decode; other encodings are decoded whole. */
+START_TEST(test_inline_pick) {
+  uint64_t seed = 99;
+  const unsigned Ts[4] = {8, 16, 32, 64};
+  for (int ti = 0; ti < 4; ti++) {
+    unsigned T = Ts[ti];
+    for (unsigned W = 0; W <= T; W += (T / 8 > 1 ? T / 8 - 1 : 1)) {
+      uint64_t vals[1024] = {0}, mask = W == 64 ? ~0ull : ((1ull << W) - 1);
+      uint64_t n = 1 + eb_rand(&seed) % 1024;
+      for (uint64_t i = 0; i < n; i++) vals[i] = eb_rand(&seed) & mask;
+      struct eb_w w = {0};
+      put_inline_block(&w, T, W, vals);
+      struct lnc_slice b = eb_slice(&w);
+      uint32_t want[7] = {0, (uint32_t)(n - 1)};
+      for (int k = 2; k < 7; k++) want[k] = (uint32_t)(eb_rand(&seed) % n);
+      struct lnc_values full, pick;
+      struct lnc_error err = {0};
+      ck_assert_int_eq(lnc_enc_miniblock(eb_inline(T), &b, 1, n, &eb_arena, &full, &err), 0);
+      ck_assert_int_eq(lnc_enc_miniblock_pick(eb_inline(T), &b, 1, n, want, 7, &eb_arena, &pick, &err), 0);
+      ck_assert_uint_eq(pick.n, n);
+      ck_assert_uint_eq(pick.bits, T);
+      ck_assert_uint_eq(pick.data_len, full.data_len);
+      for (int k = 0; k < 7; k++)
+        ck_assert_msg(get_t(pick.data, T, want[k]) == vals[want[k]] && get_t(full.data, T, want[k]) == vals[want[k]],
+                      "T=%u W=%u n=%llu value %u", T, W, (unsigned long long)n, want[k]);
+    }
+  }
+  /* corrupt chunks: same answer both ways */
+  uint8_t buf[64] = {0};
+  struct lnc_slice s = {buf, sizeof buf};
+  uint32_t want[1] = {3};
+  const struct {
+    uint8_t width;
+    size_t len;
+    uint64_t n;
+  } bad[] = {{33, 64, 10}, {5, 64, 10}, {0, 64, 2000}, {0, 0, 1}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    buf[0] = bad[i].width;
+    s.len = bad[i].len;
+    struct lnc_values out;
+    struct lnc_error e1 = {0}, e2 = {0};
+    int r1 = lnc_enc_miniblock(eb_inline(32), &s, 1, bad[i].n, &eb_arena, &out, &e1);
+    int r2 = lnc_enc_miniblock_pick(eb_inline(32), &s, 1, bad[i].n, want, 1, &eb_arena, &out, &e2);
+    ck_assert_int_eq(r1, LNC_ECORRUPT);
+    ck_assert_int_eq(r2, r1);
+    ck_assert_str_eq(e2.message, e1.message);
+  }
+  /* not bitpacked: decoded whole (Flat points into the buffer) */
+  s.len = sizeof buf;
+  struct lnc_values out;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_enc_miniblock_pick(eb_flat(64), &s, 1, 8, want, 1, &eb_arena, &out, &err), 0);
+  ck_assert_ptr_eq(out.data, buf);
+}
+END_TEST
+
 START_TEST(test_fl_speed) {
   /* sanity: unpacking 64 MiB worth of values stays fast (catches accidental bit loops) */
   static uint64_t vals[1024];
@@ -217,6 +275,7 @@ int main(void) {
   tcase_add_test(tc, test_inline_block_levels);
   tcase_add_test(tc, test_out_of_line);
   tcase_add_test(tc, test_bitpack_corrupt);
+  tcase_add_test(tc, test_inline_pick);
   tcase_add_test(tc, test_fl_speed);
   suite_add_tcase(s, tc);
   return tsup_run(s);
