@@ -267,7 +267,7 @@ static uint32_t block_count_below(const uint16_t *p, uint16_t v, uint16_t max, b
   return n;
 }
 
-/* want: NULL, or (pages without levels) the only values of the chunk the take reads. */
+/* want: NULL, or (pages without list layers) the only values of the chunk the take reads. */
 static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, const uint8_t *p,
                         const uint32_t *want, size_t nwant, struct mb_decoded *d) {
   const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
@@ -326,7 +326,9 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
       (rc = lnc_enc_levels(mb->def_compression, def_s, n_levels, c->arena, &d->def, c->err)))
     return lnc_page_err(c, rc, "chunk %u def levels: %s", k, c->err->message);
   struct lnc_values raw;
-  if (has_rep || has_def) want = NULL; /* values are found through the levels: all decoded */
+  /* With list layers a row's values are found through the levels: all are decoded. Without,
+   * value i belongs to level i, nulls included (checked below), as emit_range reads them. */
+  if (has_rep) want = NULL;
   rc = lnc_enc_miniblock_pick(mb->value_compression, bufs, (size_t)nb, ch->n_values, want, nwant, c->arena, &raw, c->err);
   if (rc) return lnc_page_err(c, rc, "chunk %u values: %s", k, c->err->message);
   if (raw.n != ch->n_values)
