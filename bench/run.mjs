@@ -121,6 +121,9 @@ async function waitHttp(port, p, pathq = '/', ms = 20000) {
   }
   return false;
 }
+async function httpStatus(port, pathq) {
+  try { const r = await fetch(`http://127.0.0.1:${port}${pathq}`); await r.arrayBuffer(); return r.status; } catch { return null; }
+}
 async function httpText(url) { try { const r = await fetch(url); return await r.text(); } catch { return null; } }
 
 // ---------------------------------------------------------------- page cache
@@ -156,7 +159,7 @@ async function cell(meta, fn) {
   R.cells.push(rec);
   save();
   log(`${meta.system}${meta.format ? '/' + meta.format : ''} ${meta.dataset ?? ''} b=${meta.batch ?? '-'} c=${meta.conc ?? '-'}${meta.cold ? ' cold' : ''}${meta.rate ? ' rate=' + meta.rate : ''}: ` +
-    (rec.error ? `ERROR ${rec.error}` : rec.iops != null ? `${meta.bs} depth ${meta.depth}: ${Math.round(rec.iops)} IOPS ${(rec.bw_bytes / 1e6).toFixed(0)} MB/s others=${rec.cpu.others_cores}${rec.disturbed ? ' DISTURBED' : ''}` : `${Math.round(rec.rows_per_s ?? rec.requests_per_s ?? 0)} ${rec.rows_per_s != null ? 'rows' : 'req'}/s p99=${rec.latency_us?.p99 ?? '-'}us others=${rec.cpu.others_cores}${rec.disturbed ? ' DISTURBED' : ''}`));
+    (rec.error ? `ERROR ${rec.error}` : rec.iops != null ? `${meta.bs} depth ${meta.depth}: ${Math.round(rec.iops)} IOPS ${(rec.bw_bytes / 1e6).toFixed(0)} MB/s others=${rec.cpu.others_cores}${rec.disturbed ? ' DISTURBED' : ''}` : `${Math.round(rec.rows_per_s || rec.requests_per_s || 0)} ${rec.rows_per_s ? 'rows' : 'req'}/s p99=${rec.latency_us?.p99 ?? '-'}us others=${rec.cpu.others_cores}${rec.disturbed ? ' DISTURBED' : ''}`));
   return rec;
 }
 
@@ -239,18 +242,27 @@ async function staticCeiling() {
   {
     const one = R.cells.find((x) => x.system === 'lanced' && x.dataset === 'scalars' && x.batch === 1 && x.format === 'arrow' && x.body_bytes_per_req);
     const size = Math.max(64, Math.round(one?.body_bytes_per_req ?? 1024));
-    const www = path.join(OUT, 'static');
-    fs.mkdirSync(www, { recursive: true });
-    fs.writeFileSync(path.join(www, 'row.bin'), Buffer.alloc(size, 0x61));
+    // Served from a directory of its own under the system's temporary directory, readable by
+    // all: nginx's workers drop root for `nobody`, who cannot read a checkout under a 0700
+    // home or mkdtemp directory (every static cell then answered 403).
+    const www = fs.mkdtempSync(path.join(os.tmpdir(), 'lanced-static-'));
+    fs.chmodSync(www, 0o755);
+    fs.writeFileSync(path.join(www, 'row.bin'), Buffer.alloc(size, 0x61), { mode: 0o644 });
+    fs.chmodSync(path.join(www, 'row.bin'), 0o644);
     const port = await freePort();
     let p = null, server = null;
     if (spawnSync('bash', ['-c', 'command -v nginx']).status === 0) {
       const conf = path.join(OUT, 'nginx.conf');
-      fs.writeFileSync(conf, `daemon off;\nworker_processes ${NCPU};\npid ${OUT}/nginx.pid;\nerror_log ${OUT}/logs/nginx-error.log;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n  client_body_temp_path ${OUT}/static/tmp; proxy_temp_path ${OUT}/static/tmp; fastcgi_temp_path ${OUT}/static/tmp; uwsgi_temp_path ${OUT}/static/tmp; scgi_temp_path ${OUT}/static/tmp;\n  keepalive_requests 1000000;\n  server { listen 127.0.0.1:${port}; root ${www}; location / { } }\n}\n`);
-      fs.mkdirSync(path.join(www, 'tmp'), { recursive: true });
+      const tmp = path.join(OUT, 'static-tmp');
+      fs.writeFileSync(conf, `daemon off;\nworker_processes ${NCPU};\npid ${OUT}/nginx.pid;\nerror_log ${OUT}/logs/nginx-error.log;\nevents { worker_connections 1024; }\nhttp {\n  access_log off;\n  client_body_temp_path ${tmp}; proxy_temp_path ${tmp}; fastcgi_temp_path ${tmp}; uwsgi_temp_path ${tmp}; scgi_temp_path ${tmp};\n  keepalive_requests 1000000;\n  server { listen 127.0.0.1:${port}; root ${www}; location / { } }\n}\n`);
+      fs.mkdirSync(tmp, { recursive: true });
       p = startServer('nginx', 'nginx', ['-c', conf, '-p', OUT]);
       server = 'nginx';
-      if (!(await waitHttp(port, p, '/row.bin', 5000))) { await stopServer(p); p = null; }
+      if (!(await waitHttp(port, p, '/row.bin', 5000)) || (await httpStatus(port, '/row.bin')) !== 200) {
+        R.notes.push(`static ceiling: nginx did not serve /row.bin (status ${await httpStatus(port, '/row.bin')}); python3 http.server used`);
+        await stopServer(p);
+        p = null;
+      }
     }
     if (!p) {
       p = startServer('static-python', 'python3', ['-m', 'http.server', '--bind', '127.0.0.1', '--directory', www, String(port)]);
@@ -261,6 +273,7 @@ async function staticCeiling() {
     for (const c of CONNS)
       await cell({ system: 'static', server, body_bytes: size, conc: c, batch: 1 }, () => load(port, ['--raw-path', '/row.bin', '--connections', String(c), '--duration', String(S.cell)]));
     await stopServer(p);
+    fs.rmSync(www, { recursive: true, force: true });
   }
 }
 
