@@ -52,8 +52,8 @@ struct lnc_ring {
   uint64_t merge_gap, max_merged;
   uint8_t *pool; /* pool_bytes, block-aligned; bump-allocated, reset when nothing is in flight */
   size_t pool_bytes, pool_used;
-  size_t overflow_max, overflow_used; /* bytes of pool-sized reads given buffers of their own
-                                         when the pool is full (guests only; 0 = wait instead) */
+  size_t overflow_used; /* guests: bytes of pool-sized reads given buffers of their own while
+                          the pool is full (at most GUEST_OVERFLOW_BYTES) */
   /* Scratch that only grows, so a batch allocates nothing once the ring has warmed up. */
   struct lnc_read **ord;
   size_t ord_cap;
@@ -170,7 +170,6 @@ int lnc_ring_new_guest(struct io_uring *host, struct lnc_ring **out) {
     r->uring = true;
     r->guest = true;
     r->q = host;
-    r->overflow_max = GUEST_OVERFLOW_BYTES;
   }
   *out = r;
   return 0;
@@ -316,7 +315,7 @@ static bool assign(struct lnc_ring *r, struct ext *e, bool idle, bool direct) {
   } else {
     size_t at = (size_t)up(r->pool_used, direct ? r->block : BUFFERED_ALIGN);
     if (at > r->pool_bytes || e->len > r->pool_bytes - at) {
-      if (!idle && e->len <= r->overflow_max - r->overflow_used) {
+      if (!idle && r->guest && e->len <= GUEST_OVERFLOW_BYTES - r->overflow_used) {
         void *p = NULL;
         if (posix_memalign(&p, r->block, e->len)) return false; /* wait for the pool instead */
         e->kind = BUF_TEMP;
