@@ -258,8 +258,9 @@ async function staticCeiling() {
       fs.mkdirSync(tmp, { recursive: true });
       p = startServer('nginx', 'nginx', ['-c', conf, '-p', OUT]);
       server = 'nginx';
-      if (!(await waitHttp(port, p, '/row.bin', 5000)) || (await httpStatus(port, '/row.bin')) !== 200) {
-        R.notes.push(`static ceiling: nginx did not serve /row.bin (status ${await httpStatus(port, '/row.bin')}); python3 http.server used`);
+      const status = (await waitHttp(port, p, '/row.bin', 5000)) ? await httpStatus(port, '/row.bin') : null;
+      if (status !== 200) {
+        R.notes.push(`static ceiling: nginx did not serve /row.bin (status ${status}); python3 http.server used`);
         await stopServer(p);
         p = null;
       }
