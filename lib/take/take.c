@@ -243,16 +243,19 @@ int lnc_file_prepare(struct lnc_file *f, const struct lnc_take_env *env, struct 
   return 0;
 }
 
+/* The request's page jobs, in its arena (what a grown list leaves behind is freed with it). */
 struct job_list {
   struct lnc_page_job *v;
   size_t n, cap;
+  struct lnc_arena *arena;
 };
 
 static int jobs_grow(struct job_list *jobs, struct lnc_error *err) {
   if (jobs->n < jobs->cap) return 0;
-  size_t cap = jobs->cap ? jobs->cap * 2 : 16;
-  struct lnc_page_job *nj = realloc(jobs->v, cap * sizeof *nj);
-  if (!nj) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  size_t cap = jobs->cap ? jobs->cap * 2 : 4;
+  struct lnc_page_job *nj = cap <= SIZE_MAX / sizeof *nj ? lnc_arena_alloc(jobs->arena, cap * sizeof *nj) : NULL;
+  if (!nj) return lnc_errf(err, LNC_ENOMEM, "out of memory for %zu page jobs", cap);
+  if (jobs->n) memcpy(nj, jobs->v, jobs->n * sizeof *nj);
   jobs->v = nj;
   jobs->cap = cap;
   return 0;
@@ -527,9 +530,12 @@ static int sort_ids(struct take_state *t, const uint64_t *ids, size_t n, struct 
 /* Step 3: plan every page of every selected column, then read and decode them together. */
 static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struct lnc_proj *root,
                         struct take_state *t, struct lnc_take_stats *stats, struct lnc_error *err) {
+  /* Scratch starts on this stack: a take of a few rows then allocates none (plans, page
+   * jobs and read lists of a single-row take use well under this). */
+  _Alignas(LNC_ARENA_BUF_ALIGN) unsigned char scratch[8192];
   struct lnc_arena arena;
-  lnc_arena_init(&arena, 0);
-  struct job_list jobs = {0};
+  lnc_arena_init_buf(&arena, 0, scratch, sizeof scratch);
+  struct job_list jobs = {.arena = &arena};
   int rc = 0;
   collect_columns(root, t->need);
   for (uint32_t c = 0; c < f->n_columns && !rc; c++) {
@@ -544,7 +550,6 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
     rc = run_jobs(f, &jobs, &arena, env, stats, err);
   else
     for (size_t k = 0; k < jobs.n; k++) lnc_page_release(&jobs.v[k]);
-  free(jobs.v);
   lnc_arena_free(&arena);
   return rc;
 }
