@@ -96,7 +96,8 @@ struct lnc_task {
 
 struct lnc_loop {
   struct io_uring ring;
-  bool uring; /* false: io_uring unavailable, reads go through pread */
+  bool uring;     /* false: io_uring unavailable, reads go through pread */
+  bool buf_slots; /* a sparse buffer table of max_tasks slots: task i registers its pool in slot i */
   lnc_worker *worker;
 #ifdef LOOP_ASM_SWITCH
   void *main_sp;
@@ -275,7 +276,8 @@ static int task_get(struct lnc_loop *l, struct lnc_task **out, struct lnc_error 
     return lnc_errf(err, LNC_ENOMEM, "loop: cannot map a task stack");
   }
   mprotect(t->map, GUARD_BYTES, PROT_NONE);
-  int rc = lnc_ring_new_guest(l->uring ? &l->ring : NULL, &t->ring);
+  /* Tasks are only freed with the loop, so live numbers them: slot `live` is this one's. */
+  int rc = lnc_ring_new_guest(l->uring ? &l->ring : NULL, l->buf_slots ? (int)l->live : -1, &t->ring);
   if (rc) {
     munmap(t->map, GUARD_BYTES + STACK_BYTES);
     free(t);
@@ -458,6 +460,7 @@ int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error
   l->max_tasks = 4096;
   const char *pr = getenv("LNC_RING_PREAD");
   if (!(pr && *pr && strcmp(pr, "0"))) l->uring = io_uring_queue_init(depth, &l->ring, 0) == 0;
+  if (l->uring) l->buf_slots = io_uring_register_buffers_sparse(&l->ring, l->max_tasks) == 0;
   int rc = lnc_worker_new(e, &l->worker, err);
   if (rc) {
     if (l->uring) io_uring_queue_exit(&l->ring);

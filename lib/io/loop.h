@@ -38,8 +38,9 @@ void lnc_task_yield(void);
 #define LNC_LOOP_TAG_WATCH(i)   ((uint64_t)(i) << 1 | 1u) /* a watched fd, i < 64 */
 #define LNC_LOOP_TAG_IS_OWN(ud) (((ud)&1u) != 0)
 
-/* ring.c: guest rings share a loop's io_uring. */
-int lnc_ring_new_guest(struct io_uring *host, struct lnc_ring **out);
+/* ring.c: guest rings share a loop's io_uring. buf_slot >= 0: an empty slot of host's sparse
+ * buffer table where the guest registers its pool (-1: reads into it are not fixed). */
+int lnc_ring_new_guest(struct io_uring *host, int buf_slot, struct lnc_ring **out);
 /* Routes one completion of host to the guest read it belongs to (ud = its user_data); wakes
  * the guest's task once what it waits for has arrived. */
 void lnc_ring_route(uint64_t ud, int res);

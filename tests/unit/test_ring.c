@@ -485,14 +485,65 @@ struct guest_job {
   size_t n;
   int rc;
   bool done;
+  bool fixed; /* the task's ring reads into a registered pool */
 };
 
 static void guest_read(void *arg) {
   struct guest_job *j = arg;
   struct lnc_error err = {0};
+  j->fixed = lnc_ring_buffers_registered(lnc_task_ring());
   j->rc = lnc_ring_read_batch(lnc_task_ring(), j->fd, true, FILE_SIZE, j->reads, j->n, NULL, &err);
   j->done = true;
 }
+
+/* Tasks parked at once each read into their own registered pool (a slot of the loop's
+ * buffer table per task): were two pools given one slot, one task's bytes would land in the
+ * other's pool and the comparison below would fail. Two rounds: the second reuses the tasks
+ * (and slots) of the first. Unaligned reads, so they go through the pool, not in place. */
+START_TEST(test_guest_pools_fixed) {
+  struct lnc_engine_config cfg;
+  lnc_engine_config_default(&cfg);
+  cfg.io_mode = LNC_IO_DIRECT;
+  lnc_engine *e;
+  lnc_loop *l;
+  ck_assert_int_eq(lnc_engine_new(&cfg, &e, NULL), 0);
+  ck_assert_int_eq(lnc_loop_new(e, 0, &l, NULL), 0);
+  enum { TASKS = 4,
+         READS = 3,
+         LEN = 5000 };
+  int fd = open_data(true);
+  for (int round = 0; round < 2; round++) {
+    struct lnc_read reads[TASKS][READS];
+    uint8_t *dst = malloc((size_t)TASKS * READS * LEN);
+    struct guest_job jobs[TASKS];
+    for (int t = 0; t < TASKS; t++) {
+      for (int k = 0; k < READS; k++)
+        reads[t][k] = (struct lnc_read){.off = (uint64_t)(round * 7 + t * 3 + k) * 40000 + 11 + t, .len = LEN, .dst = dst + ((size_t)t * READS + k) * LEN};
+      jobs[t] = (struct guest_job){.fd = fd, .reads = reads[t], .n = READS};
+      int parked = 0;
+      ck_assert_int_eq(lnc_loop_spawn(l, guest_read, &jobs[t], &parked, NULL), 0);
+      if (lnc_loop_uses_uring(l)) ck_assert_int_eq(parked, 1); /* all in flight together */
+    }
+    for (int it = 0; it < 1000; it++) {
+      bool all = true;
+      for (int t = 0; t < TASKS; t++) all = all && jobs[t].done;
+      if (all) break;
+      ck_assert_int_eq(lnc_loop_wait(l, NULL, 0, 1000, NULL, NULL), 0);
+    }
+    for (int t = 0; t < TASKS; t++) {
+      ck_assert(jobs[t].done);
+      ck_assert_int_eq(jobs[t].rc, 0);
+      if (lnc_loop_uses_uring(l) && geteuid() == 0) ck_assert(jobs[t].fixed); /* root: no RLIMIT_MEMLOCK */
+      for (int k = 0; k < READS; k++)
+        ck_assert_msg(memcmp(reads[t][k].dst, content + reads[t][k].off, LEN) == 0, "round %d task %d read %d", round, t, k);
+    }
+    free(dst);
+  }
+  close(fd);
+  lnc_loop_free(l);
+  lnc_engine_free(e);
+}
+END_TEST
 
 /* A task's round of reads that overflows its guest pool (256 KiB) still goes to the kernel
  * at once: the task parks once for the whole round, where it used to wait for the pool to
@@ -550,6 +601,7 @@ int main(void) {
   tcase_add_test(tc, test_config);
   tcase_add_test(tc, test_thread_ring);
   tcase_add_test(tc, test_guest_round_past_pool);
+  tcase_add_test(tc, test_guest_pools_fixed);
   suite_add_tcase(s, tc);
   int failed = tsup_run(s);
   remove_file();
