@@ -106,10 +106,25 @@ int lnc_inline_bitpacking(const Lance__Encodings21__InlineBitpacking *ib, struct
   return lnc_inline_bitpacking_pick(ib, buf, n, single_block, NULL, 0, a, out, err);
 }
 
-/* want: when not NULL (one block only), the value indices (< n) the caller will read; only
- * those are unpacked, each in a few shifts (lnc_fl_get), where a whole block is 1024: a take
- * of one row per chunk reads one value of the chunk. The rest of out stays unwritten. The
- * checks are the same either way, so a corrupt chunk fails the same. */
+/* Unpacks the values want[0..nwant) that fall in block b (values b*1024 ..) of a packed
+ * block at `packed` into dst (T/8 bytes a value, indexed like the whole output). */
+static int pick_block(unsigned T, unsigned W, const uint8_t *packed, uint64_t b, uint64_t n,
+                      const uint32_t *want, size_t nwant, uint8_t *dst, const char *what,
+                      struct lnc_error *err) {
+  unsigned wb = T / 8;
+  for (size_t k = 0; k < nwant; k++) {
+    if (want[k] >= n)
+      return lnc_errf(err, LNC_EINTERNAL, "%s: value %u of %llu wanted", what, want[k], (unsigned long long)n);
+    if (want[k] / 1024 != b) continue;
+    lnc_wrw(dst + (size_t)want[k] * wb, lnc_fl_get(T, W, packed, want[k] % 1024), wb);
+  }
+  return 0;
+}
+
+/* want: when not NULL, the value indices (< n) the caller will read; only those are
+ * unpacked, each in a few shifts (lnc_fl_get), where a whole block is 1024: a take of one
+ * row per chunk reads one value of the chunk. The rest of out stays unwritten. The checks
+ * are the same either way, so a corrupt chunk fails the same. */
 int lnc_inline_bitpacking_pick(const Lance__Encodings21__InlineBitpacking *ib, struct lnc_slice buf,
                                uint64_t n, int single_block, const uint32_t *want, size_t nwant,
                                struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err) {
@@ -126,7 +141,6 @@ int lnc_inline_bitpacking_pick(const Lance__Encodings21__InlineBitpacking *ib, s
   if (nblocks > buf.len / wb || nblocks > LNC_ENC_MAX_DECOMPRESSED / (1024 * wb))
     return lnc_errf(err, LNC_ECORRUPT, "InlineBitpacking: %zu bytes cannot hold %llu blocks",
                     buf.len, (unsigned long long)nblocks);
-  if (want && nblocks != 1) want = NULL;
   uint8_t *dst = lnc_arena_alloc(a, nblocks * 1024 * wb);
   if (!dst) return lnc_enc_nomem(err, "bitpacking output");
   size_t pos = 0;
@@ -144,11 +158,7 @@ int lnc_inline_bitpacking_pick(const Lance__Encodings21__InlineBitpacking *ib, s
       return lnc_errf(err, LNC_ECORRUPT, "InlineBitpacking block %llu needs %zu bytes, has %zu",
                       (unsigned long long)b, need, buf.len - pos);
     if (want) {
-      for (size_t k = 0; k < nwant; k++) {
-        if (want[k] >= n) return lnc_errf(err, LNC_EINTERNAL, "InlineBitpacking: value %u of %llu wanted", want[k], (unsigned long long)n);
-        uint64_t v = lnc_fl_get((unsigned)T, (unsigned)W, buf.p + pos, want[k]);
-        lnc_wrw(dst + (size_t)want[k] * wb, v, wb);
-      }
+      if ((rc = pick_block((unsigned)T, (unsigned)W, buf.p + pos, b, n, want, nwant, dst, "InlineBitpacking", err))) return rc;
     } else {
       lnc_fl_unpack((unsigned)T, (unsigned)W, buf.p + pos, dst + b * 1024 * wb);
     }
@@ -161,6 +171,14 @@ int lnc_inline_bitpacking_pick(const Lance__Encodings21__InlineBitpacking *ib, s
 int lnc_outofline_bitpacking(const Lance__Encodings21__OutOfLineBitpacking *ob,
                              struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
                              struct lnc_values *out, struct lnc_error *err) {
+  return lnc_outofline_bitpacking_pick(ob, buf, n, NULL, 0, a, out, err);
+}
+
+/* want: as lnc_inline_bitpacking_pick's. A tail stored unpacked is read in place. */
+int lnc_outofline_bitpacking_pick(const Lance__Encodings21__OutOfLineBitpacking *ob,
+                                  struct lnc_slice buf, uint64_t n, const uint32_t *want,
+                                  size_t nwant, struct lnc_arena *a, struct lnc_values *out,
+                                  struct lnc_error *err) {
   uint64_t T = ob->uncompressed_bits_per_value, W;
   int rc = check_t(T, "OutOfLineBitpacking", err);
   if (rc) return rc;
@@ -185,14 +203,22 @@ int lnc_outofline_bitpacking(const Lance__Encodings21__OutOfLineBitpacking *ob,
   uint8_t *dst = lnc_arena_alloc(a, nblocks * 1024 * wb);
   if (!dst) return lnc_enc_nomem(err, "bitpacking output");
   size_t block_bytes = wpb * wb;
-  for (uint64_t b = 0; b < full; b++)
-    lnc_fl_unpack((unsigned)T, (unsigned)W, buf.p + b * block_bytes, dst + b * 1024 * wb);
-  if (tail) {
-    const uint8_t *src = buf.p + full * block_bytes;
-    if (raw_tail)
-      memcpy(dst + full * 1024 * wb, src, tail * wb);
-    else
-      lnc_fl_unpack((unsigned)T, (unsigned)W, src, dst + full * 1024 * wb);
+  if (want) {
+    for (uint64_t b = 0; b < full + (tail && !raw_tail); b++)
+      if ((rc = pick_block((unsigned)T, (unsigned)W, buf.p + b * block_bytes, b, n, want, nwant, dst, "OutOfLineBitpacking", err))) return rc;
+    for (size_t k = 0; raw_tail && k < nwant; k++)
+      if (want[k] / 1024 == full && want[k] < n)
+        memcpy(dst + (size_t)want[k] * wb, buf.p + full * block_bytes + (size_t)(want[k] % 1024) * wb, wb);
+  } else {
+    for (uint64_t b = 0; b < full; b++)
+      lnc_fl_unpack((unsigned)T, (unsigned)W, buf.p + b * block_bytes, dst + b * 1024 * wb);
+    if (tail) {
+      const uint8_t *src = buf.p + full * block_bytes;
+      if (raw_tail)
+        memcpy(dst + full * 1024 * wb, src, tail * wb);
+      else
+        lnc_fl_unpack((unsigned)T, (unsigned)W, src, dst + full * 1024 * wb);
+    }
   }
   lnc_values_fixed(out, n, (uint32_t)T, dst, (size_t)n * wb);
   return 0;

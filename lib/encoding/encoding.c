@@ -2,6 +2,7 @@
  * (mini-block chunk, block buffer, full-zip value), as Lance's DefaultDecompressionStrategy
  * does, and rejects by name what a context does not allow. Also names and describes trees. */
 #include "internal.h"
+#include "../util/assert.h"
 #include "../util/buf.h"
 
 #define CASE(x) LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_##x
@@ -218,6 +219,25 @@ int lnc_enc_vps_split(const lnc_enc *e, struct lnc_slice row, struct lnc_arena *
     return lnc_errf(err, LNC_EUNSUPPORTED, "unsupported encoding: %s (want VariablePackedStruct)",
                     lnc_enc_name(e));
   return lnc_vps_split_d(e->variable_packed_struct, row, a, fields_out, nfields, err, 1);
+}
+
+int lnc_enc_levels_pick(const lnc_enc *e, struct lnc_slice buf, uint64_t n, const uint32_t *want,
+                        size_t nwant, struct lnc_arena *a, const uint16_t **out,
+                        struct lnc_error *err) {
+  /* The 16-bit bitpacked streams (every def stream of a nullable column Lance writes, in
+   * the fixtures) unpack just the wanted levels; anything else decodes whole. */
+  const Lance__Encodings21__InlineBitpacking *ib = e && e->compression_case == CASE(INLINE_BITPACKING) ? e->inline_bitpacking : NULL;
+  const Lance__Encodings21__OutOfLineBitpacking *ob = e && e->compression_case == CASE(OUT_OF_LINE_BITPACKING) ? e->out_of_line_bitpacking : NULL;
+  if (want && ((ib && ib->uncompressed_bits_per_value == 16) || (ob && ob->uncompressed_bits_per_value == 16))) {
+    struct lnc_values v;
+    int rc = ib ? lnc_inline_bitpacking_pick(ib, buf, n, 0, want, nwant, a, &v, err)
+                : lnc_outofline_bitpacking_pick(ob, buf, n, want, nwant, a, &v, err);
+    if (rc) return rc;
+    LNC_ASSERT(v.bits == 16 && ((uintptr_t)v.data & 1) == 0); /* arena memory, 16-byte aligned */
+    *out = (const uint16_t *)(const void *)v.data;
+    return 0;
+  }
+  return lnc_enc_levels(e, buf, n, a, out, err);
 }
 
 int lnc_enc_levels(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc_arena *a,

@@ -55,6 +55,11 @@ int lnc_enc_block(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc
    both do. */
 int lnc_enc_levels(const lnc_enc *e, struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
                    const uint16_t **out, struct lnc_error *err);
+/* The same where the caller will read only the levels want[0..nwant) (indices < n): 16-bit
+ * bitpacked streams unpack only those and leave the rest unwritten; any other decodes all. */
+int lnc_enc_levels_pick(const lnc_enc *e, struct lnc_slice buf, uint64_t n, const uint32_t *want,
+                        size_t nwant, struct lnc_arena *a, const uint16_t **out,
+                        struct lnc_error *err);
 /* Full-zip per-value contexts. Fixed: `value` is bits_per_value/8 bytes; out->n = 1.
    Variable: `value` is the bytes after the length prefix; *out = the decoded bytes. */
 int lnc_enc_fixed_per_value(const lnc_enc *e, struct lnc_slice value, struct lnc_arena *a,

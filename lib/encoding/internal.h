@@ -103,6 +103,10 @@ int lnc_inline_bitpacking_pick(const Lance__Encodings21__InlineBitpacking *ib, s
 int lnc_outofline_bitpacking(const Lance__Encodings21__OutOfLineBitpacking *ob,
                              struct lnc_slice buf, uint64_t n, struct lnc_arena *a,
                              struct lnc_values *out, struct lnc_error *err);
+int lnc_outofline_bitpacking_pick(const Lance__Encodings21__OutOfLineBitpacking *ob,
+                                  struct lnc_slice buf, uint64_t n, const uint32_t *want,
+                                  size_t nwant, struct lnc_arena *a, struct lnc_values *out,
+                                  struct lnc_error *err);
 
 /* fsst.c: decodes every value of a VARIABLE block of FSST codes */
 int lnc_fsst_values(const Lance__Encodings21__Fsst *f, const struct lnc_values *codes,

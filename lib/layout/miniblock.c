@@ -322,13 +322,14 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
   if (has_rep && rep_bytes &&
       (rc = lnc_enc_levels(mb->rep_compression, rep_s, n_levels, c->arena, &d->rep, c->err)))
     return lnc_page_err(c, rc, "chunk %u rep levels: %s", k, c->err->message);
+  /* With list layers a row's values are found through the levels: all are decoded. Without,
+   * value i belongs to level i, nulls included (checked below), as emit_range reads them:
+   * the def levels and values a take reads are those of its rows. */
+  if (has_rep) want = NULL;
   if (has_def && def_bytes &&
-      (rc = lnc_enc_levels(mb->def_compression, def_s, n_levels, c->arena, &d->def, c->err)))
+      (rc = lnc_enc_levels_pick(mb->def_compression, def_s, n_levels, want, nwant, c->arena, &d->def, c->err)))
     return lnc_page_err(c, rc, "chunk %u def levels: %s", k, c->err->message);
   struct lnc_values raw;
-  /* With list layers a row's values are found through the levels: all are decoded. Without,
-   * value i belongs to level i, nulls included (checked below), as emit_range reads them. */
-  if (has_rep) want = NULL;
   rc = lnc_enc_miniblock_pick(mb->value_compression, bufs, (size_t)nb, ch->n_values, want, nwant, c->arena, &raw, c->err);
   if (rc) return lnc_page_err(c, rc, "chunk %u values: %s", k, c->err->message);
   if (raw.n != ch->n_values)

@@ -106,6 +106,12 @@ START_TEST(test_inline_block_levels) {
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_enc_levels(eb_inline(16), eb_slice(&w), 2500, &eb_arena, &lv, &err), 0);
   for (int i = 0; i < 2500; i++) ck_assert_uint_eq(lv[i], vals[i / 1024][i % 1024]);
+  /* Picked: levels in each of the three blocks (the block walk skips by width words). */
+  const uint32_t want[6] = {2499, 0, 1023, 1024, 2047, 2048};
+  const uint16_t *pk;
+  ck_assert_int_eq(lnc_enc_levels_pick(eb_inline(16), eb_slice(&w), 2500, want, 6, &eb_arena, &pk, &err), 0);
+  ck_assert_ptr_ne(pk, lv);
+  for (int k = 0; k < 6; k++) ck_assert_msg(pk[want[k]] == vals[want[k] / 1024][want[k] % 1024], "level %u", want[k]);
 }
 END_TEST
 
@@ -137,6 +143,30 @@ static void ool_case(unsigned T, unsigned W, uint64_t n, int packed_tail) {
   for (uint64_t i = 0; i < n; i++)
     ck_assert_msg(get_t(out.data, T, i) == vals[i], "T=%u W=%u i=%llu", T, W,
                   (unsigned long long)i);
+  if (T != 16) return;
+  /* Levels picked one by one: first and last of every block, the tail (packed or stored
+   * raw), and a few at random, equal the full decode's. */
+  uint32_t want[32];
+  size_t nw = 0;
+  for (uint64_t b = 0; b * 1024 < n && nw + 2 <= 24; b++) {
+    want[nw++] = (uint32_t)(b * 1024);
+    want[nw++] = (uint32_t)((b + 1) * 1024 <= n ? (b + 1) * 1024 - 1 : n - 1);
+  }
+  while (nw < 32) want[nw++] = (uint32_t)(eb_rand(&seed) % n);
+  const uint16_t *pk;
+  rc = lnc_enc_levels_pick(eb_ool(T, W), eb_slice(&w), n, want, nw, &eb_arena, &pk, &err);
+  ck_assert_msg(rc == 0, "pick W=%u n=%llu: %s", W, (unsigned long long)n, err.message);
+  for (size_t k = 0; k < nw; k++)
+    ck_assert_msg(pk[want[k]] == vals[want[k]], "pick W=%u n=%llu level %u", W, (unsigned long long)n, want[k]);
+  /* One byte short: the same error as the full decode. */
+  struct lnc_slice cut = eb_slice(&w);
+  cut.len--;
+  struct lnc_error e1 = {0}, e2 = {0};
+  const uint16_t *lv;
+  int r1 = lnc_enc_levels(eb_ool(T, W), cut, n, &eb_arena, &lv, &e1);
+  int r2 = lnc_enc_levels_pick(eb_ool(T, W), cut, n, want, nw, &eb_arena, &pk, &e2);
+  ck_assert_int_eq(r2, r1);
+  if (r1) ck_assert_str_eq(e2.message, e1.message);
 }
 
 START_TEST(test_out_of_line) {
