@@ -267,7 +267,52 @@ static uint32_t block_count_below(const uint16_t *p, uint16_t v, uint16_t max, b
   return n;
 }
 
-/* want: NULL, or (pages without list layers) the only values of the chunk the take reads. */
+static int find_start(struct lnc_take_ctx *c, const struct mb_state *s, const struct mb_decoded *d,
+                      uint32_t kth, uint32_t *level, uint32_t *vis);
+
+/* Decodes a chunk's values: only want[0..nwant) where the encoding allows (want NULL: all). */
+static int decode_values(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, const struct lnc_slice *bufs,
+                         size_t nb, const uint32_t *want, size_t nwant, struct mb_decoded *d) {
+  const struct mb_chunk *ch = &s->chunks[k];
+  struct lnc_values raw;
+  int rc = lnc_enc_miniblock_pick(s->mb->value_compression, bufs, nb, ch->n_values, want, nwant, c->arena, &raw, c->err);
+  if (rc) return lnc_page_err(c, rc, "chunk %u values: %s", k, c->err->message);
+  if (raw.n != ch->n_values)
+    return lnc_page_err(c, LNC_ECORRUPT, "chunk %u decoded %llu values, expected %u", k,
+                        (unsigned long long)raw.n, ch->n_values);
+  if (c->stats) c->stats->bytes_decoded += ch->size;
+  if (s->has_dict) {
+    /* Keep the indices; rows are mapped to dictionary items only when emitted, so a chunk
+     * read for one row does not copy every item it refers to. */
+    if (raw.kind != LNC_VALUES_FIXED || (raw.bits != 8 && raw.bits != 16 && raw.bits != 32 && raw.bits != 64))
+      return lnc_page_err(c, LNC_ECORRUPT, "dictionary indices of %u bits", raw.bits);
+  }
+  d->vals = raw;
+  return 0;
+}
+
+/* With list layers: the values of the rows starting at the chunk's row starts
+ * starts[0..nstarts) (the part of each row in this chunk, as emit_range reads it), into
+ * vwant. Returns their count, or 0 when there are more than MB_PICK_MAX (decode them all). */
+enum { MB_PICK_MAX = 32 };
+static size_t list_values_wanted(struct lnc_take_ctx *c, const struct mb_state *s, const struct mb_decoded *d,
+                                 const uint32_t *starts, size_t nstarts, uint32_t *vwant) {
+  size_t n = 0;
+  for (size_t j = 0; j < nstarts; j++) {
+    uint32_t a, vis;
+    /* A start past the chunk's is reported by the caller when it emits that row. */
+    if (starts[j] >= d->n_starts || find_start(c, s, d, starts[j], &a, &vis)) return 0;
+    for (uint32_t i = a; i < d->n_levels && (i == a || !lv_start(s, d, i)); i++) {
+      if (!lv_visible(s, d, i)) continue;
+      if (n == MB_PICK_MAX) return 0;
+      vwant[n++] = vis++;
+    }
+  }
+  return n;
+}
+
+/* want: NULL, or what the take reads of the chunk: without list layers its value indices,
+ * with them the row starts (k-th start of the chunk) of its rows. */
 static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, const uint8_t *p,
                         const uint32_t *want, size_t nwant, struct mb_decoded *d) {
   const Lance__Encodings21__MiniBlockLayout *mb = s->mb;
@@ -322,31 +367,20 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
   if (has_rep && rep_bytes &&
       (rc = lnc_enc_levels(mb->rep_compression, rep_s, n_levels, c->arena, &d->rep, c->err)))
     return lnc_page_err(c, rc, "chunk %u rep levels: %s", k, c->err->message);
-  /* With list layers a row's values are found through the levels: all are decoded. Without,
-   * value i belongs to level i, nulls included (checked below), as emit_range reads them:
-   * the def levels and values a take reads are those of its rows. */
-  if (has_rep) want = NULL;
+  /* Without list layers value i belongs to level i, nulls included (checked below), as
+   * emit_range reads them: the def levels and values a take reads are those of its rows.
+   * With them a row's values are found through the levels, decoded whole, and the block
+   * counts below; then only its values are decoded. */
+  bool lists = s->L.max_rep != 0;
+  if (!lists && has_rep) want = NULL;
   if (has_def && def_bytes &&
-      (rc = lnc_enc_levels_pick(mb->def_compression, def_s, n_levels, want, nwant, c->arena, &d->def, c->err)))
+      (rc = lnc_enc_levels_pick(mb->def_compression, def_s, n_levels, lists ? NULL : want, nwant, c->arena, &d->def, c->err)))
     return lnc_page_err(c, rc, "chunk %u def levels: %s", k, c->err->message);
-  struct lnc_values raw;
-  rc = lnc_enc_miniblock_pick(mb->value_compression, bufs, (size_t)nb, ch->n_values, want, nwant, c->arena, &raw, c->err);
-  if (rc) return lnc_page_err(c, rc, "chunk %u values: %s", k, c->err->message);
-  if (raw.n != ch->n_values)
-    return lnc_page_err(c, LNC_ECORRUPT, "chunk %u decoded %llu values, expected %u", k,
-                        (unsigned long long)raw.n, ch->n_values);
-  if (c->stats) c->stats->bytes_decoded += ch->size;
-  if (s->has_dict) {
-    /* Keep the indices; rows are mapped to dictionary items only when emitted, so a chunk
-     * read for one row does not copy every item it refers to. */
-    if (raw.kind != LNC_VALUES_FIXED || (raw.bits != 8 && raw.bits != 16 && raw.bits != 32 && raw.bits != 64))
-      return lnc_page_err(c, LNC_ECORRUPT, "dictionary indices of %u bits", raw.bits);
-  }
-  d->vals = raw;
   /* Block counts, for locating rows inside the chunk. Without list layers every level is
    * visible, is value i and starts row i: no counts needed. emit_level still range-checks
    * each def level it uses. */
-  if (s->L.max_rep == 0) {
+  if (!lists) {
+    if ((rc = decode_values(c, s, k, bufs, (size_t)nb, want, nwant, d))) return rc;
     if (n_levels != ch->n_values)
       return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u levels for %u values", k, n_levels, ch->n_values);
     d->n_starts = n_levels;
@@ -384,7 +418,9 @@ static int decode_chunk(struct lnc_take_ctx *c, struct mb_state *s, uint32_t k, 
   }
   if (vis != ch->n_values)
     return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u visible levels for %u values", k, vis, ch->n_values);
-  return 0;
+  uint32_t vwant[MB_PICK_MAX];
+  size_t nv = want ? list_values_wanted(c, s, d, want, nwant, vwant) : 0;
+  return decode_values(c, s, k, bufs, (size_t)nb, nv ? vwant : NULL, nv, d);
 }
 
 /* Level at which row start `kth` (< n_starts) of a chunk with list layers lies, and how many
@@ -602,7 +638,6 @@ static int decoded(struct lnc_take_ctx *c, struct mb_state *s, struct mb_plan *p
 /* Without list layers, the take's rows in chunk k are rows[i..) while chunk_of stays k (rows
  * are sorted): their value indices, when they are few enough that decoding only them beats
  * decoding the chunk (MB_PICK_MAX), else 0. */
-enum { MB_PICK_MAX = 32 };
 static size_t chunk_wants(const struct lnc_page_job *j, const struct mb_state *s, const struct mb_plan *pl,
                           size_t i, uint32_t *want) {
   uint32_t k = pl->chunk_of[i];
@@ -610,6 +645,19 @@ static size_t chunk_wants(const struct lnc_page_job *j, const struct mb_state *s
   for (; i < j->n && pl->chunk_of[i] == k; i++, n++) {
     if (n == MB_PICK_MAX) return 0;
     want[n] = (uint32_t)(j->rows[i] - s->chunks[k].first_value);
+  }
+  return n;
+}
+
+/* With list layers, the same for the row starts (k-th start of chunk k) of rows[i..). */
+static size_t chunk_starts_wanted(const struct lnc_page_job *j, const struct mb_state *s, const struct mb_plan *pl,
+                                  size_t i, uint32_t *want) {
+  uint32_t k = pl->chunk_of[i];
+  size_t n = 0;
+  for (; i < j->n && pl->chunk_of[i] == k; i++, n++) {
+    uint64_t kth = j->rows[i] - s->chunks[k].first_row;
+    if (n == MB_PICK_MAX || kth > UINT32_MAX) return 0;
+    want[n] = (uint32_t)kth;
   }
   return n;
 }
@@ -633,7 +681,9 @@ int lnc_miniblock_decode(struct lnc_page_job *j) {
       uint32_t li = (uint32_t)(r - ch->first_value);
       if ((rc = emit_range(c, s, d, li, li + 1, 0, out))) return rc;
     } else {
-      if ((rc = decoded(c, s, pl, k, &d))) return rc;
+      uint32_t want[MB_PICK_MAX];
+      size_t nwant = pl->dec[k] ? 0 : chunk_starts_wanted(j, s, pl, i, want);
+      if ((rc = decoded_want(c, s, pl, k, nwant ? want : NULL, nwant, &d))) return rc;
       uint64_t kth = r - ch->first_row;
       if (kth >= d->n_starts)
         return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u row starts, row %llu needs %llu", k,
