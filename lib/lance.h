@@ -315,8 +315,7 @@ LNC_API int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t
  * own: where a take inside it (through lnc_loop_worker, opts->nowait = LNC_NOWAIT_RING)
  * would wait for the device, the task parks and lnc_loop_spawn returns with *parked = 1.
  * lnc_loop_wait then hands the kernel the reads of every task parked since its last call
- * together with a POLLIN for each watched descriptor not watched yet (a multishot poll, kept
- * across calls while fds[i] stays the same), in one io_uring_enter; waits
+ * together with a one-shot POLLIN for each watched descriptor, in one io_uring_enter; waits
  * for a completion, a watched descriptor or the timeout; and resumes the tasks whose reads
  * are in, which run on (fn may end there). Where io_uring is unavailable tasks read with
  * pread and never park. Nothing here is thread-safe: call it all from the loop's thread. */

@@ -10,8 +10,8 @@
  * system call's price, and removes the hand-off to a take thread (a futex wake, a context
  * switch, an eventfd to resume the connection) that direct reads paid before.
  *
- * One iteration (lnc_loop_wait): arm a multishot POLLIN for each watched descriptor not
- * armed yet, submit everything queued — the reads of every task parked since the last
+ * One iteration (lnc_loop_wait): arm a one-shot POLLIN for each watched descriptor not
+ * already armed, submit everything queued — the reads of every task parked since the last
  * call — and wait, in one io_uring_enter; route completions (a guest's read to its ring, which
  * wakes its task once what it waits for is in; a watch to the caller's ready mask; a sleep
  * to its task); then resume the runnable tasks. Ownership: the loop owns its tasks and their
@@ -107,10 +107,8 @@ struct lnc_loop {
   struct lnc_task *cur; /* running task, NULL on the loop's own stack */
   struct lnc_task *runq, *runq_tail, *free_tasks;
   unsigned live, max_tasks;
-  /* Watch i's multishot POLLIN: the fd it polls, NOT_ARMED, or REMOVING while the kernel
-   * ends a poll whose fd the caller replaced. */
-  int armed_fd[MAX_WATCH];
-  uint64_t ready; /* watches that fired since the caller last looked */
+  bool armed[MAX_WATCH]; /* a POLLIN is in flight for watch i */
+  uint64_t ready;        /* watches that fired since the caller last looked */
   struct lnc_loop_stats stats;
 #ifdef LOOP_ASAN
   void *main_fake;
@@ -341,51 +339,32 @@ int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
 }
 
 /* ---- one iteration -------------------------------------------------------------------- */
-#define NOT_ARMED (-1)
-#define REMOVING  (-2)
-
-static struct io_uring_sqe *loop_sqe(struct lnc_loop *l) {
-  struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
-  if (!sqe && io_uring_submit(&l->ring) >= 0) sqe = io_uring_get_sqe(&l->ring);
-  return sqe;
-}
-
-/* A watch is a multishot POLLIN, armed once and kept: it posts a completion each time the
- * descriptor is woken (for libmicrohttpd's epoll fd, each time a socket event is queued on
- * it), so an iteration that only waits submits nothing — a one-shot poll cost an SQE and a
- * vfs_poll of the epoll fd every time it fired, one or two per direct request. A watch whose
- * fd the caller changed is removed first (its last completion says so) and then re-armed. */
 static void arm_watches(struct lnc_loop *l, const int *fds, int nfds) {
   for (int i = 0; i < nfds && i < MAX_WATCH; i++) {
-    if (l->armed_fd[i] == fds[i] || l->armed_fd[i] == REMOVING) continue;
-    struct io_uring_sqe *sqe = loop_sqe(l);
-    if (!sqe) return; /* on the next call */
-    if (l->armed_fd[i] != NOT_ARMED) {
-      io_uring_prep_poll_remove(sqe, LNC_LOOP_TAG_WATCH(i));
-      io_uring_sqe_set_data64(sqe, LNC_LOOP_TAG_NOOP);
-      l->armed_fd[i] = REMOVING;
-      continue;
+    if (l->armed[i] || fds[i] < 0) continue;
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&l->ring);
+    if (!sqe) {
+      io_uring_submit(&l->ring);
+      sqe = io_uring_get_sqe(&l->ring);
+      if (!sqe) return; /* armed on the next call */
     }
-    if (fds[i] < 0) continue;
-    io_uring_prep_poll_multishot(sqe, fds[i], POLLIN);
+    io_uring_prep_poll_add(sqe, fds[i], POLLIN);
     io_uring_sqe_set_data64(sqe, LNC_LOOP_TAG_WATCH(i));
-    l->armed_fd[i] = fds[i];
+    l->armed[i] = true;
   }
 }
 
-static void route(struct lnc_loop *l, uint64_t ud, int res, unsigned flags) {
+static void route(struct lnc_loop *l, uint64_t ud, int res) {
   if (!LNC_LOOP_TAG_IS_OWN(ud)) {
     lnc_ring_route(ud, res);
-  } else if (ud == LNC_LOOP_TAG_NOOP) { /* a watch's removal: its poll's last CQE follows */
   } else if (ud >= SLEEP_TAG_MIN && (ud & 3u) == FD_WAIT_TAG) {
     fd_wait_done((struct fd_wait *)(uintptr_t)(ud & ~(uint64_t)3));
   } else if (ud >= SLEEP_TAG_MIN) {
     lnc_task_wake((struct lnc_task *)(uintptr_t)(ud & ~(uint64_t)1));
   } else {
     unsigned i = (unsigned)(ud >> 1);
-    LNC_ASSERT(i < MAX_WATCH);
-    if (!(flags & IORING_CQE_F_MORE)) l->armed_fd[i] = NOT_ARMED; /* the kernel ended it */
-    if (res > 0) l->ready |= (uint64_t)1 << i;
+    l->armed[i] = false;
+    l->ready |= (uint64_t)1 << i;
   }
 }
 
@@ -441,7 +420,7 @@ int lnc_loop_wait(lnc_loop *l, const int *fds, int nfds, int timeout_ms, uint64_
     }
     unsigned head, seen = 0;
     io_uring_for_each_cqe(&l->ring, head, cqe) {
-      route(l, io_uring_cqe_get_data64(cqe), cqe->res, cqe->flags);
+      route(l, io_uring_cqe_get_data64(cqe), cqe->res);
       seen++;
     }
     io_uring_cq_advance(&l->ring, seen);
@@ -479,7 +458,6 @@ int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error
   /* Reads of many parked tasks share the SQ; the CQ (twice the SQ) takes their completions
    * and the kernel keeps any overflow (IORING_FEAT_NODROP) until the next reap. */
   l->max_tasks = 4096;
-  for (int i = 0; i < MAX_WATCH; i++) l->armed_fd[i] = NOT_ARMED;
   const char *pr = getenv("LNC_RING_PREAD");
   if (!(pr && *pr && strcmp(pr, "0"))) l->uring = io_uring_queue_init(depth, &l->ring, 0) == 0;
   if (l->uring) l->buf_slots = io_uring_register_buffers_sparse(&l->ring, l->max_tasks) == 0;

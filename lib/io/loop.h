@@ -37,7 +37,6 @@ void lnc_task_yield(void);
  * loop's io_uring is a guest ring's read, routed by lnc_ring_route (ring.c). */
 #define LNC_LOOP_TAG_WATCH(i)   ((uint64_t)(i) << 1 | 1u) /* a watched fd, i < 64 */
 #define LNC_LOOP_TAG_IS_OWN(ud) (((ud)&1u) != 0)
-#define LNC_LOOP_TAG_NOOP       ((uint64_t)4095) /* a completion nobody waits for */
 
 /* ring.c: guest rings share a loop's io_uring. buf_slot >= 0: an empty slot of host's sparse
  * buffer table where the guest registers its pool (-1: reads into it are not fixed). */

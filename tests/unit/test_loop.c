@@ -181,55 +181,6 @@ START_TEST(test_sleep_parks_and_watch_reports) {
 }
 END_TEST
 
-/* Waits (at most a few iterations) until watch 0 reports; returns the ready mask seen. */
-static uint64_t wait_ready(lnc_loop *l, const int *fds, int nfds) {
-  uint64_t ready = 0, all = 0;
-  for (int i = 0; i < 5 && !(all & 1); i++) {
-    ck_assert_int_eq(lnc_loop_wait(l, fds, nfds, 200, &ready, NULL), 0);
-    all |= ready;
-  }
-  return all;
-}
-
-/* A watch stays armed across iterations (a multishot poll): a second wake-up of the same
- * descriptor is reported without anything submitted for it, and replacing the descriptor
- * moves the watch (the old one no longer reports). */
-START_TEST(test_watch_stays_armed) {
-  struct rig r;
-  rig_open(&r, LNC_IO_DIRECT);
-  if (!lnc_loop_uses_uring(r.l)) {
-    rig_close(&r);
-    return;
-  }
-  int a = eventfd(0, EFD_NONBLOCK), b = eventfd(0, EFD_NONBLOCK);
-  uint64_t one = 1, v, ready = 0;
-  ck_assert_int_eq(lnc_loop_wait(r.l, &a, 1, 0, &ready, NULL), 0); /* arms */
-  ck_assert_uint_eq(ready, 0);
-  struct lnc_loop_stats s0, s1;
-  lnc_loop_get_stats(r.l, &s0);
-  for (int round = 0; round < 3; round++) {
-    ck_assert_int_eq(write(a, &one, sizeof one), 8);
-    ck_assert_uint_eq(wait_ready(r.l, &a, 1) & 1, 1);
-    ck_assert_int_eq(read(a, &v, sizeof v), 8); /* drained, as the caller does */
-  }
-  lnc_loop_get_stats(r.l, &s1);
-  ck_assert_uint_eq(s1.submitted - s0.submitted, 0); /* no re-arming */
-  /* Nothing pending: a wait times out with nothing ready. */
-  ck_assert_int_eq(lnc_loop_wait(r.l, &a, 1, 20, &ready, NULL), 0);
-  ck_assert_uint_eq(ready, 0);
-  /* Watch 0 becomes b: a no longer reports, b does. */
-  for (int i = 0; i < 3; i++) ck_assert_int_eq(lnc_loop_wait(r.l, &b, 1, 20, &ready, NULL), 0);
-  ck_assert_int_eq(write(a, &one, sizeof one), 8);
-  ck_assert_int_eq(lnc_loop_wait(r.l, &b, 1, 20, &ready, NULL), 0);
-  ck_assert_uint_eq(ready, 0);
-  ck_assert_int_eq(write(b, &one, sizeof one), 8);
-  ck_assert_uint_eq(wait_ready(r.l, &b, 1) & 1, 1);
-  close(a);
-  close(b);
-  rig_close(&r);
-}
-END_TEST
-
 START_TEST(test_bad_arguments) {
   struct lnc_error err = {0};
   int parked;
@@ -247,7 +198,6 @@ static Suite *suite(void) {
   tcase_add_test(t, test_cold_file_is_eagain);
   tcase_add_loop_test(t, test_many_tasks_park_and_match, 0, 2);
   tcase_add_test(t, test_sleep_parks_and_watch_reports);
-  tcase_add_test(t, test_watch_stays_armed);
   tcase_add_test(t, test_bad_arguments);
   suite_add_tcase(s, t);
   return s;
