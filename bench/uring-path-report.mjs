@@ -29,6 +29,8 @@ for (const [kind, ...v] of lines) {
   } else if (kind === 'mix') {
     const [lim, heavy, rps, p50, p99] = v.map(Number);
     (R.mix ??= {})[lim] = { loop_max_ids: lim, heavy_rows_per_s: heavy, light_requests_per_s: rps, light_p50_us: p50, light_p99_us: p99 };
+  } else if (kind === 'died') {
+    (R.died ??= []).push({ exit_status: Number(v[0]), during: v.slice(1).join(' ') });
   } else if (kind === 'reads') {
     const [r0, r1, t0, t1, handoffs, size] = v;
     reads = { reads: r1 - r0, engine_takes: t1 - t0, handoffs: Number(handoffs), read_size: size };
@@ -77,6 +79,8 @@ R.targets = targets;
 
 const md = [];
 md.push(`\n## The io_uring request path (bench/uring-path.sh: ${file}, column ${col}, ${duration} s per cell, back to back)\n`);
+for (const d of R.died ?? [])
+  md.push(`**The daemon died (exit status ${d.exit_status}) during ${d.during}: those figures are not valid.**\n`);
 md.push('CPU per request is the daemon\'s utime+stime over a run divided by its requests (4 connections, single-row GETs);');
 md.push('fio reads the same file O_DIRECT with io_uring at the read size lanced issues' + (reads ? ` (${reads.read_size})` : '') + '.\n');
 md.push('| | CPU µs per request / read |\n| --- | --- |');

@@ -32,7 +32,7 @@ cpu_s() { awk -v t="$ticks" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 start_lanced() { # io_mode [flags] -> PORT, LPID
   local mode=$1; shift
   "$BIN/lanced" --root "$DATA" --listen 127.0.0.1:0 --io-mode "$mode" --log-level warn "$@" \
-    > "$TMP/lanced.$mode.log" 2>&1 &
+    > "$TMP/lanced.log" 2>&1 &
   LPID=$!
   PIDS+=($LPID)
   PORT=""
@@ -41,7 +41,24 @@ start_lanced() { # io_mode [flags] -> PORT, LPID
     [[ -n $PORT ]] && curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
     sleep 0.1
   done
-  echo "uring-path: lanced ($mode) did not start" >&2; cat "$TMP/lanced.$mode.log" >&2; return 1
+  echo "uring-path: lanced ($mode) did not start" >&2; cat "$TMP/lanced.log" >&2; return 1
+}
+
+# Stops the daemon of the cells just run. One that is already gone died during them: its
+# figures are not comparable, so the run says so (stderr, its log, a `died` line in the
+# report) and ends with status 1 after the report is written.
+DIED=0
+stop_lanced() { # what ran
+  if kill -0 "$LPID" 2>/dev/null; then
+    kill "$LPID"; wait "$LPID" 2>/dev/null
+    return 0
+  fi
+  wait "$LPID" 2>/dev/null
+  local rc=$?
+  echo "uring-path: lanced died (exit status $rc) during: $1; its log:" >&2
+  tail -20 "$TMP/lanced.log" >&2
+  echo "died $rc $1" >> "$R"
+  DIED=1
 }
 
 metric() { curl -s "http://127.0.0.1:$PORT/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
@@ -105,7 +122,7 @@ start_lanced buffered || exit 1
 read -r rps n cpu < <(load 4 1)
 echo "warm 4 1 $rps $n $cpu" >> "$R"
 for c in $CONNS; do read -r rps n cpu < <(load "$c" 1); echo "warm $c 1 $rps $n $cpu" >> "$R"; done
-kill "$LPID"; wait "$LPID" 2>/dev/null
+stop_lanced "the buffered (warm) cells"
 
 echo "uring-path: direct mode" >&2
 start_lanced direct || exit 1
@@ -118,7 +135,7 @@ for b in 1 100; do
   for c in $CONNS; do read -r rps n cpu < <(load "$c" "$b"); echo "direct $c $b $rps $n $cpu" >> "$R"; done
 done
 handoffs=$(metric lanced_take_handoffs_total)
-kill "$LPID"; wait "$LPID" 2>/dev/null
+stop_lanced "the direct cells"
 # The same two CPU cells with one network thread: 4 connections on one loop share its
 # io_uring_enter calls (and its doorbells and wake-ups), which the default split over
 # `workers` = CPUs threads does not.
@@ -127,7 +144,7 @@ for mode in buffered direct; do
   curl -s -o /dev/null "http://127.0.0.1:$PORT/files/$FILE/rows?ids=0&columns=$COL"
   read -r rps n cpu < <(load 4 1)
   echo "cpu1 $mode $rps $n $cpu" >> "$R"
-  kill "$LPID"; wait "$LPID" 2>/dev/null
+  stop_lanced "the --workers 1 $mode cell"
 done
 # The read size of single-row takes (the CPU cell), rounded up to the 4 KiB block O_DIRECT reads in.
 rsize=$(awk -v b=$((bytes1 - bytes0)) -v r=$((reads1 - reads0)) 'BEGIN { s = r ? b / r : 4096; k = int((s + 4095) / 4096); if (k < 1) k = 1; print k * 4 }')
@@ -148,7 +165,7 @@ for lim in 0 100; do
   wait "$hp"
   node -e 'const h=JSON.parse(require("fs").readFileSync(process.argv[1])),l=JSON.parse(require("fs").readFileSync(process.argv[2]));console.log("mix",process.argv[3],h.rows_per_s,l.requests_per_s,l.latency_us.p50,l.latency_us.p99)' \
     "$TMP/heavy.json" "$TMP/light.json" "$lim" >> "$R"
-  kill "$LPID"; wait "$LPID" 2>/dev/null
+  stop_lanced "heavy beside light, loop_max_ids $lim"
 done
 
 echo "uring-path: fio ${rsize}k O_DIRECT random reads" >&2
@@ -160,3 +177,6 @@ if start_nginx; then
 fi
 cp "$R" "$OUT/uring-path.txt" # the raw cells, for re-running the report
 node bench/uring-path-report.mjs "$R" "$OUT" "$FILE" "$COL" "$DURATION"
+rc=$?
+[[ $DIED == 0 ]] || { echo "uring-path: the daemon died during a cell (above): its figures are not valid" >&2; exit 1; }
+exit $rc
