@@ -33,6 +33,10 @@ static uint64_t handoffs;
  * show other requests are answered meanwhile. */
 static const char *stall_path;
 static long stall_ms;
+/* Test hook, off unless set: LANCED_TEST_RESUME_DELAY_MS holds a take thread that long between
+ * resuming a connection and waking its network thread, so a test can have that thread send the
+ * answer (and free the request) first, as it may at any time under load. */
+static long resume_delay_ms;
 
 static void *take_thread(void *arg) {
   struct pool *p = arg;
@@ -52,9 +56,16 @@ static void *take_thread(void *arg) {
       nanosleep(&ts, NULL);
     }
     ld_route(r->conn, r, &r->out);
+    /* Once resumed, the connection's network thread may send the answer and free r at any
+     * moment (it is often awake for other connections): nothing of r is touched after. */
+    struct ld_net *net = r->net;
     r->stage = LD_STAGE_ANSWERED;
     MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */
-    ld_net_wake(r->net);
+    if (resume_delay_ms) {
+      struct timespec ts = {resume_delay_ms / 1000, (resume_delay_ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
+    }
+    ld_net_wake(net);
   }
 }
 
@@ -93,6 +104,11 @@ static void pool_stop(struct pool *p) {
 
 int ld_dispatch_start(int n, int nmounts, int store) {
   const char *sp = getenv("LANCED_TEST_STALL_PATH"), *sm = getenv("LANCED_TEST_STALL_MS");
+  const char *rd = getenv("LANCED_TEST_RESUME_DELAY_MS");
+  if (rd && *rd) {
+    resume_delay_ms = strtol(rd, NULL, 10);
+    ld_log(LD_LOG_WARN, "test hook: take threads wait %ld ms between resuming a connection and waking its thread", resume_delay_ms);
+  }
   if (sp && *sp && sm) {
     stall_path = sp;
     stall_ms = strtol(sm, NULL, 10);

@@ -51,8 +51,8 @@ wait "$SLOW"
 # touching the engine: one engine take per request, not two. With io_mode buffered, once the
 # file is in the search cache and its pages in the page cache, takes are answered inline.
 metric() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m {print $2}'; }
-start_daemon() { # io_mode -> sets URL2
-  "$BIN/lanced" --root "$ROOT" --listen 127.0.0.1:0 --workers 1 --io-mode "$1" > "$TMP/log.$1" 2>&1 &
+start_daemon() { # io_mode [flags] -> sets URL2
+  "$BIN/lanced" --root "$ROOT" --listen 127.0.0.1:0 --workers 1 --io-mode "$@" > "$TMP/log.$1" 2>&1 &
   PIDS+=($!)
   local port=""
   for _ in $(seq 100); do
@@ -123,6 +123,37 @@ if [[ $((h1 - h0)) -eq 0 && $((e1 - e0)) -eq 8 ]]; then
   ok "buffered, warm: 8 takes answered on the network thread"
 else
   bad "buffered, warm: 8 takes made $((h1 - h0)) hand-offs and $((e1 - e0)) engine takes (want 0 and 8)"
+fi
+# A take thread's answer can be sent, and its request freed, by the network thread as soon as
+# the connection is resumed (here a light request wakes that thread meanwhile): the take
+# thread must not touch the request after resuming it. The resume-delay hook holds it between
+# the two; a take thread that read the freed request (to wake its network thread) was a
+# use-after-free, seen as a segfault under heavy requests on take threads beside light ones
+# on the loop, and fails this check under ASan (make asan).
+kill "${PIDS[-1]}" 2>/dev/null
+LANCED_TEST_RESUME_DELAY_MS=600 start_daemon direct --loop-max-ids 1
+takes "$URL2" sample.lance i64 2 # the search cache, and one take on the loop
+for round in 1 2 3; do
+  curl -s -o "$TMP/handed.out" "$URL2/files/sample.lance/rows?ids=3,4&columns=i64" &
+  HANDED=$!
+  sleep 0.2 # answered by the take thread, now in its delay
+  takes "$URL2" sample.lance i64 1 # wakes the network thread, which sends the handed-off answer
+  sleep 0.1
+  if kill -0 "$HANDED" 2>/dev/null; then
+    bad "resume race $round: the handed-off answer waited for its take thread's wake-up"
+    wait "$HANDED"
+  else
+    wait "$HANDED"
+    [[ $(cat "$TMP/handed.out") == '{"num_rows":2,'* ]] && ok "resume race $round: a handed-off answer sent before its take thread's wake-up" \
+      || bad "resume race $round: $(cat "$TMP/handed.out")"
+  fi
+done
+sleep 0.7 # every delay over
+if kill -0 "${PIDS[-1]}" 2>/dev/null && [[ $(curl -s -o /dev/null -w '%{http_code}' "$URL2/healthz") == 200 ]]; then
+  ok "resume race: the daemon is alive and answering after its take thread woke"
+else
+  bad "resume race: the daemon died"
+  grep -m1 -A16 'ERROR: AddressSanitizer' "$TMP/log.direct" || tail -30 "$TMP/log.direct"
 fi
 echo "non-blocking: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
