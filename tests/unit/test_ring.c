@@ -488,6 +488,15 @@ struct guest_job {
   bool fixed; /* the task's ring reads into a registered pool */
 };
 
+/* An engine in io_mode direct and a loop on it (the caller frees both). */
+static void direct_loop(lnc_engine **e, lnc_loop **l) {
+  struct lnc_engine_config cfg;
+  lnc_engine_config_default(&cfg);
+  cfg.io_mode = LNC_IO_DIRECT;
+  ck_assert_int_eq(lnc_engine_new(&cfg, e, NULL), 0);
+  ck_assert_int_eq(lnc_loop_new(*e, 0, l, NULL), 0);
+}
+
 static void guest_read(void *arg) {
   struct guest_job *j = arg;
   struct lnc_error err = {0};
@@ -501,13 +510,9 @@ static void guest_read(void *arg) {
  * other's pool and the comparison below would fail. Two rounds: the second reuses the tasks
  * (and slots) of the first. Unaligned reads, so they go through the pool, not in place. */
 START_TEST(test_guest_pools_fixed) {
-  struct lnc_engine_config cfg;
-  lnc_engine_config_default(&cfg);
-  cfg.io_mode = LNC_IO_DIRECT;
   lnc_engine *e;
   lnc_loop *l;
-  ck_assert_int_eq(lnc_engine_new(&cfg, &e, NULL), 0);
-  ck_assert_int_eq(lnc_loop_new(e, 0, &l, NULL), 0);
+  direct_loop(&e, &l);
   enum { TASKS = 4,
          READS = 3,
          LEN = 5000 };
@@ -549,13 +554,9 @@ END_TEST
  * at once: the task parks once for the whole round, where it used to wait for the pool to
  * drain (one device round trip per pool-full). 48 unaligned reads of ~16 KiB, 64 KiB apart. */
 START_TEST(test_guest_round_past_pool) {
-  struct lnc_engine_config cfg;
-  lnc_engine_config_default(&cfg);
-  cfg.io_mode = LNC_IO_DIRECT;
   lnc_engine *e;
   lnc_loop *l;
-  ck_assert_int_eq(lnc_engine_new(&cfg, &e, NULL), 0);
-  ck_assert_int_eq(lnc_loop_new(e, 0, &l, NULL), 0);
+  direct_loop(&e, &l);
   enum { N = 48,
          LEN = 16000,
          STRIDE = 64 << 10 };
