@@ -104,6 +104,13 @@ int lnc_valbuf_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64
     v->offsets[++v->n] = v->data_len;
     return 0;
   }
+  /* The copy takes the buffer's width (bits x items per value, fixed by its first value or
+   * the schema); a value decoded narrower from a corrupt page must not be read past its end
+   * (a full-zip row of one 4-byte value into a 3216-byte list slot did, found by fuzz_file). */
+  if (src->bits != 0 && src->data) {
+    uint64_t nbits = (uint64_t)v->bits * v->items_per_value;
+    if (nbits && (i + 1 > UINT64_MAX / nbits || (i + 1) * nbits > (uint64_t)src->data_len * 8)) return LNC_ECORRUPT;
+  }
   if ((rc = item_validity_append(v, src, i, src->bits == 0))) return rc;
   if ((rc = fixed_append(v, src->data, i, src->bits == 0))) return rc;
   v->n++;
