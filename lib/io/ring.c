@@ -48,6 +48,7 @@ struct lnc_ring {
   bool guest;         /* reads share a loop's io_uring; the task parks while they fly */
   bool fixed;         /* pool registered: read_fixed into it */
   int buf_index;      /* its index in q's registered buffers (0 for a ring of its own) */
+  size_t fixed_bytes; /* how much of the pool, from its start, is registered */
   unsigned depth;     /* most reads in flight */
   uint32_t block;
   uint64_t merge_gap, max_merged;
@@ -140,7 +141,10 @@ int lnc_ring_new(const struct lnc_ring_config *cfg, struct lnc_ring **out,
       /* One iovec for the whole pool: read_fixed then skips pinning pages per read. Failing
        * (RLIMIT_MEMLOCK, a pool over 1 GiB) only costs that saving. */
       struct iovec iov = {.iov_base = r->pool, .iov_len = r->pool_bytes};
-      if (c.register_buffers && io_uring_register_buffers(&r->ring, &iov, 1) == 0) r->fixed = true;
+      if (c.register_buffers && io_uring_register_buffers(&r->ring, &iov, 1) == 0) {
+        r->fixed = true;
+        r->fixed_bytes = r->pool_bytes;
+      }
     }
   }
   *out = r;
@@ -156,6 +160,12 @@ int lnc_ring_new(const struct lnc_ring_config *cfg, struct lnc_ring **out,
 #define GUEST_POOL_BYTES     (256u << 10)
 #define GUEST_OVERFLOW_BYTES (16u << 20)
 #define GUEST_DEPTH          64 /* a guest's reads in flight: a loop serves many guests at once */
+/* Of a guest's pool only the start is registered (pinned: resident for the loop's life, and
+ * counted against RLIMIT_MEMLOCK): a loop keeps up to 4096 tasks, and a single-row take's
+ * read (a chunk of ~10 KiB) lands at the pool's start, as the pool restarts whenever nothing
+ * is in flight. Reads further in are plain reads. */
+#define GUEST_FIXED_BYTES (64u << 10)
+_Static_assert(GUEST_FIXED_BYTES <= GUEST_POOL_BYTES, "the registered part is part of the pool");
 
 int lnc_ring_new_guest(struct io_uring *host, int buf_slot, struct lnc_ring **out) {
   struct lnc_ring_config c;
@@ -174,10 +184,11 @@ int lnc_ring_new_guest(struct io_uring *host, int buf_slot, struct lnc_ring **ou
     /* The pool in the host's buffer table: a read into it then pins no pages (that pinning
      * and the unpinning after were ~2 % of a direct single-row request's CPU). Failing
      * (RLIMIT_MEMLOCK without CAP_IPC_LOCK) only costs that saving. */
-    struct iovec iov = {.iov_base = r->pool, .iov_len = r->pool_bytes};
+    struct iovec iov = {.iov_base = r->pool, .iov_len = GUEST_FIXED_BYTES};
     if (buf_slot >= 0 && io_uring_register_buffers_update_tag(host, (unsigned)buf_slot, &iov, NULL, 1) == 1) {
       r->fixed = true;
       r->buf_index = buf_slot;
+      r->fixed_bytes = GUEST_FIXED_BYTES;
     }
   }
   *out = r;
@@ -410,7 +421,7 @@ static int issue(struct lnc_ring *r, int fd, size_t idx, bool direct, size_t *nr
      * kernel what is there (the only submission a guest makes itself). */
     if (!sqe && r->guest && io_uring_submit(r->q) >= 0) sqe = io_uring_get_sqe(r->q);
     if (!sqe) return lnc_errf(err, LNC_EINTERNAL, "ring: submission queue unexpectedly full");
-    if (r->fixed && e->kind == BUF_POOL)
+    if (r->fixed && e->kind == BUF_POOL && dst + len <= r->pool + r->fixed_bytes)
       io_uring_prep_read_fixed(sqe, fd, dst, len, off, r->buf_index);
     else
       io_uring_prep_read(sqe, fd, dst, len, off);
