@@ -181,9 +181,9 @@ int lnc_ring_new_guest(struct io_uring *host, int buf_slot, struct lnc_ring **ou
     r->uring = true;
     r->guest = true;
     r->q = host;
-    /* The pool in the host's buffer table: a read into it then pins no pages (that pinning
-     * and the unpinning after were ~2 % of a direct single-row request's CPU). Failing
-     * (RLIMIT_MEMLOCK without CAP_IPC_LOCK) only costs that saving. */
+    /* The pool's start in the host's buffer table: a read into it then pins no pages (that
+     * pinning and the unpinning after were ~2 % of a direct single-row request's CPU).
+     * Failing (RLIMIT_MEMLOCK without CAP_IPC_LOCK) only costs that saving. */
     struct iovec iov = {.iov_base = r->pool, .iov_len = GUEST_FIXED_BYTES};
     if (buf_slot >= 0 && io_uring_register_buffers_update_tag(host, (unsigned)buf_slot, &iov, NULL, 1) == 1) {
       r->fixed = true;
