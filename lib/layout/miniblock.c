@@ -250,6 +250,14 @@ static inline bool lv_visible(const struct mb_state *s, const struct mb_decoded 
   return !d->def || d->def[i] < s->vis_limit;
 }
 
+/* With list layers, the level after the row starting at level a: the next start or the
+ * chunk's end (a row continuing into the next chunks goes on in their preambles). */
+static uint32_t row_end(const struct mb_state *s, const struct mb_decoded *d, uint32_t a) {
+  uint32_t b = a + 1;
+  while (b < d->n_levels && !lv_start(s, d, b)) b++;
+  return b;
+}
+
 /* Counts over one full block; the fixed trip count lets -O2 vectorise them. */
 static uint32_t block_count_eq(const uint16_t *p, uint16_t v) {
   uint16_t n = 0;
@@ -302,7 +310,7 @@ static size_t list_values_wanted(struct lnc_take_ctx *c, const struct mb_state *
     uint32_t a, vis;
     /* A start past the chunk's is reported by the caller when it emits that row. */
     if (starts[j] >= d->n_starts || find_start(c, s, d, starts[j], &a, &vis)) return 0;
-    for (uint32_t i = a; i < d->n_levels && (i == a || !lv_start(s, d, i)); i++) {
+    for (uint32_t i = a, end = row_end(s, d, a); i < end; i++) {
       if (!lv_visible(s, d, i)) continue;
       if (n == MB_PICK_MAX) return 0;
       vwant[n++] = vis++;
@@ -635,29 +643,18 @@ static int decoded(struct lnc_take_ctx *c, struct mb_state *s, struct mb_plan *p
   return decoded_want(c, s, pl, k, NULL, 0, out);
 }
 
-/* Without list layers, the take's rows in chunk k are rows[i..) while chunk_of stays k (rows
- * are sorted): their value indices, when they are few enough that decoding only them beats
- * decoding the chunk (MB_PICK_MAX), else 0. */
-static size_t chunk_wants(const struct lnc_page_job *j, const struct mb_state *s, const struct mb_plan *pl,
-                          size_t i, uint32_t *want) {
+/* The take's rows in chunk k are rows[i..) while chunk_of stays k (rows are sorted): what
+ * decode_chunk's `want` takes for them — each row less `base`, the chunk's first value
+ * without list layers (value indices), its first row with them (row starts) — when they are
+ * few enough that decoding only their values beats decoding the chunk (MB_PICK_MAX), else 0. */
+static size_t chunk_wants(const struct lnc_page_job *j, const struct mb_plan *pl, size_t i, uint64_t base,
+                          uint32_t *want) {
   uint32_t k = pl->chunk_of[i];
   size_t n = 0;
   for (; i < j->n && pl->chunk_of[i] == k; i++, n++) {
-    if (n == MB_PICK_MAX) return 0;
-    want[n] = (uint32_t)(j->rows[i] - s->chunks[k].first_value);
-  }
-  return n;
-}
-
-/* With list layers, the same for the row starts (k-th start of chunk k) of rows[i..). */
-static size_t chunk_starts_wanted(const struct lnc_page_job *j, const struct mb_state *s, const struct mb_plan *pl,
-                                  size_t i, uint32_t *want) {
-  uint32_t k = pl->chunk_of[i];
-  size_t n = 0;
-  for (; i < j->n && pl->chunk_of[i] == k; i++, n++) {
-    uint64_t kth = j->rows[i] - s->chunks[k].first_row;
-    if (n == MB_PICK_MAX || kth > UINT32_MAX) return 0;
-    want[n] = (uint32_t)kth;
+    uint64_t at = j->rows[i] - base;
+    if (n == MB_PICK_MAX || at > UINT32_MAX) return 0;
+    want[n] = (uint32_t)at;
   }
   return n;
 }
@@ -673,26 +670,21 @@ int lnc_miniblock_decode(struct lnc_page_job *j) {
     uint32_t k = pl->chunk_of[i];
     const struct mb_chunk *ch = &s->chunks[k];
     struct mb_decoded *d;
+    LNC_ASSERT(i == 0 || pl->chunk_of[i - 1] <= k);
+    uint32_t want[MB_PICK_MAX];
+    size_t nwant = pl->dec[k] ? 0 : chunk_wants(j, pl, i, s->L.max_rep ? ch->first_row : ch->first_value, want);
+    if ((rc = decoded_want(c, s, pl, k, nwant ? want : NULL, nwant, &d))) return rc;
     if (!s->L.max_rep) {
-      LNC_ASSERT(i == 0 || pl->chunk_of[i - 1] <= k);
-      uint32_t want[MB_PICK_MAX];
-      size_t nwant = pl->dec[k] ? 0 : chunk_wants(j, s, pl, i, want);
-      if ((rc = decoded_want(c, s, pl, k, nwant ? want : NULL, nwant, &d))) return rc;
       uint32_t li = (uint32_t)(r - ch->first_value);
       if ((rc = emit_range(c, s, d, li, li + 1, 0, out))) return rc;
     } else {
-      uint32_t want[MB_PICK_MAX];
-      size_t nwant = pl->dec[k] ? 0 : chunk_starts_wanted(j, s, pl, i, want);
-      if ((rc = decoded_want(c, s, pl, k, nwant ? want : NULL, nwant, &d))) return rc;
       uint64_t kth = r - ch->first_row;
       if (kth >= d->n_starts)
         return lnc_page_err(c, LNC_ECORRUPT, "chunk %u has %u row starts, row %llu needs %llu", k,
                             d->n_starts, (unsigned long long)r, (unsigned long long)kth + 1);
       uint32_t a, vis;
       if ((rc = find_start(c, s, d, (uint32_t)kth, &a, &vis))) return rc;
-      uint32_t b = a + 1; /* the row runs to the next start or the chunk's end */
-      while (b < d->n_levels && !lv_start(s, d, b)) b++;
-      if ((rc = emit_range(c, s, d, a, b, vis, out))) return rc;
+      if ((rc = emit_range(c, s, d, a, row_end(s, d, a), vis, out))) return rc;
       if (kth + 1 == d->n_starts && ch->trailer) {
         /* The row continues through the next chunks' preambles. */
         for (uint32_t m = k + 1; m < s->n_chunks; m++) {
