@@ -38,6 +38,13 @@ static long stall_ms;
  * answer (and free the request) first, as it may at any time under load. */
 static long resume_delay_ms;
 
+/* The test hooks' waits (a no-op for 0). */
+static void sleep_ms(long ms) {
+  if (ms <= 0) return;
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
 static void *take_thread(void *arg) {
   struct pool *p = arg;
   for (;;) {
@@ -50,21 +57,14 @@ static void *take_thread(void *arg) {
     }
     pthread_mutex_unlock(&p->lock);
     if (!r) return NULL; /* stopping and nothing left */
-    long ms = ld_test_stall_ms(r->url);
-    if (ms) {
-      struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-      nanosleep(&ts, NULL);
-    }
+    sleep_ms(ld_test_stall_ms(r->url));
     ld_route(r->conn, r, &r->out);
     /* Once resumed, the connection's network thread may send the answer and free r at any
      * moment (it is often awake for other connections): nothing of r is touched after. */
     struct ld_net *net = r->net;
     r->stage = LD_STAGE_ANSWERED;
     MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */
-    if (resume_delay_ms) {
-      struct timespec ts = {resume_delay_ms / 1000, (resume_delay_ms % 1000) * 1000000L};
-      nanosleep(&ts, NULL);
-    }
+    sleep_ms(resume_delay_ms);
     ld_net_wake(net);
   }
 }
