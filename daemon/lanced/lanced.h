@@ -289,7 +289,11 @@ uint64_t ld_server_connections(void);
 int ld_server_net_conns(int *out, int max);
 /* The network threads' loop counters, summed (each thread publishes its own per iteration). */
 void ld_server_loop_stats(struct lnc_loop_stats *sum);
+/* Stops accepting, the network threads and their daemons (every request completed: MHD
+ * aborts on a suspended connection). The ld_nets stay until ld_server_free, after the take
+ * threads are joined: one may still wake its network thread after its last resume. */
 void ld_server_stop(void);
+void ld_server_free(void);
 
 /* ---- accept.c: one thread accepting on all listening sockets ------------------------------
  * Each connection goes to the ld_net with the fewest connections; beyond `hard` open

@@ -50,6 +50,17 @@ static void reload(const struct ld_config *running, int argc, char **argv) {
   ld_notify("READY=1");
 }
 
+/* Requests still in flight at the drain's deadline are parked on a stalled read or held by a
+ * take thread (a slow disk or store). Nothing can be stopped under them: libmicrohttpd aborts
+ * the process when a daemon stops with a suspended connection, and their take threads would
+ * go on using requests and network threads freed under them. So the process ends here, and
+ * the kernel closes their sockets; status 1 says that requests were abandoned. */
+static _Noreturn void drain_timed_out(uint64_t n) {
+  ld_log(LD_LOG_WARN, "drain timed out with %llu requests in flight: exiting without them",
+         (unsigned long long)n);
+  _exit(1);
+}
+
 static void drain(const struct ld_config *cfg) {
   ld_draining = 1;
   ld_notify("STOPPING=1");
@@ -61,9 +72,10 @@ static void drain(const struct ld_config *cfg) {
     struct timespec ts = {0, 10 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
-  if (n) ld_log(LD_LOG_WARN, "drain timed out with %llu requests in flight", (unsigned long long)n);
+  if (n) drain_timed_out(n);
   ld_server_stop();
-  ld_dispatch_stop();
+  ld_dispatch_stop(); /* joins the take threads; the last may still be waking a network thread */
+  ld_server_free();
   ld_service_shutdown();
   ld_log(LD_LOG_INFO, "stopped");
 }

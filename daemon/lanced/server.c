@@ -532,13 +532,26 @@ static void net_stop(struct ld_net *n) {
     pthread_join(n->thread, NULL);
   }
   if (n->d) MHD_stop_daemon(n->d);
+  n->d = NULL;
   for (struct ld_pending_conn *p = n->queue, *next; p; p = next) {
     next = p->next;
     close(p->fd);
     free(p);
   }
+  n->queue = NULL;
+}
+
+/* What other threads may still touch after the network thread stopped: a take thread that
+ * resumed the last answer wakes this thread's eventfd after the resume (dispatch.c). */
+static void net_free(struct ld_net *n) {
   if (n->wake_fd >= 0) close(n->wake_fd);
   pthread_mutex_destroy(&n->lock);
+}
+
+static int start_failed(void) {
+  ld_server_stop();
+  ld_server_free();
+  return -1;
 }
 
 int ld_server_start(const struct ld_config *cfg, int rootfd) {
@@ -563,16 +576,14 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
     int fd = open_listener(cfg->listen[i], msg, sizeof msg);
     if (fd < 0) {
       ld_log(LD_LOG_ERROR, "%s", msg);
-      ld_server_stop();
-      return -1;
+      return start_failed();
     }
     listen_fds[nlisten++] = fd;
   }
   int n = cfg->workers > 1 ? cfg->workers : 1;
   nets = calloc((size_t)n, sizeof *nets);
   if (!nets) {
-    ld_server_stop();
-    return -1;
+    return start_failed();
   }
   /* External epoll: net_main drives each daemon from its own loop. MHD_USE_ITC lets a
    * resumed connection (MHD_resume_connection, from a take thread) wake that loop. */
@@ -584,14 +595,12 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
     nnets++;
     if (net_start(&nets[i], i, flags, hard, timeout_s)) {
       ld_log(LD_LOG_ERROR, "could not start network thread %d", i);
-      ld_server_stop();
-      return -1;
+      return start_failed();
     }
   }
   if (ld_acceptor_start(listen_fds, nlisten, nets, nnets, hard)) {
     ld_log(LD_LOG_ERROR, "could not start the acceptor thread");
-    ld_server_stop();
-    return -1;
+    return start_failed();
   }
   return 0;
 }
@@ -602,7 +611,12 @@ void ld_server_stop(void) {
   ld_acceptor_stop();
   for (int i = 0; i < nnets; i++) net_stop(&nets[i]);
   for (int i = 0; i < nlisten; i++) close(listen_fds[i]);
+  nlisten = 0;
+}
+
+void ld_server_free(void) {
+  for (int i = 0; i < nnets; i++) net_free(&nets[i]);
   free(nets);
   nets = NULL;
-  nnets = nlisten = 0;
+  nnets = 0;
 }

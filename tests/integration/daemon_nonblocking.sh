@@ -155,5 +155,46 @@ else
   bad "resume race: the daemon died"
   grep -m1 -A16 'ERROR: AddressSanitizer' "$TMP/log.direct" || tail -30 "$TMP/log.direct"
 fi
+
+# SIGTERM right after that race: the last answer is sent (nothing in flight), so the drain ends
+# at once, while the take thread is still to wake its network thread. The network threads'
+# state must outlive the take threads (it was freed first: a use-after-free under ASan).
+kill "${PIDS[-1]}" 2>/dev/null
+LANCED_TEST_RESUME_DELAY_MS=800 start_daemon direct --loop-max-ids 1
+takes "$URL2" sample.lance i64 1
+curl -s -o "$TMP/handed.out" "$URL2/files/sample.lance/rows?ids=3,4&columns=i64" &
+HANDED=$!
+sleep 0.2
+takes "$URL2" sample.lance i64 1 # the network thread wakes and sends the handed-off answer
+wait "$HANDED"
+kill -TERM "${PIDS[-1]}"
+wait "${PIDS[-1]}"
+rc=$?
+if [[ $rc == 0 && $(cat "$TMP/handed.out") == '{"num_rows":2,'* ]] && ! grep -q 'AddressSanitizer' "$TMP/log.direct"; then
+  ok "SIGTERM while a take thread is between its resume and its wake-up: a clean stop"
+else
+  bad "SIGTERM after a handed-off answer: exit status $rc"
+  grep -m1 -A16 'ERROR: AddressSanitizer' "$TMP/log.direct" || tail -20 "$TMP/log.direct"
+fi
+
+# A drain that runs out of time: a take stalled past request_timeout_ms (+1 s) when SIGTERM
+# arrives. The daemon exits with status 1 and says so; stopping libmicrohttpd under the
+# suspended connection aborted the process instead (status 134).
+for mode in direct buffered; do
+  LANCED_TEST_STALL_PATH=embeddings.lance LANCED_TEST_STALL_MS=6000 start_daemon "$mode" --request-timeout-ms 1000
+  curl -s -o /dev/null "$URL2/files/embeddings.lance/rows?ids=1" &
+  SLOW=$!
+  sleep 0.3
+  kill -TERM "${PIDS[-1]}"
+  wait "${PIDS[-1]}"
+  rc=$?
+  if [[ $rc == 1 ]] && grep -q 'drain timed out with 1 requests in flight' "$TMP/log.$mode"; then
+    ok "drain timeout ($mode): exits with status 1, the stalled request abandoned and logged"
+  else
+    bad "drain timeout ($mode): exit status $rc"
+    tail -5 "$TMP/log.$mode"
+  fi
+  wait "$SLOW" 2>/dev/null
+done
 echo "non-blocking: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
