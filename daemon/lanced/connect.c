@@ -144,7 +144,7 @@ static void grpc_unimplemented(const char *ct, struct ld_response *out) {
  * max_body_bytes). Anything else is `unimplemented`, naming what is supported. */
 static int request_encoding(struct MHD_Connection *c, struct ld_req *r, struct ld_err *e) {
   const char *enc = ld_header(c, "Content-Encoding");
-  if (!enc[0] || !strcasecmp(enc, "identity")) return 0;
+  if (!enc[0] || !strcasecmp(enc, "identity") || r->body_inflated) return 0;
   if (strcasecmp(enc, "gzip"))
     return ld_errf(e, 501, "unimplemented", "Content-Encoding %.60s is not supported (gzip, identity are)", enc);
   struct lnc_buf plain = {0};
@@ -154,6 +154,7 @@ static int request_encoding(struct MHD_Connection *c, struct ld_req *r, struct l
   }
   lnc_buf_free(&r->body);
   r->body = plain;
+  r->body_inflated = true;
   return 0;
 }
 

@@ -357,6 +357,9 @@ struct ld_req {
   char *url;           /* owned copy */
   struct lnc_buf body; /* request body, bounded by max_body */
   bool body_too_big;
+  /* body holds a Content-Encoding: gzip body already inflated: a request re-routed on a take
+   * thread (its first attempt would have blocked) must not inflate it again. */
+  bool body_inflated;
   int task_would_block; /* enum ld_block: a task that ended without parking needed a thread */
   uint64_t rows;
   struct ld_limits lim;
