@@ -183,10 +183,21 @@ static void close_conn(struct ld_net *n, struct ld_conn *k) {
   n->closed_by_sweep++;
 }
 
+/* A waiting connection is closed to make room only once it has waited this long. A client
+ * sends its request right after connecting; closed before it is read, the request gets a
+ * reset instead of its answer or a 503. (At the limit, with every other connection busy,
+ * each new connection, health probes included, was the only one waiting, and the next sweep
+ * closed it.) Keep-alive connections of busy clients, back between requests for microseconds,
+ * are spared the same way. */
+#define LD_EVICT_GRACE_S 0.25
+
+static bool idle_enough(double since, double now) { return since > 0 && now - since >= LD_EVICT_GRACE_S; }
+
 /* Closes up to `count` of this thread's oldest waiting connections; returns how many. */
 int ld_conn_evict(struct ld_net *n, int count) {
   int done = 0;
-  while (done < count && n->waiting_head) {
+  double now = ld_now();
+  while (done < count && n->waiting_head && idle_enough(n->waiting_head->since, now)) {
     close_conn(n, n->waiting_head);
     done++;
   }
@@ -201,8 +212,9 @@ uint64_t ld_conn_excess(uint64_t limit) {
   return live > limit ? live - limit : 0;
 }
 
-/* The thread whose oldest waiting connection is the oldest of all (n on a tie), or NULL. */
-static struct ld_net *holder_of_oldest(struct ld_net *n, struct ld_net *all, int nall) {
+/* The thread whose oldest waiting connection is the oldest of all (n on a tie), or NULL;
+ * *since_out: when that connection began waiting. */
+static struct ld_net *holder_of_oldest(struct ld_net *n, struct ld_net *all, int nall, double *since_out) {
   struct ld_net *best = NULL;
   double best_since = 0;
   for (int i = 0; i < nall; i++) {
@@ -212,14 +224,17 @@ static struct ld_net *holder_of_oldest(struct ld_net *n, struct ld_net *all, int
     if (since > 0 && (!best || since < best_since || (since == best_since && o == n)))
       best = o, best_since = since;
   }
+  *since_out = best_since;
   return best;
 }
 
 int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need) {
   int done = 0;
+  double now = ld_now();
   while (done < need) {
-    struct ld_net *o = holder_of_oldest(n, all, nall);
-    if (!o) break;
+    double since;
+    struct ld_net *o = holder_of_oldest(n, all, nall, &since);
+    if (!o || !idle_enough(since, now)) break; /* the oldest is new: so is every other */
     if (o != n) { /* its sweep continues from there, and wakes us when ours is the oldest */
       ld_net_wake(o);
       break;

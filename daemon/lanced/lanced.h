@@ -258,7 +258,8 @@ const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len);
 int ld_conn_evict(struct ld_net *n, int count);
 /* Connections over `limit`, not counting those already being closed. */
 uint64_t ld_conn_excess(uint64_t limit);
-/* Closes up to `need` waiting connections oldest first across all threads: this thread's
+/* Closes up to `need` waiting connections oldest first across all threads (only ones that
+ * have waited at least 250 ms: a new connection's request is read, not reset): this thread's
  * while its oldest is the oldest anywhere, else it wakes the thread that has the oldest
  * (which does the same in its sweep). Returns how many this thread closed. */
 int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need);

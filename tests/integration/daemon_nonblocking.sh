@@ -170,6 +170,24 @@ for mode in direct buffered; do
     || bad "gzip Connect take handed off on first use ($mode): $got (hand-offs ${h:-none})"
 done
 
+# At connection_limit with every connection busy, a new connection is read, not reset: a
+# health probe gets 200 and a take 503 + Retry-After. (Each new connection, the only one
+# waiting, was closed by the next sweep to make room, before its request was read.)
+kill "${PIDS[-1]}" 2>/dev/null
+LANCED_TEST_STALL_PATH=embeddings.lance LANCED_TEST_STALL_MS=3000 start_daemon direct --connection-limit 2
+BUSY=()
+for i in 1 2; do curl -s -o /dev/null "$URL2/files/embeddings.lance/rows?ids=$i" & BUSY+=($!); done
+sleep 0.5
+codes=""
+for i in 1 2 3; do codes+="$(curl -s -o /dev/null -w '%{http_code}' "$URL2/healthz") "; done
+take=$(curl -s -o /dev/null -D "$TMP/limit.hdr" -w '%{http_code}' "$URL2/files/sample.lance/rows?ids=1")
+if [[ $codes == "200 200 200 " && $take == 503 ]] && grep -qi '^retry-after: 1' "$TMP/limit.hdr"; then
+  ok "at connection_limit with all busy: new connections answered (healthz 200, take 503 + Retry-After)"
+else
+  bad "at connection_limit with all busy: healthz $codes take $take"
+fi
+wait "${BUSY[@]}"
+
 # SIGTERM right after that race: the last answer is sent (nothing in flight), so the drain ends
 # at once, while the take thread is still to wake its network thread. The network threads'
 # state must outlive the take threads (it was freed first: a use-after-free under ASan).

@@ -247,9 +247,9 @@ grep -q 'stopped' "$WORK/lanced.log" && ok "drain logged" || bad "drain log"
 start_daemon "$WORK/limit.log" --connection-limit 2 || bad "second daemon"
 exec 5<>/dev/tcp/127.0.0.1/"$PORT"
 exec 6<>/dev/tcp/127.0.0.1/"$PORT"
-sleep 0.2
-# Over the limit, connections with no request in progress make room (oldest first): the new
-# request is answered, and an idle one was closed for it.
+sleep 0.5
+# Over the limit, connections with no request in progress for 250 ms make room (oldest
+# first): the new request is answered, and an idle one was closed for it.
 code=$(curl -s -o /dev/null -D "$WORK/hdr" -w '%{http_code}' "$URL/files/x.lance")
 [[ $code != 503 && $code != 000 ]] && ok "over connection_limit an idle connection makes room ($code)" || bad "connection limit" "got $code"
 closed=0
