@@ -25,6 +25,7 @@ static int nnets;
 static uint64_t hard_limit;
 static uint64_t refused_per_client;
 
+uint64_t ld_acceptor_hard_limit(void) { return hard_limit; }
 uint64_t ld_acceptor_refused_per_client(void) { return __atomic_load_n(&refused_per_client, __ATOMIC_RELAXED); }
 
 /* The network thread with the fewest connections; ties go to the lowest index. */

@@ -228,13 +228,13 @@ static struct ld_net *holder_of_oldest(struct ld_net *n, struct ld_net *all, int
   return best;
 }
 
-int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need) {
+int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need, bool fresh_too) {
   int done = 0;
   double now = ld_now();
   while (done < need) {
     double since;
     struct ld_net *o = holder_of_oldest(n, all, nall, &since);
-    if (!o || !idle_enough(since, now)) break; /* the oldest is new: so is every other */
+    if (!o || (!fresh_too && !idle_enough(since, now))) break; /* the oldest is new: so is every other */
     if (o != n) { /* its sweep continues from there, and wakes us when ours is the oldest */
       ld_net_wake(o);
       break;
@@ -244,6 +244,21 @@ int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need) 
   }
   __atomic_add_fetch(&n->evicted, (uint64_t)done, __ATOMIC_RELAXED);
   return done;
+}
+
+static int clamp_int(uint64_t v) { return v > INT32_MAX ? INT32_MAX : (int)v; }
+
+/* Room under `limit`: connections idle past the grace are closed first. Past half the
+ * headroom above the limit (accept.c refuses new connections at its hard cap) room for new
+ * connections comes first, and the oldest waiting are closed whatever their age: a flood of
+ * fresh idle connections would otherwise fill the headroom within the grace and get every
+ * connection after it refused. Returns the excess left. */
+static uint64_t make_room_over(struct ld_net *n, uint64_t limit, struct ld_net *all, int nall) {
+  uint64_t hard = ld_acceptor_hard_limit(), soft = hard > limit ? (hard - limit) / 2 : 0;
+  uint64_t excess = ld_conn_excess(limit);
+  if (excess > soft) ld_conn_make_room(n, all, nall, clamp_int(excess - soft), true);
+  if ((excess = ld_conn_excess(limit))) ld_conn_make_room(n, all, nall, clamp_int(excess), false);
+  return ld_conn_excess(limit);
 }
 
 /* The header deadline, and room under connection_limit. Returns the milliseconds until the
@@ -256,10 +271,12 @@ int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *
     timed_out++;
   }
   __atomic_add_fetch(&n->header_timeouts, timed_out, __ATOMIC_RELAXED);
-  uint64_t excess = ld_conn_excess(lim->connection_limit);
-  if (excess) ld_conn_make_room(n, all, nall, excess > INT32_MAX ? INT32_MAX : (int)excess);
+  uint64_t excess = make_room_over(n, lim->connection_limit, all, nall);
   if (!n->waiting_head) return -1;
   double left = n->waiting_head->since + limit_s - now;
+  /* Over the limit, the oldest here is closed once its grace is over. */
+  double grace_left = n->waiting_head->since + LD_EVICT_GRACE_S - now;
+  if (excess && grace_left > 0 && grace_left < left) left = grace_left;
   return left <= 0 ? 0 : (int)(left * 1000.0) + 1;
 }
 

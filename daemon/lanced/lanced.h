@@ -258,11 +258,11 @@ const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len);
 int ld_conn_evict(struct ld_net *n, int count);
 /* Connections over `limit`, not counting those already being closed. */
 uint64_t ld_conn_excess(uint64_t limit);
-/* Closes up to `need` waiting connections oldest first across all threads (only ones that
- * have waited at least 250 ms: a new connection's request is read, not reset): this thread's
- * while its oldest is the oldest anywhere, else it wakes the thread that has the oldest
- * (which does the same in its sweep). Returns how many this thread closed. */
-int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need);
+/* Closes up to `need` waiting connections oldest first across all threads (unless
+ * fresh_too, only ones that have waited 250 ms: a new connection's request is read, not
+ * reset): this thread's while its oldest is the oldest anywhere, else it wakes the thread
+ * that has the oldest (which does the same in its sweep). Returns how many this thread closed. */
+int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need, bool fresh_too);
 int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *all, int nall);
 /* Lingering close for a connection answered before its body was read: keeps reading and
  * dropping what the client still sends, so it gets the answer rather than a reset. */
@@ -302,6 +302,7 @@ void ld_server_free(void);
 int ld_acceptor_start(const int *fds, int nfds, struct ld_net *nets, int nnets, uint64_t hard);
 void ld_acceptor_stop(void);                   /* stops accepting (idempotent); queued connections stay queued */
 uint64_t ld_acceptor_refused_per_client(void); /* refused over max_connections_per_client */
+uint64_t ld_acceptor_hard_limit(void);          /* open connections past which new ones are refused */
 
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
 struct ld_req;

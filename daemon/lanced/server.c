@@ -250,7 +250,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
      * (oldest first, on any thread): this request is admitted when one was closed for it,
      * here if the oldest are on another thread (which is woken to close them). */
     uint64_t excess = ld_conn_excess(r->lim.connection_limit);
-    bool over_conns = excess && !(this_net && (ld_conn_make_room(this_net, nets, nnets, excess > 1024 ? 1024 : (int)excess) > 0 ||
+    bool over_conns = excess && !(this_net && (ld_conn_make_room(this_net, nets, nnets, excess > 1024 ? 1024 : (int)excess, false) > 0 ||
                                                ld_conn_evict(this_net, 1) > 0));
     if (!cheap && (over_conns || ld_server_inflight() > r->lim.max_inflight)) {
       ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
