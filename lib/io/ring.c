@@ -276,7 +276,6 @@ static int reserve(struct lnc_ring *r, size_t n, struct lnc_error *err) {
     struct lnc_read **o = realloc(r->ord, cap * sizeof *o);
     if (!o) return lnc_errf(err, LNC_ENOMEM, "ring: out of memory for %zu reads", n);
     r->ord = o;
-    r->ord_cap = cap;
     struct ext *e = realloc(r->ext, cap * sizeof *e);
     if (!e) return lnc_errf(err, LNC_ENOMEM, "ring: out of memory for %zu reads", n);
     r->ext = e;
@@ -290,7 +289,9 @@ static int reserve(struct lnc_ring *r, size_t n, struct lnc_error *err) {
       if (!lr) return lnc_errf(err, LNC_ENOMEM, "ring: out of memory for %zu reads", n);
       r->landed_res = lr;
     }
-    r->ext_cap = cap;
+    /* Only now that every array holds cap: after a failure above the next call must grow
+     * them again, not plan n reads into the ones left short. */
+    r->ord_cap = r->ext_cap = cap;
   }
   return 0;
 }
