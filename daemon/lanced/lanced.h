@@ -302,7 +302,7 @@ void ld_server_free(void);
 int ld_acceptor_start(const int *fds, int nfds, struct ld_net *nets, int nnets, uint64_t hard);
 void ld_acceptor_stop(void);                   /* stops accepting (idempotent); queued connections stay queued */
 uint64_t ld_acceptor_refused_per_client(void); /* refused over max_connections_per_client */
-uint64_t ld_acceptor_hard_limit(void);          /* open connections past which new ones are refused */
+uint64_t ld_acceptor_hard_limit(void);         /* open connections past which new ones are refused */
 
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
 struct ld_req;
