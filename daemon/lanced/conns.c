@@ -234,8 +234,9 @@ int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need, 
   while (done < need) {
     double since;
     struct ld_net *o = holder_of_oldest(n, all, nall, &since);
-    if (!o || (!fresh_too && !idle_enough(since, now))) break; /* the oldest is new: so is every other */
-    if (o != n) {                                              /* its sweep continues from there, and wakes us when ours is the oldest */
+    /* None waiting, or the oldest is still new, and so then is every other. */
+    if (!o || (!fresh_too && !idle_enough(since, now))) break;
+    if (o != n) { /* its sweep continues from there, and wakes us when ours is the oldest */
       ld_net_wake(o);
       break;
     }
