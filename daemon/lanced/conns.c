@@ -122,7 +122,11 @@ void ld_conn_adding(double accepted) { adding_since = accepted; }
 
 void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx) {
   struct ld_conn *k = calloc(1, sizeof *k);
-  if (!k) return; /* untracked: MHD's own timeout still applies */
+  if (!k) { /* untracked: MHD's own timeout still applies; its address is counted no more */
+    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ai && ai->client_addr) ld_conn_addr_release(ld_conn_addr_bucket(ai->client_addr));
+    return;
+  }
   k->c = c;
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   k->fd = ci ? ci->connect_fd : -1;

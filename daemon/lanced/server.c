@@ -110,10 +110,15 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   ld_log(LD_LOG_DEBUG, "http: %s", line);
 }
 
+/* Whether the MHD_add_connection running on this thread reported its connection STARTED:
+ * if it then fails, MHD reports it CLOSED too, and on_connection has released it. */
+static __thread bool add_started;
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code) {
   struct ld_net *net = cls;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    add_started = true;
     __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
     ld_conn_opened(net, c, socket_ctx);
   } else {
@@ -434,7 +439,8 @@ static void add_pending(struct ld_net *n) {
   while (p) {
     struct ld_pending_conn *next = p->next;
     ld_conn_adding(p->accepted);
-    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES) {
+    add_started = false;
+    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES && !add_started) {
       __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
       ld_conn_addr_release(ld_conn_addr_bucket((struct sockaddr *)&p->addr));
     }
