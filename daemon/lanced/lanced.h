@@ -226,7 +226,9 @@ struct ld_net {
   bool started;
   int wake_fd; /* eventfd: connections queued, or stop */
   atomic_int stop;
-  pthread_mutex_t lock;            /* guards queue */
+  pthread_mutex_t lock;            /* guards queue and loop_state */
+  pthread_cond_t loop_cv;          /* signalled when loop_state leaves 0 */
+  int loop_state;                  /* the thread's loop: 0 starting, 1 running, -1 failed to start */
   struct ld_pending_conn *queue;   /* sockets accepted for this thread, not yet added to MHD */
   struct lnc_loop_stats published; /* the loop's counters as of its last iteration (atomics) */
   _Atomic double last_turn;        /* ld_now() at the end of its last iteration */

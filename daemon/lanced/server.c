@@ -469,13 +469,32 @@ void ld_server_loop_stats(struct lnc_loop_stats *sum) {
 /* The thread's one loop: let MHD do what is ready (its epoll_wait with timeout 0), then one
  * lnc_loop_wait: submit the reads queued by tasks, wait for MHD's epoll fd, the wake fd, a
  * read completion or MHD's next timeout, and resume the tasks whose reads are in. */
+static void loop_started(struct ld_net *n, int state) {
+  pthread_mutex_lock(&n->lock);
+  n->loop_state = state;
+  pthread_cond_signal(&n->loop_cv);
+  pthread_mutex_unlock(&n->lock);
+}
+
+/* Whether n's loop started: a thread without one would still be handed connections and
+ * never serve them, so start-up fails instead. */
+static bool loop_running(struct ld_net *n) {
+  pthread_mutex_lock(&n->lock);
+  while (!n->loop_state) pthread_cond_wait(&n->loop_cv, &n->lock);
+  int state = n->loop_state;
+  pthread_mutex_unlock(&n->lock);
+  return state > 0;
+}
+
 static void *net_main(void *arg) {
   struct ld_net *n = arg;
   struct ld_err e;
   if (ld_service_loop_start(&e)) {
     ld_log(LD_LOG_ERROR, "network thread %d: %s", n->index, e.message);
+    loop_started(n, -1);
     return NULL;
   }
+  loop_started(n, 1);
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(n->d, MHD_DAEMON_INFO_EPOLL_FD);
   int fds[2] = {di ? di->epoll_fd : -1, n->wake_fd};
   lnc_loop *loop = ld_service_loop();
@@ -511,6 +530,7 @@ static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard,
   n->index = index;
   n->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   pthread_mutex_init(&n->lock, NULL);
+  pthread_cond_init(&n->loop_cv, NULL);
   if (n->wake_fd < 0) return -1;
   n->d = MHD_start_daemon(
       flags, 0, NULL, NULL, on_request, NULL,
@@ -526,7 +546,7 @@ static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard,
   if (!n->d) return -1;
   if (pthread_create(&n->thread, NULL, net_main, n)) return -1;
   n->started = true;
-  return 0;
+  return loop_running(n) ? 0 : -1;
 }
 
 static void net_stop(struct ld_net *n) {
@@ -552,6 +572,7 @@ static void net_stop(struct ld_net *n) {
 static void net_free(struct ld_net *n) {
   if (n->wake_fd >= 0) close(n->wake_fd);
   pthread_mutex_destroy(&n->lock);
+  pthread_cond_destroy(&n->loop_cv);
 }
 
 static int start_failed(void) {

@@ -56,6 +56,9 @@ lnc_loop *ld_service_loop(void) { return my_loop; }
 
 int ld_service_loop_start(struct ld_err *e) {
   struct lnc_error le = {0};
+  /* Test hook (tests/integration/daemon_nonblocking.sh): a loop that cannot start, as when
+   * its memory or ring cannot be had. */
+  if (getenv("LANCED_TEST_LOOP_FAIL")) return ld_errf(e, 500, "internal", "loop: could not start (test hook)");
   if (lnc_loop_new(engine, 0, &my_loop, &le)) return ld_err_from_lnc(e, &le), -1;
   my_worker = lnc_loop_worker(my_loop); /* this thread's takes read through its loop */
   return 0;

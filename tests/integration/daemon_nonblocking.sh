@@ -228,5 +228,13 @@ for mode in direct buffered; do
   fi
   wait "$SLOW" 2>/dev/null
 done
+
+# A network thread whose loop cannot start fails start-up (exit 1) rather than leaving a
+# daemon that hands that thread connections it never serves.
+LANCED_TEST_LOOP_FAIL=1 timeout 10 "$BIN/lanced" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 > "$TMP/log.loopfail" 2>&1
+rc=$?
+[[ $rc == 1 ]] && grep -q 'network thread 0: loop: could not start' "$TMP/log.loopfail" \
+  && ok "a loop that cannot start fails start-up (exit 1, logged)" \
+  || { bad "a loop that cannot start: exit status $rc"; tail -5 "$TMP/log.loopfail"; }
 echo "non-blocking: $pass passed, $fail failed"
 [[ $fail -eq 0 ]]
