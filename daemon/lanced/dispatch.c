@@ -69,6 +69,11 @@ static void *take_thread(void *arg) {
   }
 }
 
+void ld_test_stop_delay(void) {
+  const char *v = getenv("LANCED_TEST_STOP_DELAY_MS");
+  if (v && *v) sleep_ms(atol(v));
+}
+
 long ld_test_stall_ms(const char *url) {
   return stall_path && url && strstr(url, stall_path) ? stall_ms : 0;
 }

@@ -319,6 +319,9 @@ uint64_t ld_dispatch_handoffs(void); /* requests queued for a take thread so far
 long ld_test_stall_ms(const char *url);
 void ld_dispatch_stop(void);   /* after every request has completed */
 extern atomic_int ld_draining; /* set by the main thread on SIGTERM, read by network threads */
+enum { LD_DRAIN_OPEN = 1,      /* draining: requests still served, each answer closes */
+       LD_DRAIN_CLOSED = 2 };  /* about to stop: new requests get 503 at once */
+void ld_test_stop_delay(void); /* test hook: LANCED_TEST_STOP_DELAY_MS before the stop */
 
 /* ---- routes.c / rows.c / connect.c: request handling -------------------------------------- */
 struct MHD_Connection;

@@ -61,18 +61,34 @@ static _Noreturn void drain_timed_out(uint64_t n) {
   _exit(1);
 }
 
+/* Waits for the requests in flight to finish, until deadline; returns how many are left. */
+static uint64_t wait_inflight(double deadline) {
+  uint64_t n;
+  while ((n = ld_server_inflight()) > 0 && ld_now() < deadline) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return n;
+}
+
 static void drain(const struct ld_config *cfg) {
-  ld_draining = 1;
+  ld_draining = LD_DRAIN_OPEN;
   ld_notify("STOPPING=1");
   ld_server_quiesce();
   double deadline = ld_now() + (double)cfg->request_timeout_ms / 1000.0 + 1.0;
   uint64_t n = ld_server_inflight();
   ld_log(LD_LOG_INFO, "shutting down: draining %llu in-flight requests", (unsigned long long)n);
-  while ((n = ld_server_inflight()) > 0 && ld_now() < deadline) {
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-  }
+  n = wait_inflight(deadline);
+  /* Then the gate: from here a new request (on a keep-alive connection idle since before the
+   * drain) is answered 503 at once, never suspended under the daemons stopped next (MHD
+   * aborts on a suspended connection). One that began before the gate closed is counted by
+   * the second wait. The fence orders the store before that count; on_request counts itself
+   * before it looks at the gate. */
+  ld_draining = LD_DRAIN_CLOSED;
+  atomic_thread_fence(memory_order_seq_cst);
+  if (!n) n = wait_inflight(deadline);
   if (n) drain_timed_out(n);
+  ld_test_stop_delay();
   ld_server_stop();
   ld_dispatch_stop(); /* joins the take threads; the last may still be waking a network thread */
   ld_server_free();

@@ -241,7 +241,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     r = calloc(1, sizeof *r);
     if (!r) return MHD_NO;
     *con_cls = r;
-    __atomic_add_fetch(&inflight, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST); /* before the gate is read: main.c drain */
     r->start = ld_now();
     r->lim = ld_limits_get();
     r->route = LD_R_OTHER;
@@ -250,6 +250,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r->url) return MHD_NO;
     bool cheap = !strcmp(url, "/healthz") || !strcmp(url, "/metrics");
     struct ld_err e;
+    if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) {
+      ld_errf(&e, 503, "unavailable", "shutting down");
+      ld_json_error(&out, &e);
+      out.retry_after = 1;
+      return send_response(c, r, &out);
+    }
     if (this_net) ld_conn_request_started(this_net, c); /* never evicts itself below */
     /* Over the connection limit, connections with no request in progress make room first
      * (oldest first, on any thread): this request is admitted when one was closed for it,

@@ -229,6 +229,26 @@ for mode in direct buffered; do
   wait "$SLOW" 2>/dev/null
 done
 
+# A request on a keep-alive connection after the drain found nothing in flight, just before
+# the daemons stop (held there by a test hook): answered 503 at once. It used to run, and a
+# take parked or handed off there left a suspended connection under MHD_stop_daemon, which
+# aborts the process (status 134).
+LANCED_TEST_STOP_DELAY_MS=1500 LANCED_TEST_STALL_PATH=embeddings.lance LANCED_TEST_STALL_MS=3000 start_daemon direct
+exec 7<>/dev/tcp/127.0.0.1/"${URL2##*:}"
+printf 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n' >&7
+IFS= read -r -t 2 -u 7 first
+while IFS= read -r -t 0.3 -u 7 _; do :; done # the rest of that answer
+kill -TERM "${PIDS[-1]}"
+sleep 0.5 # the drain is over (nothing was in flight); the stop is held
+printf 'GET /files/embeddings.lance/rows?ids=1 HTTP/1.1\r\nHost: x\r\n\r\n' >&7
+IFS= read -r -t 3 -u 7 second
+exec 7<&- 7>&-
+wait "${PIDS[-1]}"
+rc=$?
+[[ $first == "HTTP/1.1 200"* && $second == "HTTP/1.1 503"* && $rc == 0 ]] \
+  && ok "a request arriving as the daemons stop: 503 at once, a clean exit" \
+  || { bad "a request arriving as the daemons stop: '${first%$'\r'}' then '${second%$'\r'}', exit status $rc"; tail -3 "$TMP/log.direct"; }
+
 # A network thread whose loop cannot start fails start-up (exit 1) rather than leaving a
 # daemon that hands that thread connections it never serves.
 LANCED_TEST_LOOP_FAIL=1 timeout 10 "$BIN/lanced" --root "$ROOT" --listen 127.0.0.1:0 --workers 2 > "$TMP/log.loopfail" 2>&1
