@@ -472,9 +472,6 @@ void ld_server_loop_stats(struct lnc_loop_stats *sum) {
   }
 }
 
-/* The thread's one loop: let MHD do what is ready (its epoll_wait with timeout 0), then one
- * lnc_loop_wait: submit the reads queued by tasks, wait for MHD's epoll fd, the wake fd, a
- * read completion or MHD's next timeout, and resume the tasks whose reads are in. */
 static void loop_started(struct ld_net *n, int state) {
   pthread_mutex_lock(&n->lock);
   n->loop_state = state;
@@ -492,6 +489,9 @@ static bool loop_running(struct ld_net *n) {
   return state > 0;
 }
 
+/* The thread's one loop: let MHD do what is ready (its epoll_wait with timeout 0), then one
+ * lnc_loop_wait: submit the reads queued by tasks, wait for MHD's epoll fd, the wake fd, a
+ * read completion or MHD's next timeout, and resume the tasks whose reads are in. */
 static void *net_main(void *arg) {
   struct ld_net *n = arg;
   struct ld_err e;
