@@ -121,17 +121,17 @@ static __thread double adding_since;
 void ld_conn_adding(double accepted) { adding_since = accepted; }
 
 void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  uint32_t bucket = ci && ci->client_addr ? ld_conn_addr_bucket(ci->client_addr) : 0;
   struct ld_conn *k = calloc(1, sizeof *k);
   if (!k) { /* untracked: MHD's own timeout still applies; its address is counted no more */
-    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (ai && ai->client_addr) ld_conn_addr_release(ld_conn_addr_bucket(ai->client_addr));
+    ld_conn_addr_release(bucket);
     return;
   }
   k->c = c;
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  k->bucket = bucket;
+  ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   k->fd = ci ? ci->connect_fd : -1;
-  ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  k->bucket = ci && ci->client_addr ? ld_conn_addr_bucket(ci->client_addr) : 0;
   *socket_ctx = k;
   append_waiting(n, k, adding_since > 0 ? adding_since : ld_now());
   adding_since = 0;

@@ -37,6 +37,9 @@ static long stall_ms;
  * resuming a connection and waking its network thread, so a test can have that thread send the
  * answer (and free the request) first, as it may at any time under load. */
 static long resume_delay_ms;
+/* LANCED_TEST_STOP_DELAY_MS holds SIGTERM's stop that long once the drain is over, so a test
+ * can send a request in between (ld_test_stop_delay, main.c). */
+static long stop_delay_ms;
 
 /* The test hooks' waits (a no-op for 0). */
 static void sleep_ms(long ms) {
@@ -69,10 +72,7 @@ static void *take_thread(void *arg) {
   }
 }
 
-void ld_test_stop_delay(void) {
-  const char *v = getenv("LANCED_TEST_STOP_DELAY_MS");
-  if (v && *v) sleep_ms(atol(v));
-}
+void ld_test_stop_delay(void) { sleep_ms(stop_delay_ms); }
 
 long ld_test_stall_ms(const char *url) {
   return stall_path && url && strstr(url, stall_path) ? stall_ms : 0;
@@ -109,7 +109,11 @@ static void pool_stop(struct pool *p) {
 
 int ld_dispatch_start(int n, int nmounts, int store) {
   const char *sp = getenv("LANCED_TEST_STALL_PATH"), *sm = getenv("LANCED_TEST_STALL_MS");
-  const char *rd = getenv("LANCED_TEST_RESUME_DELAY_MS");
+  const char *rd = getenv("LANCED_TEST_RESUME_DELAY_MS"), *sd = getenv("LANCED_TEST_STOP_DELAY_MS");
+  if (sd && *sd) {
+    stop_delay_ms = strtol(sd, NULL, 10);
+    ld_log(LD_LOG_WARN, "test hook: SIGTERM's stop waits %ld ms after the drain", stop_delay_ms);
+  }
   if (rd && *rd) {
     resume_delay_ms = strtol(rd, NULL, 10);
     ld_log(LD_LOG_WARN, "test hook: take threads wait %ld ms between resuming a connection and waking its thread", resume_delay_ms);
