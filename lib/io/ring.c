@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_SUBMIT     (1u << 30) /* bytes per submitted read; the kernel caps a read near 2 GiB */
@@ -456,6 +457,32 @@ static unsigned wait_guest(struct lnc_ring *r, size_t want, bool direct, size_t 
   return (unsigned)seen;
 }
 
+/* Before a ring whose io_uring_enter keeps failing is closed: waits until every read the
+ * kernel took has completed. Closing the ring does not wait for them, and they land in the
+ * caller's buffers (BUF_DST), which lnc_ring_read_batch's contract lets it free on return, and
+ * in the pool, which pread mode goes on using. Their completions need no io_uring_enter: on a
+ * ring without DEFER_TASKRUN the kernel posts them as task work run when the thread returns
+ * from any system call, so a short sleep between looks at the CQ lets them in. SQEs the kernel
+ * never consumed are not in flight (io_uring_sq_ready counts them) and die with the ring.
+ * This waits as long as the device takes, like execute's own wait. */
+static void reap_without_enter(struct lnc_ring *r, unsigned inflight, bool direct,
+                               struct lnc_take_stats *stats) {
+  LNC_ASSERT(!r->guest);
+  unsigned unsubmitted = io_uring_sq_ready(&r->ring);
+  size_t nretry = 0; /* short reads are not resubmitted: the batch has failed already */
+  while (inflight > unsubmitted) {
+    unsigned head, seen = 0;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(&r->ring, head, cqe) {
+      complete(r, (size_t)io_uring_cqe_get_data64(cqe), cqe->res, direct, &nretry, stats, NULL);
+      seen++;
+    }
+    io_uring_cq_advance(&r->ring, seen);
+    inflight -= seen;
+    if (inflight > unsubmitted && seen == 0) nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+  }
+}
+
 /* The loop: fill the SQ (retries first, then new extents while the pool, or a guest's
  * overflow allowance, has room), submit,
  * wait (for one when more can go in, else for all in flight), reap. On error nothing new is
@@ -509,14 +536,14 @@ static int execute(struct lnc_ring *r, int fd, bool direct, size_t ne,
     if (s < 0 && s != -EINTR && s != -EAGAIN && s != -EBUSY && s != -ETIME) {
       if (!rc) rc = lnc_errf(err, LNC_EIO, "io_uring_enter failed: %s", strerror(-s));
       if (seen == 0 && ++hard_failures >= 3) {
-        /* The kernel takes nothing and returns nothing. Leave io_uring for good: closing the
-         * ring cancels what it holds; the buffers in flight are leaked, never reused. */
+        /* The kernel takes nothing and returns nothing: leave io_uring for good, but only
+         * once no read it took is still in flight (see reap_without_enter). */
+        reap_without_enter(r, inflight, direct, stats);
         io_uring_queue_exit(&r->ring);
         r->uring = r->fixed = false;
-        r->pool = NULL;
-        r->pool_bytes = 0;
+        r->q = NULL;
         log_once(&logged_uring, "lanced: io_uring failed (%s); using pread", strerror(-s));
-        return rc;
+        break;
       }
     } else {
       hard_failures = 0;

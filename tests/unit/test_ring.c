@@ -7,12 +7,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <liburing.h>
 #include "io/ring.h"
 #include "io/loop.h"
 #include "lance.h"
@@ -391,6 +393,74 @@ START_TEST(test_bad_fd) {
 }
 END_TEST
 
+/* ---- io_uring_enter failing for good ----------------------------------------------------- */
+/* This binary is linked with -Wl,--wrap=io_uring_submit_and_wait (Makefile), so ring.c's calls
+ * come here. While enters_to_fail is positive, a call answers -ENOMEM without waiting, having
+ * first handed the kernel what is queued when fail_after_submit is set: a kernel that took the
+ * reads and then stopped answering, or one that never took them. */
+int __real_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr);
+static int enters_to_fail;
+static bool fail_after_submit;
+
+int __wrap_io_uring_submit_and_wait(struct io_uring *ring, unsigned wait_nr) {
+  if (enters_to_fail <= 0) return __real_io_uring_submit_and_wait(ring, wait_nr);
+  enters_to_fail--;
+  if (fail_after_submit) io_uring_submit(ring);
+  return -ENOMEM;
+}
+
+struct late_writer {
+  int fd;
+  atomic_int written;
+};
+
+static void *write_late(void *arg) {
+  struct late_writer *w = arg;
+  usleep(200 * 1000);
+  atomic_store(&w->written, 1);
+  if (write(w->fd, "sixteen bytes ok", 16) != 16) abort();
+  return NULL;
+}
+
+/* _i = 0: the kernel took the read (a pipe read: it flies until the writer writes, 200 ms
+ * later), then every io_uring_enter fails. The ring gives io_uring up, but returns only once
+ * that read has landed: the caller may free its buffer the moment we return.
+ * _i = 1: the kernel never took it: nothing is in flight, the ring gives up at once.
+ * Either way the batch fails with the enter's error and the ring reads on through pread. */
+START_TEST(test_enter_fails_for_good) {
+  bool submitted = _i == 0;
+  struct lnc_ring *r = ring_with(false, 0, 0, 0, 0, true);
+  int pipefd[2];
+  ck_assert_int_eq(pipe(pipefd), 0);
+  struct late_writer w = {.fd = pipefd[1]};
+  pthread_t t;
+  if (submitted) ck_assert_int_eq(pthread_create(&t, NULL, write_late, &w), 0);
+  uint8_t buf[16] = {0};
+  struct lnc_read rd = {.off = 0, .len = sizeof buf, .dst = buf};
+  struct lnc_error err = {0};
+  enters_to_fail = 1000;
+  fail_after_submit = submitted;
+  int rc = lnc_ring_read_batch(r, pipefd[0], false, FILE_SIZE, &rd, 1, NULL, &err);
+  enters_to_fail = 0;
+  ck_assert_int_eq(rc, LNC_EIO);
+  ck_assert_msg(strstr(err.message, "io_uring_enter failed") != NULL, "%s", err.message);
+  ck_assert(!lnc_ring_uses_uring(r));
+  if (submitted) {
+    ck_assert_msg(atomic_load(&w.written), "returned while the read was still in flight");
+    ck_assert(memcmp(buf, "sixteen bytes ok", 16) == 0);
+    pthread_join(t, NULL);
+  }
+  close(pipefd[0]);
+  close(pipefd[1]);
+  uint8_t a[100], b[5000];
+  struct lnc_read reads[2] = {{.off = 7, .len = sizeof a, .dst = a}, {.off = 1 << 20, .len = sizeof b, .dst = b}};
+  run(r, false, reads, 2);
+  run(r, true, reads, 2);
+  lnc_ring_free(r);
+}
+END_TEST
+
 /* ---- setup and opening ------------------------------------------------------------------- */
 static char logged[8][512];
 static int nlogged;
@@ -598,6 +668,7 @@ int main(void) {
   tcase_add_loop_test(tc, test_eof_and_big, 0, 4);
   tcase_add_loop_test(tc, test_past_eof, 0, 4);
   tcase_add_loop_test(tc, test_bad_fd, 0, 4);
+  tcase_add_loop_test(tc, test_enter_fails_for_good, 0, 2);
   tcase_add_test(tc, test_open);
   tcase_add_test(tc, test_config);
   tcase_add_test(tc, test_thread_ring);
