@@ -107,14 +107,19 @@ void lnc_mounts_stats(struct lnc_mounts *t, struct lnc_engine_stats *o) {
 }
 
 
+/* The listing stops at the first entry and says so through ctx: its return value alone can't,
+ * since a stop (1) and LNC_EINVAL (1, a key the store can't hold) are the same number. */
 static int stop_at_first(void *ctx, const char *name, uint64_t size) {
-  (void)ctx, (void)name, (void)size;
+  (void)name, (void)size;
+  *(bool *)ctx = true;
   return 1;
 }
 
 bool lnc_remote_is_dataset(const struct lnc_s3_mount *m, const char *rel) {
   char pre[1100];
   struct lnc_error ignored;
-  return (size_t)snprintf(pre, sizeof pre, "%s%s_versions/", rel, *rel ? "/" : "") < sizeof pre &&
-         lnc_s3_mount_list(m, pre, stop_at_first, NULL, &ignored) == 1;
+  bool found = false;
+  if ((size_t)snprintf(pre, sizeof pre, "%s%s_versions/", rel, *rel ? "/" : "") >= sizeof pre) return false;
+  lnc_s3_mount_list(m, pre, stop_at_first, &found, &ignored);
+  return found;
 }

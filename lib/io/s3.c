@@ -167,7 +167,9 @@ static int copy_config(struct lnc_s3 *s, const struct lnc_s3_config *c, struct l
       (rc = dup_str(&s->secret_key, c->secret_key, "the secret access key", err)))
     return rc;
   if (strchr(s->bucket, '/')) return lnc_errf(err, LNC_EINVAL, "s3: bucket '%.64s' contains '/'", s->bucket);
-  s->path_style = c->path_style;
+  /* AWS's certificate for s3.<region>.amazonaws.com covers one label below it, not a dotted
+   * bucket's host: on AWS's own endpoint such a bucket is reached by path, as AWS's SDKs do. */
+  s->path_style = c->path_style || ((!c->endpoint || !*c->endpoint) && strchr(s->bucket, '.'));
   if ((rc = make_base(s, c, region, err))) return rc;
   size_t n = strlen(region) + 16;
   if (!(s->sigv4 = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -570,12 +572,17 @@ static int reap(struct set *t, struct lnc_error *err) {
   return 0;
 }
 
-/* How long to sleep: libcurl's timer, the next retry, the deadline, whichever is first. */
+/* How long to sleep: libcurl's timer, the next retry, the deadline, whichever is first. A
+ * retry counts only while a slot is free: with max_parallel exchanges running, start_ready
+ * would not start it, and a due retry would turn the wait into a spin until one finished. */
 static int wait_ms(const struct set *t, int64_t now) {
   int64_t w = t->deadline - now;
   if (t->s->timer_at >= 0 && t->s->timer_at - now < w) w = t->s->timer_at - now;
-  for (size_t i = 0; i < t->n; i++)
-    if (t->x[i].state == X_BACKOFF && t->x[i].retry_at - now < w) w = t->x[i].retry_at - now;
+  size_t running = 0;
+  for (size_t i = 0; i < t->n; i++) running += t->x[i].state == X_RUNNING;
+  if (running < t->s->cfg.max_parallel)
+    for (size_t i = 0; i < t->n; i++)
+      if (t->x[i].state == X_BACKOFF && t->x[i].retry_at - now < w) w = t->x[i].retry_at - now;
   return w < 0 ? 0 : (int)w;
 }
 
@@ -641,11 +648,11 @@ static void free_set(struct xfer *x, size_t n) {
 
 /* One exchange (a HEAD, or a listing page) run to its end. *out is the exchange, for the caller
  * to read and release with free_set(*out, 1) whatever the result; url stays the caller's. */
-static int run_one(struct lnc_s3 *s, const char *url, bool head, const char *what, struct xfer **out,
-                   struct lnc_error *err) {
+static int run_one(struct lnc_s3 *s, const char *url, bool head, const char *what, int64_t deadline,
+                   struct xfer **out, struct lnc_error *err) {
   if (!url || !(*out = calloc(1, sizeof **out))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   **out = (struct xfer){.s = s, .url = url, .head = head, .list = !head};
-  struct set t = {.s = s, .x = *out, .n = 1, .key = what, .deadline = now_ms() + s->cfg.deadline_ms};
+  struct set t = {.s = s, .x = *out, .n = 1, .key = what, .deadline = deadline};
   return run_set(&t, err);
 }
 
@@ -705,7 +712,7 @@ int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, st
   if (!s || !key || !*key || !out) return lnc_errf(err, LNC_EINVAL, "s3: HEAD needs a client, a key and an output");
   char *url = object_url(s, key);
   struct xfer *x = NULL;
-  int rc = run_one(s, url, true, key, &x, err);
+  int rc = run_one(s, url, true, key, now_ms() + s->cfg.deadline_ms, &x, err);
   if (!rc) {
     out->size = x->clen;
     snprintf(out->etag, sizeof out->etag, "%s", x->etag);
@@ -823,6 +830,8 @@ static const char *xml_text(const char *p, const char *end, const char *tag, cha
         out[n++] = (char)(0xF0 | cp >> 18), out[n++] = (char)(0x80 | ((cp >> 12) & 63)),
         out[n++] = (char)(0x80 | ((cp >> 6) & 63)), out[n++] = (char)(0x80 | (cp & 63));
       q = e + 1;
+    } else if (*q == 0) {
+      return NULL; /* a raw NUL, like &#0;, would end the key early as a C string */
     } else {
       out[n++] = *q++;
     }
@@ -877,13 +886,16 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
   if (!s || !prefix || !fn) return lnc_errf(err, LNC_EINVAL, "s3: a listing needs a client, a prefix and a callback");
   char token[1100] = "", prev[1100] = "";
   int rc = 0;
+  /* One deadline for every page: a store that keeps answering slowly with new tokens would
+   * otherwise hold the caller for S3_LIST_MAX_PAGES deadlines. */
+  int64_t deadline = now_ms() + s->cfg.deadline_ms;
   for (unsigned page = 0; !rc; page++) {
     if (page == S3_LIST_MAX_PAGES || (page && !strcmp(token, prev)))
       return lnc_errf(err, LNC_EIO, "s3://%s/%s: the listing does not end (%u pages)", s->bucket, prefix, page);
     char *url = list_url(s, prefix, page ? token : NULL);
     struct xfer *x = NULL;
     snprintf(prev, sizeof prev, "%s", token);
-    rc = run_one(s, url, false, prefix, &x, err);
+    rc = run_one(s, url, false, prefix, deadline, &x, err);
     /* The page as a C string: the entity and number parsing may look ahead of a '&'. */
     uint8_t *nb = rc ? NULL : realloc(x->buf, x->got + 1);
     if (!rc && !nb) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");

@@ -7,6 +7,8 @@
 #include <string.h>
 #include "support/support.h"
 #include "io/s3.h"
+#include "cache/cache.h"
+#include "lance.h"
 
 struct seen {
   int n;
@@ -89,6 +91,35 @@ START_TEST(test_malformed) {
 }
 END_TEST
 
+/* A raw NUL inside a Key, like &#0;, is refused: as a C string it would end the key early
+ * (".../1.manifest\0evil" would be listed as 1.manifest). */
+START_TEST(test_raw_nul_in_key) {
+  static const char page[] = "<Contents><Key>d/_versions/1.manifest\0evil</Key><Size>1</Size></Contents>";
+  struct seen s = {0};
+  char token[64];
+  struct lnc_error e = {0};
+  ck_assert_int_eq(lnc_s3_parse_list_page(page, sizeof page - 1, "s3://b/p", token, sizeof token, collect, &s, &e), LNC_EIO);
+  ck_assert_int_eq(s.n, 0);
+}
+END_TEST
+
+/* A path whose key the store cannot hold (an empty component, too long for a listing prefix)
+ * is no dataset: the listing fails before any exchange with LNC_EINVAL, which is 1, the same
+ * number as the "found one" stop. The endpoint is a closed port; nothing is sent. */
+START_TEST(test_is_dataset_bad_key) {
+  struct lnc_s3_config cfg = {.endpoint = "http://127.0.0.1:9", .access_key = "AKID", .secret_key = "s", .max_attempts = 1, .deadline_ms = 2000};
+  struct lnc_s3_mount *m = NULL;
+  struct lnc_error e = {0};
+  ck_assert_msg(lnc_s3_mount_new("s3://b/pre", &cfg, LNC_S3_PATH, NULL, &m, &e) == 0, "%s", e.message);
+  ck_assert(!lnc_remote_is_dataset(m, "a//b"));
+  ck_assert(!lnc_remote_is_dataset(m, "a/../b"));
+  static char longname[1016];
+  memset(longname, 'n', sizeof longname - 1);
+  ck_assert(!lnc_remote_is_dataset(m, longname));
+  lnc_s3_mount_free(m);
+}
+END_TEST
+
 START_TEST(test_config_checked) {
   struct lnc_s3 *c = NULL;
   struct lnc_error e = {0};
@@ -158,6 +189,8 @@ static Suite *suite(void) {
   tcase_add_test(t, test_last_page_and_empty);
   tcase_add_test(t, test_malformed);
   tcase_add_test(t, test_config_checked);
+  tcase_add_test(t, test_raw_nul_in_key);
+  tcase_add_test(t, test_is_dataset_bad_key);
   tcase_add_test(t, test_page_cache);
   suite_add_tcase(su, t);
   return su;
