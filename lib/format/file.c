@@ -35,6 +35,11 @@ enum {
  * sizing allocations): global buffers and columns. */
 #define MAX_GLOBAL_BUFFERS 1000000u
 #define MAX_COLUMNS        10000000u
+/* Rows in a file, and rows or items in a page: a Lance row address keeps the row's offset in
+ * its fragment in 32 bits, so no real data file holds more. Bounding the counts here keeps
+ * every page's arithmetic on them ((rows + 1) * entry width, rows * stride) far from
+ * wrapping; unbounded, a descriptor's length of 2^61 made a level table of 8 bytes. */
+#define MAX_ROWS UINT32_MAX
 
 
 int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
@@ -165,6 +170,11 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
       pg->buf_len[b] = l;
     }
     /* 2.0: a column below a list counts items, not rows (checked by lnc_v20_link). */
+    if (mp->length > MAX_ROWS) {
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %zu claims %llu rows; at most %llu per page are supported",
+                    f->name, ci, p, (unsigned long long)mp->length, (unsigned long long)MAX_ROWS);
+      goto done;
+    }
     if (!f->v20 && mp->length > f->num_rows - row) {
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages hold more rows than the file's %llu",
                     f->name, ci, (unsigned long long)f->num_rows);
@@ -399,7 +409,11 @@ static int open_steps(struct lnc_file *f, struct lnc_file **out, struct lnc_erro
   if (!(rc = stat_file(f, err)) && !(rc = read_footer(f, &ft, err)) && !(rc = read_metadata(f, &ft, &meta, err)) &&
       !(rc = read_descriptor(f, &ft, meta, &fdsc, err))) {
     f->num_rows = fdsc->length;
-    if ((rc = lnc_schema_build(f, fdsc->schema, err)))
+    if (f->num_rows > MAX_ROWS)
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: the file claims %llu rows; at most %llu per file are supported (a Lance "
+                                       "row address holds the offset in its fragment in 32 bits)",
+                    f->name, (unsigned long long)f->num_rows, (unsigned long long)MAX_ROWS);
+    else if ((rc = lnc_schema_build(f, fdsc->schema, err)))
       lnc_err_prefix(err, "%s", f->name);
     else if (!(rc = load_columns(f, &ft, meta, err)))
       rc = bind_schema(f, err);

@@ -106,6 +106,11 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
       rc = lnc_page_err(c, LNC_ECORRUPT, "rep levels without list layers");
       goto fail;
     }
+    if (pg->rows > s->n_levels) { /* each row starts with a level of its own */
+      rc = lnc_page_err(c, LNC_ECORRUPT, "%llu rows but %llu levels", (unsigned long long)pg->rows,
+                        (unsigned long long)s->n_levels);
+      goto fail;
+    }
     s->row_start = lnc_arena_alloc(&s->arena, (pg->rows + 1) * sizeof *s->row_start);
     if (!s->row_start) {
       rc = lnc_page_err(c, LNC_ENOMEM, "out of memory");

@@ -113,8 +113,8 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
     }
     pg->state_bytes = sizeof *s + len;
   } else {
-    uint64_t stride = (uint64_t)s->cw_bytes + s->value_bytes;
-    if (pg->buf_len[0] < stride * pg->rows) {
+    uint64_t stride = (uint64_t)s->cw_bytes + s->value_bytes, need;
+    if (__builtin_mul_overflow(stride, pg->rows, &need) || pg->buf_len[0] < need) {
       rc = lnc_page_err(c, LNC_ECORRUPT, "data buffer of %llu bytes is too small for %llu rows",
                         (unsigned long long)pg->buf_len[0], (unsigned long long)pg->rows);
       goto fail;

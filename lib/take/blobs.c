@@ -77,6 +77,14 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
   int rc = lnc_valbuf_init(&out, LNC_VALUES_VARIABLE, 0, 1);
   if (rc) return lnc_errf(err, rc, "out of memory");
   bool v2 = leaf->type == LNC_AT_STRUCT;
+  /* The blob flag is the schema's word; the descriptors' shape is checked, not assumed: a
+   * field of another type marked blob decodes to other values (8-byte integers, a packed
+   * struct of fixed fields without offsets). */
+  if (v2 ? in->kind != LNC_VALUES_VARIABLE : in->kind != LNC_VALUES_FIXED || in->bits != 128 || in->items_per_value != 1) {
+    lnc_valbuf_free(&out);
+    return lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' is marked a blob but its values are not blob descriptors",
+                    f->name, leaf->name);
+  }
   for (uint64_t i = 0; i < in->n && !rc; i++) {
     uint64_t kind = 0, pos, size, blob_id = 0;
     const uint8_t *uri = NULL;

@@ -5,6 +5,7 @@
  * Run from the repository root. */
 #include "lance.h"
 #include "lance/file2.pb-c.h"
+#include "lance/file.pb-c.h"
 #include "support/support.h"
 #include <check.h>
 #include <stdbool.h>
@@ -100,8 +101,14 @@ static void expect_open_fail(const char *name, const uint8_t *b, size_t len, int
  * metadata section (column metadata, offset tables, footer) after the unchanged data and
  * global buffers. */
 typedef void (*cm_mod)(Lance__File__V2__ColumnMetadata *cm, uint32_t col, void *arg);
+/* Changes the file descriptor (global buffer 0: the schema and the row count) before it is
+ * packed, and undoes what it allocated when called again with undo set. */
+typedef void (*fd_mod)(Lance__File__FileDescriptor *fd, bool undo);
 
-static uint8_t *rebuild(cm_mod mod, void *arg, size_t *outlen) {
+static uint8_t *rebuild_with(cm_mod mod, void *arg, fd_mod fmod, size_t *outlen);
+static uint8_t *rebuild(cm_mod mod, void *arg, size_t *outlen) { return rebuild_with(mod, arg, NULL, outlen); }
+
+static uint8_t *rebuild_with(cm_mod mod, void *arg, fd_mod fmod, size_t *outlen) {
   struct footer ft = footer_of(g_src, g_len);
   ck_assert(ft.cm_start <= ft.cmo_start && ft.cmo_start < ft.gbo_start);
   size_t cap = g_len * 2 + 4096, len = ft.cm_start;
@@ -124,6 +131,21 @@ static uint8_t *rebuild(cm_mod mod, void *arg, size_t *outlen) {
     table[2 * c + 1] = n;
     len += n;
   }
+  uint64_t fd_off = 0, fd_len = 0;
+  if (fmod) { /* the new descriptor goes after the column metadata; entry 0 points at it */
+    ck_assert_uint_ge(ft.n_gb, 1);
+    uint64_t o = rd64(g_src + ft.gbo_start), l = rd64(g_src + ft.gbo_start + 8);
+    Lance__File__FileDescriptor *fd = lance__file__file_descriptor__unpack(NULL, (size_t)l, g_src + o);
+    ck_assert_ptr_nonnull(fd);
+    fmod(fd, false);
+    fd_len = lance__file__file_descriptor__get_packed_size(fd);
+    ck_assert(len + fd_len + 16ull * ft.n_cols + 16ull * ft.n_gb + 40 <= cap);
+    lance__file__file_descriptor__pack(fd, out + len);
+    fmod(fd, true);
+    lance__file__file_descriptor__free_unpacked(fd, NULL);
+    fd_off = len;
+    len += fd_len;
+  }
   uint64_t cmo = len;
   for (uint32_t c = 0; c < ft.n_cols; c++) {
     wr64(out + len, table[2 * c]);
@@ -132,6 +154,10 @@ static uint8_t *rebuild(cm_mod mod, void *arg, size_t *outlen) {
   }
   uint64_t gbo = len;
   memcpy(out + len, g_src + ft.gbo_start, 16ull * ft.n_gb);
+  if (fmod) {
+    wr64(out + len, fd_off);
+    wr64(out + len + 8, fd_len);
+  }
   len += 16ull * ft.n_gb;
   memcpy(out + len, g_src + g_len - 40, 40);
   wr64(out + len + 8, cmo);
@@ -365,7 +391,8 @@ enum { PM_OFF_EOF,
        PM_ROWS_MORE,
        PM_ROWS_LESS,
        PM_COUNTS,
-       PM_ENCODING };
+       PM_ENCODING,
+       PM_ROWS_HUGE };
 
 static void page_modifier(Lance__File__V2__ColumnMetadata *cm, uint32_t col, void *arg) {
   struct page_mod *m = arg;
@@ -383,6 +410,7 @@ static void page_modifier(Lance__File__V2__ColumnMetadata *cm, uint32_t col, voi
   case PM_ROWS_MORE: p->length += 1; break;
   case PM_ROWS_LESS: p->length -= 1; break;
   case PM_COUNTS: p->n_buffer_sizes -= 1; break; /* packs one size less */
+  case PM_ROWS_HUGE: p->length = 1ull << 61; break;
   case PM_ENCODING:
     ck_assert(p->encoding && p->encoding->location_case == LANCE__FILE__V2__ENCODING__LOCATION_DIRECT);
     memset(p->encoding->direct->encoding.data, 0xFF, p->encoding->direct->encoding.len);
@@ -407,6 +435,78 @@ START_TEST(test_page_buffers) {
   expect_rebuilt_fail("pg_rows_more.lance", 3, PM_ROWS_MORE, LNC_ECORRUPT, "column 3", "rows");
   expect_rebuilt_fail("pg_rows_less.lance", 3, PM_ROWS_LESS, LNC_ECORRUPT, "column 3", "rows");
   expect_rebuilt_fail("pg_encoding.lance", 6, PM_ENCODING, LNC_ECORRUPT, "column 6 page 0", "does not parse");
+  expect_rebuilt_fail("pg_rows_huge.lance", 3, PM_ROWS_HUGE, LNC_ECORRUPT, "column 3 page 0", "at most 4294967295");
+}
+END_TEST
+
+/* A row count past what a row address holds is refused at open: unbounded, a count of 2^61
+ * sized a table of (rows + 1) * 8 bytes that wrapped to 8 (a heap overflow in the constant
+ * layout), and 2^64 - 1 rows made a division by zero in the full-zip one. */
+static void rows_2_61(Lance__File__FileDescriptor *fd, bool undo) {
+  if (!undo) fd->length = 1ull << 61;
+}
+static void rows_max(Lance__File__FileDescriptor *fd, bool undo) {
+  if (!undo) fd->length = UINT64_MAX;
+}
+
+START_TEST(test_row_count_bounded) {
+  fd_mod mods[] = {rows_2_61, rows_max};
+  for (size_t i = 0; i < 2; i++) {
+    size_t len;
+    uint8_t *b = rebuild_with(NULL, NULL, mods[i], &len);
+    expect_open_fail("rows_huge.lance", b, len, LNC_ECORRUPT, "claims", "at most 4294967295 per file");
+    free(b);
+  }
+}
+END_TEST
+
+/* The blob flag on a field whose values are not blob descriptors (an int32; a packed struct of
+ * fixed fields, which has no offsets): take answers a corrupt-file error. It read 16 bytes per
+ * row of an 4-byte array, and followed a NULL offsets array. */
+static int take_some(lnc_file *f, const char *col, struct lnc_error *err);
+static const char *g_blob_field;
+static Lance__File__Field__MetadataEntry g_blob_entry = LANCE__FILE__FIELD__METADATA_ENTRY__INIT;
+static Lance__File__Field__MetadataEntry **g_saved_meta, *g_meta[64];
+static size_t g_saved_n;
+static Lance__File__Field *g_blob_fld;
+
+static void mark_blob(Lance__File__FileDescriptor *fd, bool undo) {
+  if (undo) {
+    g_blob_fld->metadata = g_saved_meta;
+    g_blob_fld->n_metadata = g_saved_n;
+    return;
+  }
+  g_blob_fld = NULL;
+  for (size_t i = 0; i < fd->schema->n_fields && !g_blob_fld; i++)
+    if (!strcmp(fd->schema->fields[i]->name, g_blob_field)) g_blob_fld = fd->schema->fields[i];
+  ck_assert_ptr_nonnull(g_blob_fld);
+  ck_assert_uint_lt(g_blob_fld->n_metadata, 63);
+  g_saved_meta = g_blob_fld->metadata;
+  g_saved_n = g_blob_fld->n_metadata;
+  for (size_t i = 0; i < g_saved_n; i++) g_meta[i] = g_saved_meta[i];
+  g_blob_entry.key = "lance-encoding:blob";
+  g_blob_entry.value = (ProtobufCBinaryData){4, (uint8_t *)"true"};
+  g_meta[g_saved_n] = &g_blob_entry;
+  g_blob_fld->metadata = g_meta;
+  g_blob_fld->n_metadata = g_saved_n + 1;
+}
+
+START_TEST(test_blob_flag_on_other_types) {
+  const char *fields[] = {"zstd_i32", "packed"};
+  for (size_t i = 0; i < 2; i++) {
+    g_blob_field = fields[i];
+    size_t len;
+    uint8_t *b = rebuild_with(NULL, NULL, mark_blob, &len);
+    lnc_file *f = NULL;
+    struct lnc_error err;
+    int rc = open_bytes("blob_flag.lance", b, len, &f, &err);
+    ck_assert_msg(rc == 0, "%s", err.message);
+    rc = take_some(f, fields[i], &err);
+    ck_assert_msg(rc == LNC_ECORRUPT, "%s: got %s (%s)", fields[i], lnc_code_name(rc), err.message);
+    ck_assert_msg(strstr(err.message, "is marked a blob but its values are not blob descriptors"), "%s", err.message);
+    lnc_file_close(f);
+    free(b);
+  }
 }
 END_TEST
 
@@ -615,6 +715,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_column_metadata_garbage);
   tcase_add_test(tc, test_rebuild_identity);
   tcase_add_test(tc, test_page_buffers);
+  tcase_add_test(tc, test_row_count_bounded);
+  tcase_add_test(tc, test_blob_flag_on_other_types);
   tcase_add_test(tc, test_not_a_file);
   suite_add_tcase(s, tc);
   tc = tcase_create("take");
