@@ -3,6 +3,8 @@
  * the per-value loops only switch on a small enum. */
 #include "format.h"
 #include "../util/error.h"
+#include "../util/assert.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +174,46 @@ int lnc_arrow_parse_format(const char *f, struct lnc_atype_info *t, struct lnc_e
     }
   }
   return lnc_errf(err, LNC_EUNSUPPORTED, "unsupported arrow format \"%s\"", f);
+}
+
+bool lnc_arrow_same_type(const struct ArrowSchema *a, const struct ArrowSchema *b) {
+  if (!a || !b || !a->format || !b->format || strcmp(a->format, b->format) != 0) return false;
+  if (a->n_children != b->n_children || !a->dictionary != !b->dictionary) return false;
+  if (a->dictionary && !lnc_arrow_same_type(a->dictionary, b->dictionary)) return false;
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!lnc_arrow_same_type(a->children[i], b->children[i])) return false;
+  return true;
+}
+
+static void type_str(const struct ArrowSchema *s, char *buf, size_t cap, size_t *n, int depth) {
+#define PUT(str) (*n += (size_t)snprintf(buf + (*n < cap ? *n : cap), *n < cap ? cap - *n : 0, "%s", str))
+  if (depth > 32) { /* a schema that deep is not meant to be read in a message */
+    PUT("...");
+    return;
+  }
+  PUT(s && s->format ? s->format : "?");
+  if (s && s->n_children > 0) {
+    PUT("<");
+    for (int64_t i = 0; i < s->n_children; i++) {
+      if (i) PUT(",");
+      type_str(s->children[i], buf, cap, n, depth + 1);
+    }
+    PUT(">");
+  }
+  if (s && s->dictionary) {
+    PUT("[");
+    type_str(s->dictionary, buf, cap, n, depth + 1);
+    PUT("]");
+  }
+#undef PUT
+}
+
+const char *lnc_arrow_type_str(const struct ArrowSchema *s, char *buf, size_t cap) {
+  LNC_ASSERT(cap >= 4);
+  size_t n = 0;
+  type_str(s, buf, cap, &n, 0);
+  if (n >= cap) memcpy(buf + cap - 4, "...", 4);
+  return buf;
 }
 
 int lnc_arrow_n_buffers(enum lnc_atype kind) {

@@ -13,4 +13,12 @@ int lnc_arrow_n_buffers(enum lnc_atype kind);
 int lnc_arrow_validate(const struct ArrowSchema *schema, const struct ArrowArray *array,
                        struct lnc_error *err);
 
+/* Whether a and b describe the same type all the way down: formats, children in order and
+ * dictionaries (names and flags aside). Arrays of one can be gathered with the other. */
+bool lnc_arrow_same_type(const struct ArrowSchema *a, const struct ArrowSchema *b);
+
+/* The type for messages, in C Data format strings all the way down: a child list in <>, a
+ * dictionary's values in []: "+l<g>", "+s<i,+l<u>>", "i[u]". Cut short with "..." at cap. */
+const char *lnc_arrow_type_str(const struct ArrowSchema *s, char *buf, size_t cap);
+
 #endif

@@ -4,6 +4,7 @@
  * column one gather across fragments that also restores request order (duplicates
  * included). Missing fields read as nulls. */
 #include "dataset.h"
+#include "../arrow/format.h"
 #include "../arrow/concat.h"
 #include "../util/error.h"
 #include <stdlib.h>
@@ -245,11 +246,13 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
       const struct ArrowSchema *cs = r->schema.children[ch];
       for (size_t c = 0; c < st->ncols; c++) {
         if (!cs->name || strcmp(cs->name, st->cols[c].field->name) != 0) continue;
-        if (st->cols[c].schema && strcmp(st->cols[c].schema->format, cs->format) != 0) {
-          rc = lnc_errf(err, LNC_ECORRUPT, "%s: column '%s' is '%s' in fragment %llu but '%s' "
-                                           "elsewhere",
-                        ds->name, cs->name, cs->format,
-                        (unsigned long long)fr->pb->id, st->cols[c].schema->format);
+        /* The whole type, not only its top: the parts are gathered with the first part's
+         * schema, and list<int32> gathered as list<double> reads past its values. */
+        if (st->cols[c].schema && !lnc_arrow_same_type(st->cols[c].schema, cs)) {
+          char here[128], before[128];
+          rc = lnc_errf(err, LNC_ECORRUPT, "%s: column '%s' is '%s' in fragment %llu but '%s' elsewhere",
+                        ds->name, cs->name, lnc_arrow_type_str(cs, here, sizeof here),
+                        (unsigned long long)fr->pb->id, lnc_arrow_type_str(st->cols[c].schema, before, sizeof before));
           break;
         }
         if (!st->cols[c].schema) st->cols[c].schema = cs;

@@ -4,6 +4,7 @@
  * through lnc_encode_json so each case is one readable string. */
 #include "lance.h"
 #include "arrow/concat.h"
+#include "arrow/format.h"
 #include "arrow_build.h"
 #include <check.h>
 #include "support/support.h"
@@ -253,6 +254,33 @@ START_TEST(test_dictionary_parts) {
 }
 END_TEST
 
+/* Parts are gathered with the first part's schema, so a dataset take compares the whole type
+ * of every part (lnc_arrow_same_type): list<int32> is not list<double>, a dictionary column
+ * not its plain twin. */
+START_TEST(test_same_type) {
+  struct ArrowSchema *li = tb_schema("+l", "c", 1, tb_schema("i", "item", 0));
+  struct ArrowSchema *lg = tb_schema("+l", "c", 1, tb_schema("g", "item", 0));
+  struct ArrowSchema *li2 = tb_schema("+l", "other", 1, tb_schema("i", "element", 0));
+  struct ArrowSchema *st = tb_schema("+s", "c", 2, tb_schema("i", "a", 0), li);
+  struct ArrowSchema *st2 = tb_schema("+s", "c", 2, tb_schema("i", "a", 0), lg);
+  struct ArrowSchema *st1 = tb_schema("+s", "c", 1, tb_schema("i", "a", 0));
+  struct ArrowSchema *dict = tb_schema("c", "c", 0), *plain = tb_schema("c", "c", 0), *dv = tb_schema("u", "", 0);
+  dict->dictionary = dv;
+  ck_assert(lnc_arrow_same_type(li, li2)); /* names aside */
+  ck_assert(!lnc_arrow_same_type(li, lg));
+  ck_assert(!lnc_arrow_same_type(st, st2));
+  ck_assert(!lnc_arrow_same_type(st, st1));
+  ck_assert(!lnc_arrow_same_type(dict, plain));
+  ck_assert(!lnc_arrow_same_type(plain, dict));
+  ck_assert(lnc_arrow_same_type(dict, dict));
+  char buf[64];
+  ck_assert_str_eq(lnc_arrow_type_str(st2, buf, sizeof buf), "+s<i,+l<g>>");
+  ck_assert_str_eq(lnc_arrow_type_str(dict, buf, sizeof buf), "c[u]");
+  ck_assert_str_eq(lnc_arrow_type_str(st2, buf, 8), "+s<i...");
+  tb_free_all();
+}
+END_TEST
+
 START_TEST(test_schema_copy_metadata) {
   /* metadata: 1 pair "k" -> "vv" */
   static const char md[] = {1, 0, 0, 0, 1, 0, 0, 0, 'k', 2, 0, 0, 0, 'v', 'v'};
@@ -284,6 +312,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_dictionary_parts);
   tcase_add_test(tc, test_schema_copy_metadata);
+  tcase_add_test(tc, test_same_type);
   suite_add_tcase(s, tc);
   return s;
 }
