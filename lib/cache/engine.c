@@ -378,7 +378,14 @@ static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, bo
     if (!S_ISREG(st->st_mode)) return lnc_errf(err, LNC_EINVAL, "%s: not a regular file", path);
     return 0;
   }
-  int en = errno;
+  /* fstatat follows symlinks out of the root, where the open that follows a success does not:
+   * a missing path is asked again beneath the root, so that one outside answers "leaves the
+   * data root" whether or not something is there (else 404 against 403 would probe it). */
+  int en = errno, fd = e->root_fd == AT_FDCWD ? -1 : open_beneath(e, path, O_PATH);
+  if (fd >= 0)
+    close(fd);
+  else if (e->root_fd != AT_FDCWD && (errno == EXDEV || errno == ELOOP))
+    return lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", path);
   return lnc_errf(err, lnc_code_from_errno(en), "%s: %s", path, strerror(en));
 }
 

@@ -368,6 +368,14 @@ START_TEST(test_engine_dataset_errors) {
   /* Leaving the root is refused as a permission (403), not a missing file (issue 14). */
   ck_assert_int_eq(take_err(w, "../lnc-dse-test-x", 0, &err), LNC_EACCES);
   ck_assert_msg(strstr(err.message, "leaves the data root"), "%s", err.message);
+  /* Through a symlink out of the root, a path that exists there and one that does not get
+   * the same answer: a 404 for the missing one would let a client probe outside the root. */
+  tsup_sh("ln -s /etc %s/etc_link", tmproot);
+  uint64_t id0 = 0;
+  ck_assert_ptr_null(take_json_any(w, "etc_link/passwd", &id0, 1, &err));
+  ck_assert_int_eq(err.code, LNC_EACCES);
+  ck_assert_ptr_null(take_json_any(w, "etc_link/no-such-file-here", &id0, 1, &err));
+  ck_assert_msg(err.code == LNC_EACCES && strstr(err.message, "leaves the data root"), "%s", err.message);
   ck_assert_int_eq(take_err(w, "escape", 0, &err), LNC_ECORRUPT); /* symlink out of the dataset */
   ck_assert_msg(strstr(err.message, "outside"), "%s", err.message);
   ck_assert_int_eq(take_err(w, "escape", 2, &err), 0);
