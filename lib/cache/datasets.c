@@ -395,7 +395,8 @@ static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, bool n
   int rc = acquire_once(c, dir, want, nowait, out, err);
   for (int again = 0; rc == LNC_ENOTFOUND && want == 0 && again < 3; again++) {
     pthread_mutex_lock(&c->lock);
-    struct dsdir *d = get_dir(c, dir);
+    /* find, not get: a record made here for a path that is no dataset would never be freed */
+    struct dsdir *d = find_dir(c, dir, hash_str(dir));
     if (d) d->have_latest = false; /* force a fresh listing */
     pthread_mutex_unlock(&c->lock);
     rc = acquire_once(c, dir, want, nowait, out, err);
@@ -432,6 +433,21 @@ static int open_version_dirs(struct lnc_dscache *c, const char *dir, int *dfd, i
   return 0;
 }
 
+/* dir is gone (or no longer a dataset): what is cached of it goes, so that it is neither
+ * charged to the budget nor kept for ever. Versions in use are freed by their last user. */
+static void forget_dir(struct lnc_dscache *c, const char *dir) {
+  struct dsver *dead = NULL;
+  pthread_mutex_lock(&c->lock);
+  struct dsdir *d = find_dir(c, dir, hash_str(dir));
+  if (d) {
+    drop_all(c, d, &dead);
+    d->have_latest = d->have_id = false;
+    maybe_free_dir(c, d);
+  }
+  pthread_mutex_unlock(&c->lock);
+  free_list(dead);
+}
+
 /* First sight of the directory, or it was replaced by another dataset: start over. */
 static void note_identity_locked(struct lnc_dscache *c, struct dsdir *d, const struct stat *dst,
                                  struct dsver **dead) {
@@ -441,6 +457,16 @@ static void note_identity_locked(struct lnc_dscache *c, struct dsdir *d, const s
   d->dev = dst->st_dev;
   d->ino = dst->st_ino;
   d->have_latest = false;
+}
+
+/* Whether a listing that started at checked_ns may store its answer *v. Listings run with the
+ * lock dropped, so one that started earlier can end later: storing it would move the latest
+ * back (v6 served, then v5 again) and drop the idle newer version. A later check's answer
+ * stands, and goes into *v for this request too. */
+static bool newer_answer(struct dsdir *d, int64_t checked_ns, uint64_t *v) {
+  if (!d->have_latest || d->checked_ns <= checked_ns) return true;
+  *v = d->latest;
+  return false;
 }
 
 /* The latest version into *v: the cached one while _versions/ is unchanged since a listing
@@ -461,7 +487,7 @@ static int resolve_latest_locked(struct lnc_dscache *c, struct dsdir *d, const c
   int rc = list_latest(c, vfd, NULL, dir, v, err);
   pthread_mutex_lock(&c->lock);
   d->busy--;
-  if (!rc && d->have_id && d->dev == dst->st_dev && d->ino == dst->st_ino) {
+  if (!rc && d->have_id && d->dev == dst->st_dev && d->ino == dst->st_ino && newer_answer(d, checked_ns, v)) {
     if (!d->have_latest || d->latest != *v) drop_superseded(c, d, *v, dead);
     d->have_latest = true;
     d->latest = *v;
@@ -557,7 +583,7 @@ static int resolve_latest_remote_locked(struct lnc_dscache *c, struct dsdir *d, 
   pthread_mutex_lock(&c->lock);
   d->busy--;
   d->listing = false;
-  if (!rc) {
+  if (!rc && newer_answer(d, checked_ns, v)) {
     if (!d->have_latest || d->latest != *v) drop_superseded(c, d, *v, dead);
     d->have_latest = true;
     d->latest = *v;
@@ -592,6 +618,12 @@ static int acquire_once_remote(struct lnc_dscache *c, const struct lnc_s3_mount 
     if (!rc) *out = ver;
     return rc;
   }
+  /* The listing answered, and holds no dataset (any more): a removed prefix lists no
+   * manifests (LNC_ECORRUPT). A store that failed to answer (LNC_EIO) keeps what is cached. */
+  if (rc && d && want == 0 && (rc == LNC_ENOTFOUND || rc == LNC_ECORRUPT)) {
+    drop_all(c, d, &dead);
+    d->have_latest = false;
+  }
   if (rc && d) maybe_free_dir(c, d);
   pthread_mutex_unlock(&c->lock);
   free_list(dead);
@@ -613,7 +645,10 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
   struct stat dst, vst;
   int64_t checked_ns = lnc_engine_now_ns();
   int rc = open_version_dirs(c, dir, &dfd, &vfd, &dst, &vst, err);
-  if (rc) return rc;
+  if (rc) {
+    if (rc == LNC_ENOTFOUND) forget_dir(c, dir);
+    return rc;
+  }
   struct dsver *dead = NULL, *ver = NULL;
   bool claimed = false;
   pthread_mutex_lock(&c->lock);

@@ -327,6 +327,35 @@ static int take_err(lnc_worker *w, const char *dir, uint64_t version, struct lnc
   return err->code;
 }
 
+/* A dataset directory removed: what was cached of it is released (it was kept, charged to
+ * the budget, for ever: a root whose datasets come and go starved the search caches), and so
+ * is the record of a path that never was a dataset. */
+START_TEST(test_engine_dataset_removed) {
+  make_root();
+  add_fixture("multi_v21", "gone");
+  add_fixture("deletions_v21", "stays");
+  tsup_sh("mkdir %s/plain", tmproot);
+  lnc_engine *e = engine_at(tmproot, 0);
+  lnc_worker *w = worker_of(e);
+  struct lnc_error err = {0};
+  ck_assert_int_eq(take_err(w, "gone", 0, &err), 0);
+  ck_assert_int_eq(take_err(w, "stays", 0, &err), 0);
+  struct lnc_engine_stats s1 = stats(e);
+  ck_assert_uint_eq(s1.datasets_cached, 2);
+  tsup_sh("rm -rf %s/gone", tmproot);
+  ck_assert_int_eq(take_err(w, "gone", 0, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(take_err(w, "plain", 0, &err), LNC_ENOTFOUND);
+  struct lnc_engine_stats s2 = stats(e);
+  ck_assert_uint_eq(s2.datasets_cached, 1);
+  ck_assert_uint_lt(s2.dataset_bytes, s1.dataset_bytes);
+  ck_assert_uint_gt(s2.dataset_bytes, 0);
+  ck_assert_int_eq(take_err(w, "stays", 0, &err), 0);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  drop_root();
+}
+END_TEST
+
 START_TEST(test_engine_dataset_errors) {
   make_root();
   add_fixture("multi_v21", "torn");
@@ -487,6 +516,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_engine_version_refresh);
   tcase_add_test(tc, test_engine_versions_concurrent);
   tcase_add_test(tc, test_engine_dataset_errors);
+  tcase_add_test(tc, test_engine_dataset_removed);
   tcase_add_test(tc, test_engine_dataset_describe);
   tcase_add_test(tc, test_engine_dataset_nowait);
   suite_add_tcase(s, tc);
