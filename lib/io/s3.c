@@ -357,6 +357,29 @@ static int add_header(struct xfer *x, const char *line) {
   return 0;
 }
 
+/* LNC_S3_VERBOSE's trace: libcurl's own lines, headers but no bodies, with the values of the
+ * headers that carry secrets (the signature, a session token) left out: a trace goes to the
+ * daemon's log, where secrets must never appear. (The key id, an identifier AWS itself logs,
+ * is named in libcurl's own lines.) */
+static int trace(CURL *h, curl_infotype type, char *data, size_t size, void *ctx) {
+  (void)h, (void)ctx;
+  static const char *const secret[] = {"authorization:", "x-amz-security-token:"};
+  const char *mark = type == CURLINFO_TEXT ? "* " : type == CURLINFO_HEADER_IN ? "< "
+                                                : type == CURLINFO_HEADER_OUT  ? "> "
+                                                                               : NULL;
+  if (!mark) return 0;
+  for (const char *p = data, *end = data + size; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    size_t len = n && p[n - 1] == '\r' ? n - 1 : n, keep = len;
+    for (size_t k = 0; k < sizeof secret / sizeof secret[0]; k++)
+      if (len >= strlen(secret[k]) && !strncasecmp(p, secret[k], strlen(secret[k]))) keep = strlen(secret[k]);
+    if (len) fprintf(stderr, "%s%.*s%s\n", mark, (int)keep, p, keep < len ? " (redacted)" : "");
+    p += n + 1;
+  }
+  return 0;
+}
+
 static int start(struct xfer *x, struct lnc_error *err) {
   struct lnc_s3 *s = x->s;
   x->got = 0;
@@ -400,8 +423,11 @@ static int start(struct xfer *x, struct lnc_error *err) {
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-  curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);                              /* share an HTTP/2 connection when there is one */
-  if (getenv("LNC_S3_VERBOSE")) curl_easy_setopt(e, CURLOPT_VERBOSE, 1L); /* libcurl's trace on stderr */
+  curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); /* share an HTTP/2 connection when there is one */
+  if (getenv("LNC_S3_VERBOSE")) {            /* libcurl's trace on stderr, credentials redacted */
+    curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, trace);
+    curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+  }
   if (curl_multi_add_handle(s->multi, e) != CURLM_OK) return lnc_errf(err, LNC_EIO, "s3: curl_multi_add_handle failed");
   x->attempts++;
   x->state = X_RUNNING;

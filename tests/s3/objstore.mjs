@@ -211,6 +211,13 @@ async function finalErrors(key, local) {
   r = await s3check(["read", "--size", h[0], "--etag", h[1], key, "0:10"]);
   check(r.status === 1 && /changed since it was opened/.test(r.stderr), "an object replaced since HEAD: an error, not mixed bytes", r.stderr);
 
+  // LNC_S3_VERBOSE traces the exchanges to stderr (the daemon's log): the headers that carry
+  // secrets are named, their values not.
+  r = await s3check(["head", key], { LNC_S3_VERBOSE: "1", AWS_SESSION_TOKEN: "tok-0123-sessionsecret" });
+  check(/> HEAD /.test(r.stderr) && /> Authorization: \(redacted\)/i.test(r.stderr) && /x-amz-security-token: \(redacted\)/i.test(r.stderr) &&
+    !r.stderr.includes("tok-0123-sessionsecret") && !/Signature=/.test(r.stderr),
+    "the verbose trace redacts the signature and the session token (the key id, not a secret, is named)", r.stderr.slice(0, 2000));
+
   px.resetStats();
   r = await s3check(["read", key, "0:10"], { AWS_SECRET_ACCESS_KEY: "not-the-secret-0123" });
   check(r.status === 1 && /access denied \(HTTP 403/.test(r.stderr) && !r.stderr.includes("not-the-secret-0123") && px.stats().rejected === 1,
