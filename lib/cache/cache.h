@@ -16,6 +16,11 @@ struct lnc_dscache;
 int lnc_dscache_new(lnc_engine *e, struct lnc_dscache **out, struct lnc_error *err);
 void lnc_dscache_free(struct lnc_dscache *c);
 void lnc_dscache_stats(struct lnc_dscache *c, struct lnc_engine_stats *o);
+/* Drops the least recently used dataset version no request uses (the latest of its directory
+ * included: the next request opens it again); false when there is none, or when the cache's
+ * lock is held (by this thread, charging a version it loaded: never wait for it). For the
+ * engine's make_room once no idle file is left to evict. */
+bool lnc_dscache_shed(struct lnc_dscache *c);
 
 /* engine.c: the data-file cache (search caches, LRU, budget, descriptors) */
 int lnc_files_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err);

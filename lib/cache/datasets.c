@@ -63,6 +63,7 @@ struct dsver {
   char *dir;             /* the dataset path, for data file paths */
   size_t *file_base;     /* per fragment: index of its first data file in checked */
   atomic_uchar *checked; /* per data file: row count checked against the manifest */
+  uint64_t last_used;    /* under the lock: the cache's tick at its last lookup (shedding) */
 };
 
 struct dsdir {
@@ -90,6 +91,7 @@ struct lnc_dscache {
   pthread_mutex_t lock;
   pthread_cond_t loaded;
   struct dsdir *table[NBUCKETS];
+  uint64_t tick; /* under the lock: lookups so far, for last_used */
   atomic_uint_fast64_t nversions, bytes, listings, opens;
 };
 
@@ -236,6 +238,24 @@ static void release(struct lnc_dscache *c, struct dsver *v) {
   free_list(dead);
 }
 
+bool lnc_dscache_shed(struct lnc_dscache *c) {
+  if (pthread_mutex_trylock(&c->lock) != 0) return false;
+  struct dsver *best = NULL;
+  for (size_t b = 0; b < NBUCKETS; b++)
+    for (struct dsdir *d = c->table[b]; d; d = d->hnext)
+      for (struct dsver *v = d->versions; v; v = v->next)
+        if (v->state == V_READY && v->refs == 1 && (!best || v->last_used < best->last_used)) best = v;
+  struct dsver *dead = NULL;
+  if (best) {
+    struct dsdir *d = best->d;
+    defer(&dead, unlink_ver(c, best)); /* refs was 1: the directory's, so it is freed */
+    maybe_free_dir(c, d);
+  }
+  pthread_mutex_unlock(&c->lock);
+  free_list(dead);
+  return best != NULL;
+}
+
 /* ---- resolving and opening a version ---------------------------------------------------- */
 static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec; }
 
@@ -376,10 +396,12 @@ static struct dsver *fresh_version(struct lnc_dscache *c, const char *dir, uint6
   if (d && (dir_fresh(c, d) || (d->s3 && d->listing && d->have_latest))) {
     uint64_t v = want ? want : d->latest;
     for (ver = d->versions; ver && ver->version != v; ver = ver->next) {}
-    if (ver && ver->state == V_READY)
+    if (ver && ver->state == V_READY) {
       ver->refs++;
-    else
+      ver->last_used = ++c->tick;
+    } else {
       ver = NULL;
+    }
   }
   pthread_mutex_unlock(&c->lock);
   return ver;
@@ -520,6 +542,7 @@ static int find_or_claim_locked(struct lnc_dscache *c, struct dsdir *d, const ch
     }
     if (x) { /* READY */
       x->refs++;
+      x->last_used = ++c->tick;
       *ver = x;
       return 0;
     }
@@ -529,6 +552,7 @@ static int find_or_claim_locked(struct lnc_dscache *c, struct dsdir *d, const ch
       return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", dir);
     }
     x->version = v;
+    x->last_used = ++c->tick;
     x->state = V_LOADING;
     x->linked = true;
     x->refs = 2; /* the directory's and ours */

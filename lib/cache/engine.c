@@ -243,7 +243,12 @@ static void make_room(struct lnc_engine *e, uint64_t need_bytes, uint64_t need_f
       }
       pthread_mutex_unlock(&s->lock);
     }
-    if (best < 0) return; /* everything left is in use */
+    if (best < 0) {
+      /* No idle file left: idle dataset versions go next, else they could hold the budget
+       * while every file is loaded again for each take. */
+      if (over_limits(e, 0, 0) && e->datasets && lnc_dscache_shed(e->datasets)) continue;
+      return; /* everything left is in use */
+    }
     struct shard *s = &e->shards[best];
     pthread_mutex_lock(&s->lock);
     struct entry *en = oldest_idle_locked(s);

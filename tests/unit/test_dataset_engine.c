@@ -153,7 +153,7 @@ START_TEST(test_engine_budget_shared) {
   ck_assert_uint_eq(s2.datasets_cached, 2);
   ck_assert_uint_le(s2.resident_bytes, s2.budget_bytes);
 
-  /* Shrink the budget: idle files are evicted to fit, datasets stay and keep serving. */
+  /* Shrink the budget: idle files are evicted first, datasets stay and keep serving. */
   uint64_t small = s2.dataset_bytes + (s2.resident_bytes - s2.dataset_bytes) / 3;
   lnc_engine_set_budget(e, small);
   struct lnc_engine_stats s3 = stats(e);
@@ -166,6 +166,22 @@ START_TEST(test_engine_budget_shared) {
   free(j);
   struct lnc_engine_stats s4 = stats(e);
   ck_assert_uint_le(s4.resident_bytes, small);
+
+  /* A budget below the datasets themselves: once no idle file is left, idle dataset versions
+   * go too, least recently used first (they held the budget for ever, and every file was
+   * loaded again for each take). The datasets are still served, opened again. */
+  lnc_engine_set_budget(e, s2.dataset_bytes - 1);
+  struct lnc_engine_stats s5 = stats(e);
+  ck_assert_uint_eq(s5.files_cached, 0);
+  ck_assert_uint_eq(s5.datasets_cached, 1);
+  ck_assert_uint_le(s5.resident_bytes, s2.dataset_bytes - 1);
+  lnc_engine_set_budget(e, 1);
+  struct lnc_engine_stats s6 = stats(e);
+  ck_assert_uint_eq(s6.datasets_cached, 0);
+  ck_assert_uint_eq(s6.resident_bytes, 0);
+  j = take_json(w, "multi_v21.lance", 0, ids, 3, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
   lnc_worker_free(w);
   lnc_engine_free(e);
 }
