@@ -15,7 +15,9 @@
  * it is done. A version stays cached while it is the latest its directory has shown; any
  * other version is dropped as soon as no request uses it (superseded versions when the
  * latest moves on, pinned old versions at the end of each request). A directory replaced by
- * another (device/inode) drops all its versions.
+ * another (device/inode) drops all its versions, one found gone drops them too, and when the
+ * budget has no idle file left to evict, idle versions go, least recently used first
+ * (lnc_dscache_shed).
  *
  * A dataset under an object-store mount (lnc_engine_mount_s3) is a key prefix: its latest
  * version is found by listing `_versions/` again once the mount's revalidate_ms has passed
