@@ -397,6 +397,16 @@ struct lnc_atype_info {
  * callers check schema->dictionary themselves. Unknown or malformed → LNC_EUNSUPPORTED. */
 LNC_API int lnc_arrow_parse_format(const char *format, struct lnc_atype_info *out, struct lnc_error *err);
 
+/* A decimal value as exact text, as the JSON encoder writes it without the quotes: "-12.50",
+ * "0.0012", "1200" (scale -2). value: a little-endian two's complement integer of bits 32,
+ * 64, 128 or 256; scale within [LNC_DECIMAL_MIN_SCALE, LNC_DECIMAL_MAX_SCALE] (what
+ * lnc_arrow_parse_format accepts). Writes at most LNC_DECIMAL_STR_MAX bytes with the NUL;
+ * returns the length, or -1 (LNC_EINVAL: bits or scale out of range, cap too small). */
+#define LNC_DECIMAL_MIN_SCALE (-128)
+#define LNC_DECIMAL_MAX_SCALE 127
+#define LNC_DECIMAL_STR_MAX   256
+LNC_API int lnc_decimal_format(const void *value, int bits, int32_t scale, char *out, size_t cap);
+
 /* ---- output encoders (shared by lancectl and lanced) -------------------------------- */
 /* Appends s[0..n) to out as a JSON string literal: quoted, escaped, and every byte that is
  * not part of valid UTF-8 replaced by U+FFFD, so a body is valid UTF-8 JSON whatever bytes a

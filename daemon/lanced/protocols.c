@@ -236,26 +236,13 @@ static void value_at(const struct vtype *vt, const struct ArrowArray *a, int64_t
   }
 }
 
+/* The value's text (lnc_decimal_format, as the JSON answer writes it), copied into the pool. */
 static char *decimal_string(struct pool *pl, unsigned __int128 raw, int scale) {
-  bool neg = (__int128)raw < 0;
-  unsigned __int128 u = neg ? -raw : raw;
-  char digits[64];
-  int n = 0;
-  do digits[n++] = (char)('0' + (int)(u % 10)), u /= 10;
-  while (u);
-  char *o = pool_alloc(pl, 128), *w = o;
-  if (!o) return NULL;
-  if (neg) *w++ = '-';
-  if (scale <= 0) {
-    while (n) *w++ = digits[--n];
-    for (int i = 0; i < -scale; i++) *w++ = '0';
-  } else {
-    while (n <= scale) digits[n++] = '0';
-    while (n > scale) *w++ = digits[--n];
-    *w++ = '.';
-    while (n) *w++ = digits[--n];
-  }
-  *w = 0;
+  char text[LNC_DECIMAL_STR_MAX];
+  int n = lnc_decimal_format(&raw, 128, scale, text, sizeof text);
+  if (n < 0) return NULL;
+  char *o = pool_alloc(pl, (size_t)n + 1);
+  if (o) memcpy(o, text, (size_t)n + 1);
   return o;
 }
 

@@ -109,7 +109,10 @@ int lnc_arrow_parse_format(const char *f, struct lnc_atype_info *t, struct lnc_e
     int32_t bits = 128;
     if (parse_i32(&p, &t->precision) && *p++ == ',' && parse_i32(&p, &t->scale) &&
         (!*p || (*p++ == ',' && parse_i32(&p, &bits) && !*p)) &&
-        (bits == 32 || bits == 64 || bits == 128 || bits == 256) && t->precision > 0) {
+        (bits == 32 || bits == 64 || bits == 128 || bits == 256) && t->precision > 0 &&
+        /* Arrow's Rust implementation, Lance's writer, keeps the scale in 8 bits; bounded, a
+         * value's text is bounded (LNC_DECIMAL_STR_MAX). */
+        t->scale >= LNC_DECIMAL_MIN_SCALE && t->scale <= LNC_DECIMAL_MAX_SCALE) {
       t->kind = LNC_AT_DECIMAL;
       t->bits = bits;
       return 0;

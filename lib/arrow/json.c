@@ -511,11 +511,15 @@ static char *put_timestamp(char *p, int64_t v, int unit, const struct jnode *n) 
 }
 
 /* ---- decimals --------------------------------------------------------------------------- */
-/* Little-endian two's complement integer of `bits` at src → exact decimal with `scale`. */
-static char *put_decimal(char *p, const uint8_t *src, int bits, int32_t scale) {
+/* Little-endian two's complement integer of `bits` at src → exact decimal with `scale`.
+ * Digits come from repeated division by 10^9 of the magnitude, least significant first. */
+int lnc_decimal_format(const void *value, int bits, int32_t scale, char *out, size_t cap) {
+  if (!value || !out || (bits != 32 && bits != 64 && bits != 128 && bits != 256) || scale < LNC_DECIMAL_MIN_SCALE ||
+      scale > LNC_DECIMAL_MAX_SCALE || cap < LNC_DECIMAL_STR_MAX)
+    return -1;
   uint32_t w[8];
   int nw = bits / 32;
-  memcpy(w, src, (size_t)nw * 4);
+  memcpy(w, value, (size_t)nw * 4);
   bool neg = (w[nw - 1] >> 31) != 0;
   if (neg) { /* negate: invert and add one */
     uint64_t carry = 1;
@@ -525,8 +529,8 @@ static char *put_decimal(char *p, const uint8_t *src, int bits, int32_t scale) {
       carry = s >> 32;
     }
   }
-  char dig[80];
-  int nd = 0; /* digits produced least significant first */
+  char dig[80]; /* 2^255 has 77 digits */
+  int nd = 0;
   int top = nw;
   while (top > 0 && w[top - 1] == 0) top--;
   while (top > 0) {
@@ -543,26 +547,25 @@ static char *put_decimal(char *p, const uint8_t *src, int bits, int32_t scale) {
     }
   }
   if (nd == 0) dig[nd++] = '0';
-  *p++ = '"';
+  /* At most 1 + 77 + 2 + 128 characters and the NUL: within LNC_DECIMAL_STR_MAX. */
+  char *p = out;
   if (neg) *p++ = '-';
   if (scale <= 0) {
     for (int i = nd - 1; i >= 0; i--) *p++ = dig[i];
     if (nd > 1 || dig[0] != '0')
       for (int32_t i = 0; i < -scale; i++) *p++ = '0';
+  } else if (nd <= scale) {
+    *p++ = '0';
+    *p++ = '.';
+    for (int32_t i = nd; i < scale; i++) *p++ = '0';
+    for (int i = nd - 1; i >= 0; i--) *p++ = dig[i];
   } else {
-    if (nd <= scale) {
-      *p++ = '0';
-      *p++ = '.';
-      for (int32_t i = nd; i < scale; i++) *p++ = '0';
-      for (int i = nd - 1; i >= 0; i--) *p++ = dig[i];
-    } else {
-      for (int i = nd - 1; i >= scale; i--) *p++ = dig[i];
-      *p++ = '.';
-      for (int i = scale - 1; i >= 0; i--) *p++ = dig[i];
-    }
+    for (int i = nd - 1; i >= scale; i--) *p++ = dig[i];
+    *p++ = '.';
+    for (int i = scale - 1; i >= 0; i--) *p++ = dig[i];
   }
-  *p++ = '"';
-  return p;
+  *p = 0;
+  return (int)(p - out);
 }
 
 /* ---- strings and binary ------------------------------------------------------------------ */
@@ -997,9 +1000,12 @@ static int put_scalar(struct jctx *c, const struct jnode *n, int64_t j) {
     }
     break;
   case LNC_AT_DECIMAL:
-    NEED(o, 100 + (n->t.scale < 0 ? (size_t) - (int64_t)n->t.scale : (size_t)n->t.scale));
-    p = put_decimal((char *)o->data + o->len, (const uint8_t *)b1 + (size_t)j * (size_t)(n->t.bits / 8),
-                    n->t.bits, n->t.scale);
+    NEED(o, LNC_DECIMAL_STR_MAX + 2);
+    p = (char *)o->data + o->len;
+    *p++ = '"';
+    p += lnc_decimal_format((const uint8_t *)b1 + (size_t)j * (size_t)(n->t.bits / 8), n->t.bits, n->t.scale, p,
+                            LNC_DECIMAL_STR_MAX); /* the type was parsed: bits and scale in range */
+    *p++ = '"';
     break;
   case LNC_AT_DATE32:
   case LNC_AT_DATE64:

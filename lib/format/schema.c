@@ -191,7 +191,9 @@ bad:
 static int set_format(struct lnc_field *fld, const char *format, struct lnc_error *err) {
   struct lnc_atype_info t;
   int rc = lnc_arrow_parse_format(format, &t, err);
-  if (rc) return lnc_errf(err, LNC_EINTERNAL, "field '%s': format '%s' of its logical type does not parse", fld->name, format);
+  /* The format is built from the file's logical type, so a refusal is the file's: a decimal
+   * scale past what Arrow's writers produce, say. */
+  if (rc) return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': unsupported type (Arrow format '%s')", fld->name, format);
   free(fld->format);
   if (!(fld->format = xstrdup(format))) return LNC_ENOMEM;
   fld->type = t.kind;

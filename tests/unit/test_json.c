@@ -257,6 +257,34 @@ START_TEST(test_decimals) {
 }
 END_TEST
 
+/* lnc_decimal_format at the ends of the scale's range (the protobuf answer's decimal text was
+ * written into a 64-byte stack array: a file's scale of 64 or more overflowed it), and the
+ * range enforced where a type is parsed. */
+START_TEST(test_decimal_format_bounds) {
+  uint64_t v256[4] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, INT64_MAX}; /* 2^255 - 1: 77 digits */
+  uint64_t m256[4] = {0, 0, 0, (uint64_t)INT64_MIN};                  /* -2^255 */
+  char out[LNC_DECIMAL_STR_MAX];
+  int n = lnc_decimal_format(v256, 256, LNC_DECIMAL_MAX_SCALE, out, sizeof out);
+  ck_assert_int_eq(n, 2 + LNC_DECIMAL_MAX_SCALE);
+  ck_assert(!strncmp(out, "0.00000000000000000000000000000000000000000000000000578960446186", 64));
+  n = lnc_decimal_format(m256, 256, LNC_DECIMAL_MIN_SCALE, out, sizeof out);
+  ck_assert_int_eq(n, 1 + 77 - LNC_DECIMAL_MIN_SCALE);
+  ck_assert(!strncmp(out, "-578960446186580977117854925043439539266349923328202820197287920039565648199680", 79));
+  int64_t one[2] = {-1, -1};
+  n = lnc_decimal_format(one, 128, 99, out, sizeof out);
+  ck_assert_int_eq(n, 1 + 2 + 99);
+  ck_assert_int_eq(out[n - 1], '1');
+  ck_assert_int_eq(lnc_decimal_format(one, 128, LNC_DECIMAL_MAX_SCALE + 1, out, sizeof out), -1);
+  ck_assert_int_eq(lnc_decimal_format(one, 128, 2, out, LNC_DECIMAL_STR_MAX - 1), -1);
+  ck_assert_int_eq(lnc_decimal_format(one, 96, 2, out, sizeof out), -1);
+  struct lnc_atype_info t;
+  ck_assert_int_eq(lnc_arrow_parse_format("d:10,127", &t, NULL), 0);
+  ck_assert_int_eq(lnc_arrow_parse_format("d:10,-128", &t, NULL), 0);
+  ck_assert_int_eq(lnc_arrow_parse_format("d:10,128", &t, NULL), LNC_EUNSUPPORTED);
+  ck_assert_int_eq(lnc_arrow_parse_format("d:10,-129,256", &t, NULL), LNC_EUNSUPPORTED);
+}
+END_TEST
+
 START_TEST(test_nested) {
   /* list<int32>: [[1,2],null,[],[3]] with child offset 1 */
   static const int32_t items[] = {99, 1, 2, 3};
@@ -360,6 +388,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_dates_times);
   tcase_add_test(tc, test_decimals);
+  tcase_add_test(tc, test_decimal_format_bounds);
   tcase_add_test(tc, test_nested);
   tcase_add_test(tc, test_dictionary);
   tcase_add_test(tc, test_errors);
