@@ -220,7 +220,10 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
   }
   lnc_worker *w = worker(e);
   if (!w) return -1;
-  struct lnc_take_options opts = {.blobs = blobs, .nowait = mode};
+  /* The answer limit bounds the take itself: many ids of one large row fail before their
+   * copies are in memory (the encoded answer is checked against it again). */
+  uint64_t max_response = ld_limits_get().max_response;
+  struct lnc_take_options opts = {.blobs = blobs, .nowait = mode, .max_bytes = max_response};
   struct lnc_error le = {0};
   int rc;
   /* Without a version the engine tells a dataset from a file itself, by the stat it makes
@@ -232,6 +235,11 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                                  stats, &le);
   else
     return version_for_file(rel, e);
+  if (rc == LNC_ELIMIT && max_response && strstr(le.message, "the take's limit")) {
+    ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",
+            (unsigned long long)max_response, le.message);
+    return -1;
+  }
   return rc ? fail(e, &le, rel) : 0;
 }
 

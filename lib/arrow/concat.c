@@ -202,6 +202,55 @@ static inline void var_range(const struct ArrowArray *a, uint64_t r, bool big, i
   }
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t row, int depth) {
+  struct ktype t;
+  if (depth > MAX_DEPTH || classify(s, &t, NULL)) return 0; /* the gather reports it */
+  uint64_t r = (uint64_t)a->offset + row;
+  if (s->dictionary) { /* the index, and the value it names (gathered per row) */
+    if (t.kind != K_FIXED || (a->buffers[0] && !get_bit(a->buffers[0], r)) || !a->dictionary) return (uint64_t)t.width;
+    int64_t k = t.width == 1   ? ((const int8_t *)a->buffers[1])[r]
+                : t.width == 2 ? ((const int16_t *)a->buffers[1])[r]
+                : t.width == 4 ? ((const int32_t *)a->buffers[1])[r]
+                               : ((const int64_t *)a->buffers[1])[r];
+    if (k < 0 || k >= a->dictionary->length) return (uint64_t)t.width;
+    return sat_add((uint64_t)t.width, row_bytes(s->dictionary, a->dictionary, (uint64_t)k, depth + 1));
+  }
+  int64_t st, en;
+  uint64_t total = 0;
+  switch (t.kind) {
+  case K_NULL: return 0;
+  case K_BOOL: return 1;
+  case K_FIXED: return (uint64_t)t.width;
+  case K_VAR32:
+  case K_VAR64:
+    var_range(a, r, t.kind == K_VAR64, &st, &en);
+    return en > st ? (uint64_t)(en - st) + 8 : 8;
+  case K_LIST32:
+  case K_LIST64:
+  case K_FSL:
+    if (t.kind == K_FSL) {
+      st = (int64_t)r * t.width, en = st + t.width, total = 0;
+    } else {
+      var_range(a, r, t.kind == K_LIST64, &st, &en);
+      total = 8;
+    }
+    for (int64_t k = st; k < en && total != UINT64_MAX; k++)
+      total = sat_add(total, row_bytes(s->children[0], a->children[0], (uint64_t)k, depth + 1));
+    return total;
+  case K_STRUCT:
+    for (int64_t c = 0; c < s->n_children; c++)
+      total = sat_add(total, row_bytes(s->children[c], a->children[c], r, depth + 1));
+    return total;
+  }
+  return 0;
+}
+
+uint64_t lnc_arrow_row_bytes(const struct ArrowSchema *schema, const struct ArrowArray *a, uint64_t row) {
+  return schema && a && row < (uint64_t)a->length ? row_bytes(schema, a, row, 0) : 0;
+}
+
 /* Dictionary-encoded parts (each with its own dictionary): the rows' values are gathered from
  * the parts' dictionaries (a null index becomes the one row of an all-null array) and
  * dictionary-encoded again, so the result has one dictionary of the values it holds. */

@@ -21,6 +21,11 @@ int lnc_arrow_gather_multi(const struct ArrowSchema *schema, const struct ArrowA
                            size_t nparts, const struct lnc_row_ref *refs, size_t n,
                            struct ArrowArray *out, struct lnc_error *err);
 
+/* Bytes row `row` of a (logical) takes once gathered: values, offsets, a dictionary row's
+ * value, its children's rows; not validity. For bounding a gather before it runs (a request
+ * naming one large row many times). Saturates at UINT64_MAX. */
+uint64_t lnc_arrow_row_bytes(const struct ArrowSchema *schema, const struct ArrowArray *a, uint64_t row);
+
 /* All rows of parts[0], then all of parts[1], ... */
 int lnc_arrow_concat(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,
                      size_t nparts, struct ArrowArray *out, struct lnc_error *err);

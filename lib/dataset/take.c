@@ -302,6 +302,39 @@ int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
   return lnc_ds_take(ds, NULL, ids, n, columns, ncolumns, opts, schema, array, stats, err);
 }
 
+/* The answer in request order against opts->max_bytes, before the gathers build it: each
+ * part's rows are sized once (lnc_arrow_row_bytes), then counted as often as they are asked
+ * for. The parts themselves were bounded by their own takes; their copies were not. */
+static int check_answer_size(const lnc_dataset *ds, const struct take_state *st, size_t n, uint64_t max_bytes,
+                             struct lnc_error *err) {
+  size_t nu = 0;
+  for (size_t k = 0; k < st->nparts; k++) nu += st->nrows[k];
+  uint64_t *size = malloc((nu ? nu : 1) * sizeof *size);
+  size_t *base = malloc((st->nparts ? st->nparts : 1) * sizeof *base);
+  if (!size || !base) {
+    free(size);
+    free(base);
+    return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  }
+  uint64_t total = 0;
+  for (size_t c = 0; c < st->ncols && total <= max_bytes; c++) {
+    for (size_t k = 0, at = 0; k < st->nparts; at += st->nrows[k], k++) {
+      base[k] = at;
+      for (size_t r = 0; r < st->nrows[k]; r++) size[at + r] = lnc_arrow_row_bytes(st->cols[c].schema, st->cols[c].parts[k], r);
+    }
+    for (size_t i = 0; i < n && total <= max_bytes; i++) {
+      uint64_t b = size[base[st->refs[i].part] + st->refs[i].row];
+      total = total + b < total ? UINT64_MAX : total + b;
+    }
+  }
+  free(size);
+  free(base);
+  if (total > max_bytes)
+    return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, the take's limit", ds->name, n,
+                    (unsigned long long)max_bytes);
+  return 0;
+}
+
 int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t *ids, size_t n,
                 const char *const *columns, size_t ncolumns,
                 const struct lnc_take_options *opts, struct ArrowSchema *schema,
@@ -343,6 +376,7 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
     oarr = calloc(st.ncols ? st.ncols : 1, sizeof *oarr);
     if (!osch || !oarr) rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   }
+  if (!rc && opts && opts->max_bytes && st.nparts > 0) rc = check_answer_size(ds, &st, n, opts->max_bytes, err);
   for (size_t c = 0; c < st.ncols && !rc && st.nparts > 0; c++) {
     rc = lnc_arrow_schema_copy(st.cols[c].schema, &osch[c], err);
     if (!rc)

@@ -554,9 +554,35 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
   return rc;
 }
 
-/* Step 4: per column, blob bytes where asked, then the rows back in request order. */
+/* Bytes of a column's values once in request order: each row's values (and their offsets)
+ * as many times as it is asked for. Saturates rather than wraps. */
+static uint64_t ordered_bytes(const struct lnc_leafrows *r, const uint32_t *perm, size_t n) {
+  const struct lnc_valbuf *v = &r->values;
+  uint64_t total = 0, item_bits;
+  if (__builtin_mul_overflow((uint64_t)v->bits, v->items_per_value ? v->items_per_value : 1, &item_bits))
+    return UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t k = perm ? perm[i] : i;
+    uint64_t a = r->row_val ? r->row_val[k] : k, b = r->row_val ? r->row_val[k + 1] : k + 1, row;
+    if (b > v->n) b = v->n;
+    if (a > b) a = b;
+    if (v->kind == LNC_VALUES_VARIABLE)
+      row = (v->offsets ? v->offsets[b] - v->offsets[a] : 0) + 8 * (b - a);
+    else if (__builtin_mul_overflow(b - a, item_bits, &row))
+      return UINT64_MAX;
+    else
+      row = (row + 7) / 8;
+    if (__builtin_add_overflow(total, row, &total)) return UINT64_MAX;
+  }
+  return total;
+}
+
+/* Step 4: per column, blob bytes where asked, then the rows back in request order, each
+ * column's ordered size checked against max_bytes (0 = none) before it is built. */
 static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct take_state *t,
-                          size_t n, int blobs, struct lnc_take_stats *stats, struct lnc_error *err) {
+                          size_t n, int blobs, uint64_t max_bytes, struct lnc_take_stats *stats,
+                          struct lnc_error *err) {
+  uint64_t total = 0;
   for (uint32_t c = 0; c < f->n_columns; c++) {
     if (!t->need[c]) continue;
     const struct lnc_field *leaf = f->columns[c].leaf;
@@ -568,6 +594,12 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
         return lnc_errf(err, LNC_EAGAIN, "%s: blob bytes need the disk", f->name);
       int rc = lnc_blobs_to_bytes(f, leaf, &t->rows[c], stats, err);
       if (rc) return rc;
+    }
+    if (max_bytes) {
+      uint64_t col = ordered_bytes(&t->rows[c], t->identity ? NULL : t->perm, n);
+      if (__builtin_add_overflow(total, col, &total) || total > max_bytes)
+        return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, the take's limit", f->name, n,
+                        (unsigned long long)max_bytes);
     }
     if (t->identity) {
       t->final[c] = &t->rows[c];
@@ -643,7 +675,7 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
     rc = sort_ids(&t, ids, n, err);
     if (!rc) rc = read_columns(f, env, &root, &t, stats, err);
   }
-  if (!rc) rc = finish_columns(f, env, &t, n, blobs, stats, err);
+  if (!rc) rc = finish_columns(f, env, &t, n, blobs, opts ? opts->max_bytes : 0, stats, err);
   if (!rc) rc = assemble_output(f, &root, &t, n, blobs, schema, array, err);
   state_free(&t, f);
   proj_free(&root);

@@ -130,6 +130,13 @@ if [[ -n $FILE ]]; then
   expect_in "100k ids in GET" "413 414" "$R/rows" -G --data-urlencode "ids@$WORK/ids100k"
   node -e 'console.log(JSON.stringify({ids:Array.from({length:60000},(_,i)=>i%7)}))' > "$WORK/ids60k.json"
   expect "too many ids in POST" 413 "$R/rows" -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/ids60k.json"
+  # One 38 KB row asked for 10,000 times: refused by max_response_bytes before the copies
+  # are built (the take is bounded, not only the encoded answer).
+  node -e 'console.log(JSON.stringify({ids:Array(10000).fill(3)}))' > "$WORK/dup10k.json"
+  expect "one large row 10k times" 413 "$URL/files/data/enc21/rows" -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/dup10k.json"
+  grep -q 'rows asked for hold over' "$WORK/body" && ok "refused by the take, before the copies" || bad "dup take message" "$(head -c 300 "$WORK/body")"
+  expect "one large row 10k times, a file" 413 "$URL/files/$(node -e 'console.log(require("./tests/fixtures/index.json").fixtures.find(x=>x.name==="enc21").file.replace(/^tests\/fixtures\//,""))')/rows" -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/dup10k.json"
+  grep -q 'rows asked for hold over' "$WORK/body" && ok "a file's take is bounded too" || bad "dup file take message" "$(head -c 300 "$WORK/body")"
   head -c 2000000 /dev/zero | tr '\0' ' ' > "$WORK/big"
   expect "body too big" 413 "$R/rows" -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/big"
   expect "body not json" 400 "$R/rows" -X POST -H 'Content-Type: application/json' -d '{"ids":[1,'
