@@ -27,6 +27,8 @@ typedef Lance__Encodings__ArrayEncoding enc20;
 /* Deepest ArrayEncoding nesting accepted (Lance writes at most ~5: Nullable, FSL, Nullable,
  * Flat); bounds the recursion on a damaged file. */
 #define V20_MAX_DEPTH 16
+/* Items one decode may produce; see dec(). */
+#define V20_MAX_ITEMS (UINT64_C(1) << 32)
 /* Dictionaries larger than this many items are refused (Lance 2.0 writes u8 indices). */
 #define V20_MAX_DICT_ITEMS (1u << 24)
 
@@ -512,8 +514,9 @@ static int dec_dictionary(struct v20_at *A, const enc20 *e, uint64_t start, uint
   uint64_t total = 0;
   uint64_t shift = A->J->c->leaf->dict_index[0] ? 1 : 0; /* stored index + shift = 1-based item */
   for (uint64_t i = 0; i < count; i++) {
-    uint64_t k = fixed_u64(&io.v, i) + shift;
-    if (k > items->n) return bad(A, "dictionary index past the dictionary");
+    uint64_t raw = fixed_u64(&io.v, i), k = raw + shift;
+    /* raw first: a stored 2^64 - 1 plus the shift wraps to 0, which reads as null */
+    if (raw > items->n || k > items->n) return bad(A, "dictionary index past the dictionary");
     if (k == 0 || (io.valid && !((io.valid[i >> 3] >> (i & 7)) & 1)) ||
         (iv && !((iv[(k - 1) >> 3] >> ((k - 1) & 7)) & 1))) {
       if (!valid) {
@@ -562,7 +565,8 @@ static int dec_bitpacked(struct v20_at *A, const Lance__Encodings__Bitpacked *bp
   int rc = buffer_located(A, bp->buffer);
   if (rc) return rc;
   uint64_t cb = bp->compressed_bits_per_value, ub = bp->uncompressed_bits_per_value;
-  if (!int_width((uint32_t)ub) || cb == 0 || cb > ub) return bad(A, "Bitpacked widths are invalid");
+  /* ub is a uint64 in the proto: bounded before it is narrowed (2^32 + 64 passed as 64) */
+  if (ub > 64 || !int_width((uint32_t)ub) || cb == 0 || cb > ub) return bad(A, "Bitpacked widths are invalid");
   if (start > UINT64_MAX / 64 || count > UINT64_MAX / 64 - start) return bad(A, "Bitpacked range overflows");
   uint32_t b = page_buffer(bp->buffer);
   uint64_t from = start * cb / 8, to = ((start + count) * cb + 7) / 8;
@@ -591,7 +595,7 @@ static int dec_bfnn(struct v20_at *A, const Lance__Encodings__BitpackedForNonNeg
   int rc = buffer_located(A, bp->buffer);
   if (rc) return rc;
   uint64_t W = bp->compressed_bits_per_value, T = bp->uncompressed_bits_per_value;
-  if (!int_width((uint32_t)T) || W > T) return bad(A, "BitpackedForNonNeg widths are invalid");
+  if (T > 64 || !int_width((uint32_t)T) || W > T) return bad(A, "BitpackedForNonNeg widths are invalid");
   uint64_t block_bytes = FL_BLOCK_VALUES * W / 8;
   uint64_t b0 = start / FL_BLOCK_VALUES, b1 = count ? (start + count - 1) / FL_BLOCK_VALUES : b0;
   if (b1 > UINT64_MAX / (block_bytes ? block_bytes : 1) - 1) return bad(A, "BitpackedForNonNeg range overflows");
@@ -700,6 +704,11 @@ static int dec(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t count,
   memset(o, 0, sizeof *o);
   if (!e) return bad(A, "missing encoding");
   if (depth > V20_MAX_DEPTH) return bad(A, "encoding tree nests too deep");
+  /* Every decoder sizes its output as count times a width of at most 2^24 bytes: with count
+   * bounded here those products cannot wrap. Nested fixed-size lists multiply the count by
+   * each dimension; three of 2^20 made 2^60 items and a product of 2^64, allocated as 0. */
+  if (count > V20_MAX_ITEMS || start > UINT64_MAX / 2)
+    return bad(A, "an encoding is asked for more than 2^32 items (nested fixed-size lists too large?)");
   switch (e->array_encoding_case) {
   case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FLAT: return dec_flat(A, e->flat, start, count, o);
   case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE: return dec_nullable(A, e->nullable, start, count, o, depth);

@@ -30,6 +30,8 @@ void lnc_arena_init_buf(struct lnc_arena *a, size_t limit, void *buf, size_t siz
 }
 
 void *lnc_arena_alloc(struct lnc_arena *a, size_t n) {
+  /* A size from a wrapped product must fail, not round to a small block. */
+  if (n > SIZE_MAX / 2) return NULL;
   n = (n + 15) & ~(size_t)15;
   if (n == 0) n = 16;
   struct lnc_arena_block *b = a->head;

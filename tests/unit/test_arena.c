@@ -44,6 +44,19 @@ START_TEST(test_limit) {
 }
 END_TEST
 
+/* A size that is a wrapped product fails: rounding it up to 16 wrapped to a 16-byte block,
+ * which a decoder then wrote its whole output into. */
+START_TEST(test_wrapped_size) {
+  _Alignas(16) unsigned char buf[4096];
+  struct lnc_arena a;
+  lnc_arena_init_buf(&a, 0, buf, sizeof buf);
+  ck_assert_ptr_null(lnc_arena_alloc(&a, SIZE_MAX));
+  ck_assert_ptr_null(lnc_arena_alloc(&a, SIZE_MAX - 14));
+  ck_assert_ptr_nonnull(lnc_arena_alloc(&a, 16));
+  lnc_arena_free(&a);
+}
+END_TEST
+
 START_TEST(test_lent_block) {
   _Alignas(16) unsigned char buf[1024 + 8];
   struct lnc_arena a;
@@ -91,6 +104,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_plain);
   tcase_add_test(tc, test_limit);
   tcase_add_test(tc, test_lent_block);
+  tcase_add_test(tc, test_wrapped_size);
   tcase_add_test(tc, test_lent_too_small);
   suite_add_tcase(s, tc);
   return s;

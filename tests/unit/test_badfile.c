@@ -6,6 +6,7 @@
 #include "lance.h"
 #include "lance/file2.pb-c.h"
 #include "lance/file.pb-c.h"
+#include "lance/encodings20.pb-c.h"
 #include "support/support.h"
 #include <check.h>
 #include <stdbool.h>
@@ -510,6 +511,128 @@ START_TEST(test_blob_flag_on_other_types) {
 }
 END_TEST
 
+/* ---- 2.0 encodings that lie ---------------------------------------------------------------
+ * Page 0 of core20's i32 (column 4) given a hand-built 2.0 ArrayEncoding. Each one made a
+ * wrapped size and a write or read outside a buffer before its check. */
+typedef Lance__Encodings__ArrayEncoding AE20;
+static AE20 *ae20(void) {
+  AE20 *e = calloc(1, sizeof *e);
+  lance__encodings__array_encoding__init(e);
+  return e;
+}
+static Lance__Encodings__Buffer g_page_buf0 = LANCE__ENCODINGS__BUFFER__INIT; /* page buffer 0 */
+static AE20 *fsl20(uint32_t dim, AE20 *items) {
+  AE20 *e = ae20();
+  Lance__Encodings__FixedSizeList *f = calloc(1, sizeof *f);
+  lance__encodings__fixed_size_list__init(f);
+  f->dimension = dim;
+  f->items = items;
+  e->array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST;
+  e->fixed_size_list = f;
+  return e;
+}
+static AE20 *constant20(size_t len) {
+  AE20 *e = ae20();
+  Lance__Encodings__Constant *c = calloc(1, sizeof *c);
+  lance__encodings__constant__init(c);
+  c->value.len = len;
+  c->value.data = calloc(1, len);
+  e->array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT;
+  e->constant = c;
+  return e;
+}
+static AE20 *bitpacked20(bool fastlanes, uint64_t cb, uint64_t ub) {
+  AE20 *e = ae20();
+  if (fastlanes) {
+    Lance__Encodings__BitpackedForNonNeg *b = calloc(1, sizeof *b);
+    lance__encodings__bitpacked_for_non_neg__init(b);
+    b->compressed_bits_per_value = cb, b->uncompressed_bits_per_value = ub, b->buffer = &g_page_buf0;
+    e->array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED_FOR_NON_NEG;
+    e->bitpacked_for_non_neg = b;
+  } else {
+    Lance__Encodings__Bitpacked *b = calloc(1, sizeof *b);
+    lance__encodings__bitpacked__init(b);
+    b->compressed_bits_per_value = cb, b->uncompressed_bits_per_value = ub, b->buffer = &g_page_buf0;
+    e->array_encoding_case = LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED;
+    e->bitpacked = b;
+  }
+  return e;
+}
+static void free20(AE20 *e) { /* what the builders above allocated (the cases are a union) */
+  if (!e) return;
+  switch (e->array_encoding_case) {
+  case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST:
+    free20(e->fixed_size_list->items);
+    free(e->fixed_size_list);
+    break;
+  case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT:
+    free(e->constant->value.data);
+    free(e->constant);
+    break;
+  case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED: free(e->bitpacked); break;
+  case LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED_FOR_NON_NEG: free(e->bitpacked_for_non_neg); break;
+  default: break;
+  }
+  free(e);
+}
+
+static void put_enc20(Lance__File__V2__ColumnMetadata *cm, uint32_t col, void *arg) {
+  if (col != 4) return;
+  AE20 *e = arg;
+  size_t elen = lance__encodings__array_encoding__get_packed_size(e);
+  uint8_t *ebuf = malloc(elen);
+  lance__encodings__array_encoding__pack(e, ebuf);
+  Lance__File__V2__AnyMessage any = LANCE__FILE__V2__ANY_MESSAGE__INIT;
+  any.type_url = "/lance.encodings.ArrayEncoding";
+  any.value = (ProtobufCBinaryData){elen, ebuf};
+  ProtobufCBinaryData *dst = &cm->pages[0]->encoding->direct->encoding;
+  size_t alen = lance__file__v2__any_message__get_packed_size(&any);
+  uint8_t *abuf = malloc(alen); /* freed with the unpacked message, like the bytes it replaces */
+  lance__file__v2__any_message__pack(&any, abuf);
+  free(ebuf);
+  free(dst->data);
+  *dst = (ProtobufCBinaryData){alen, abuf};
+}
+
+START_TEST(test_v20_encodings_that_lie) {
+  char *path = tsup_fixture_file("core20");
+  ck_assert_ptr_nonnull(path);
+  size_t len20;
+  uint8_t *src20 = tsup_read_file(path, &len20);
+  ck_assert_ptr_nonnull(src20);
+  uint8_t *keep = g_src;
+  size_t keep_len = g_len;
+  g_src = src20, g_len = len20; /* rebuild() works on g_src */
+  g_page_buf0.buffer_type = LANCE__ENCODINGS__BUFFER__BUFFER_TYPE__page;
+  struct {
+    AE20 *e;
+    const char *want;
+  } cases[] = {
+      /* three dimensions of 2^20: 2^60 items of 16 bytes, a product of 2^64 */
+      {fsl20(1u << 20, fsl20(1u << 20, fsl20(1u << 20, constant20(16)))), "more than 2^32 items"},
+      /* a width of 2^32 + 64 bits passed a check made on its low 32 bits */
+      {bitpacked20(false, 8, (1ull << 32) + 64), "Bitpacked widths are invalid"},
+      {bitpacked20(true, 0, (1ull << 32) + 64), "BitpackedForNonNeg widths are invalid"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t len;
+    uint8_t *b = rebuild(put_enc20, cases[i].e, &len);
+    lnc_file *f = NULL;
+    struct lnc_error err;
+    ck_assert_int_eq(open_bytes("lie20.lance", b, len, &f, &err), 0);
+    int rc = take_some(f, "i32", &err);
+    ck_assert_msg(rc == LNC_ECORRUPT && strstr(err.message, cases[i].want), "case %zu: %s (%s)", i, lnc_code_name(rc),
+                  err.message);
+    lnc_file_close(f);
+    free(b);
+    free20(cases[i].e);
+  }
+  g_src = keep, g_len = keep_len;
+  free(src20);
+  free(path);
+}
+END_TEST
+
 /* ---- take on damaged pages ------------------------------------------------------------------ */
 struct buf_ref {
   uint64_t off, len;
@@ -717,6 +840,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_page_buffers);
   tcase_add_test(tc, test_row_count_bounded);
   tcase_add_test(tc, test_blob_flag_on_other_types);
+  tcase_add_test(tc, test_v20_encodings_that_lie);
   tcase_add_test(tc, test_not_a_file);
   suite_add_tcase(s, tc);
   tc = tcase_create("take");
