@@ -54,8 +54,10 @@ static int open_beneath(int rootfd, const char *rel, int flags, struct ld_err *e
 
 int ld_path_open_dir(int rootfd, const char *rel, struct ld_err *e) {
   if (!rel[0]) {
-    int fd = dup(rootfd);
-    if (fd < 0) ld_errf(e, 503, "unavailable", "out of file descriptors");
+    /* A descriptor of its own, not a dup: a dup shares the root's directory offset with
+     * every other listing of the root, and concurrent readdirs then skip or repeat entries. */
+    int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) ld_errf(e, 503, "unavailable", "the data root: %s", strerror(errno));
     return fd;
   }
   int fd = open_beneath(rootfd, rel, O_DIRECTORY, e);
