@@ -47,6 +47,14 @@ cases = [
      b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
     ("Transfer-Encoding: gzip, chunked", 400,
      b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
+    # RFC 9112 5.1: whitespace before the colon is a 400; libmicrohttpd keeps the name with its
+    # space, so these were read by Content-Length while a proxy may honour the other header
+    ("Transfer-Encoding with a space before the colon", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nTransfer-Encoding : chunked\r\n\r\n{\"ids\":[1]}"),
+    ("Transfer-Encoding with a tab before the colon", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nTransfer-Encoding\t: chunked\r\n\r\n{\"ids\":[1]}"),
+    ("a second Content-Length with a space before the colon", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nContent-Length : 99\r\n\r\n{\"ids\":[1]}"),
     # libmicrohttpd 0.9.75 alone serves these as /healthz and ...?ids=1 (the URL cut at the NUL)
     ("a raw NUL in the request line's path", 400, b"GET /healthz\0/x HTTP/1.1\r\nHost: x\r\n\r\n"),
     ("a raw NUL in the request line's query", 400,
