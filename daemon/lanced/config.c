@@ -14,6 +14,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Timeouts are at most a day: anything longer is a mistake, and the arithmetic on them
+ * (libmicrohttpd takes whole seconds as an unsigned) stays far from wrapping. */
+#define MAX_TIMEOUT_MS 86400000u
+
 void ld_config_defaults(struct ld_config *c) {
   memset(c, 0, sizeof *c);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -219,7 +223,9 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
   } else if (!strcmp(k, "max_response_bytes")) {
     if (parse_size(v, &c->max_response_bytes) || !c->max_response_bytes) goto bad;
   } else if (!strcmp(k, "request_timeout_ms")) {
-    if (parse_uint(v, &c->request_timeout_ms) || !c->request_timeout_ms) goto bad;
+    /* bounded: rounded up to seconds it goes to libmicrohttpd as an unsigned, and a value
+     * that wrapped to 0 there would mean no timeout at all */
+    if (parse_uint(v, &c->request_timeout_ms) || !c->request_timeout_ms || c->request_timeout_ms > MAX_TIMEOUT_MS) goto bad;
   } else if (!strcmp(k, "loop_max_ids")) {
     if (parse_uint(v, &c->loop_max_ids)) goto bad;
   } else if (!strcmp(k, "revalidate_ms")) {
@@ -227,11 +233,11 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
   } else if (!strcmp(k, "connection_limit")) {
     if (parse_uint(v, &c->connection_limit) || c->connection_limit > 1000000) goto bad;
   } else if (!strcmp(k, "client_header_timeout_ms")) {
-    if (parse_uint(v, &c->header_timeout_ms) || !c->header_timeout_ms) goto bad;
+    if (parse_uint(v, &c->header_timeout_ms) || !c->header_timeout_ms || c->header_timeout_ms > MAX_TIMEOUT_MS) goto bad;
   } else if (!strcmp(k, "max_connections_per_client")) {
     if (parse_uint(v, &c->max_conns_per_client)) goto bad;
   } else if (!strcmp(k, "max_inflight")) {
-    if (parse_uint(v, &c->max_inflight) || !c->max_inflight) goto bad;
+    if (parse_uint(v, &c->max_inflight) || !c->max_inflight || c->max_inflight > 1000000) goto bad;
   } else if (!strcmp(k, "log_level")) {
     int l = ld_log_level_parse(v);
     if (l < 0) goto bad;

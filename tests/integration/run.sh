@@ -292,6 +292,11 @@ fi
 "$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --check-config >/dev/null 2>&1 && ok "check-config ok" || bad "check-config ok"
 "$LANCED" --root "$ROOT/nope" --listen 127.0.0.1:0 --check-config >/dev/null 2>&1 && bad "check-config bad root" || ok "check-config bad root"
 "$LANCED" --root "$ROOT" --listen nonsense --check-config >/dev/null 2>&1 && bad "check-config bad listen" || ok "check-config bad listen"
+# A timeout past a day is refused: 2^64 - 1 ms wrapped to 0 s, libmicrohttpd's "no timeout"
+for k in request-timeout-ms client-header-timeout-ms; do
+  "$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --$k 18446744073709551615 --check-config >/dev/null 2>&1 && bad "check-config $k 2^64-1" || ok "check-config refuses $k 2^64-1"
+done
+"$LANCED" --root "$ROOT" --listen 127.0.0.1:0 --max-inflight 99999999999 --check-config >/dev/null 2>&1 && bad "check-config huge max-inflight" || ok "check-config refuses a huge max-inflight"
 "$LANCED" --config conf/lanced.conf --root "$ROOT" --check-config >/dev/null 2>&1 && ok "example config parses" || bad "example config parses"
 
 # ---- datasets: daemon_datasets.sh runs its own daemon over dataset fixtures -------------------
