@@ -43,14 +43,35 @@ int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struc
   return 0;
 }
 
+static const char *skip_ows(const char *p) {
+  while (*p == ' ' || *p == '\t') p++;
+  return p;
+}
+
+/* Whether the parameters after a coding's name (up to its ',') hold a q of zero, RFC 9110
+ * 12.4.2: "; q=0", ";q=0.000", with optional whitespace around the ';' and the '='. */
+static bool q_zero(const char *p) {
+  for (;;) {
+    p = skip_ows(p);
+    if (*p != ';') return false;
+    p = skip_ows(p + 1);
+    if ((*p == 'q' || *p == 'Q') && *(p = skip_ows(p + 1)) == '=') {
+      p = skip_ows(p + 1);
+      if (*p++ != '0') return false;
+      if (*p == '.')
+        while (*++p == '0') {}
+      return !(*p >= '1' && *p <= '9');
+    }
+    while (*p && *p != ';' && *p != ',') p++;
+  }
+}
+
 bool ld_gzip_wanted(const char *accept_encoding, size_t body_len) {
   if (body_len < GZIP_MIN_BODY || !accept_encoding) return false;
-  for (const char *p = accept_encoding; (p = strstr(p, "gzip")); p += 4) {
-    bool start = p == accept_encoding || p[-1] == ' ' || p[-1] == ',';
-    const char *q = p + 4;
-    while (*q == ' ') q++;
-    if (start && (!*q || *q == ',' || (*q == ';' && !strstr(q, "q=0,") && strncmp(q, ";q=0", 4))))
-      return true;
+  for (const char *p = accept_encoding; (p = strcasestr(p, "gzip")); p += 4) {
+    bool start = p == accept_encoding || p[-1] == ' ' || p[-1] == '\t' || p[-1] == ',';
+    char end = p[4];
+    if (start && (!end || end == ',' || end == ';' || end == ' ' || end == '\t')) return !q_zero(p + 4);
   }
   return false;
 }

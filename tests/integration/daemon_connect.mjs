@@ -93,6 +93,17 @@ for (const useBinaryFormat of [true, false]) {
                "Connect-Protocol-Version": "1" } });
   if (r.status !== 200) fail(`raw gzip request: ${r.status} ${await r.text()}`);
   if (r.headers.get("content-encoding") !== "gzip") fail(`raw gzip: answer Content-Encoding ${r.headers.get("content-encoding")}`);
+  // Accept-Encoding's q (RFC 9110 12.4.2), with the optional whitespace: q=0 refuses gzip.
+  const ae = { "gzip; q=0": false, "br, gzip ;q=0": false, "gzip;q=0.000": false, "identity": false,
+               "gzip;q=0.5": true, "GZIP": true, "deflate, gzip ; q=1": true, "x-gzip": false };
+  for (const [value, want] of Object.entries(ae)) {
+    const a = await fetch(`${baseUrl}/lanced.v1.RowService/Take`, { method: "POST", body,
+      headers: { "Content-Type": "application/json", "Content-Encoding": "gzip", "Accept-Encoding": value,
+                 "Connect-Protocol-Version": "1" } });
+    await a.arrayBuffer();
+    if (a.status !== 200 || (a.headers.get("content-encoding") === "gzip") !== want)
+      fail(`Accept-Encoding '${value}': ${a.status}, Content-Encoding ${a.headers.get("content-encoding")}, want gzip ${want}`);
+  }
   const br = await fetch(`${baseUrl}/lanced.v1.RowService/Take`, { method: "POST", body,
     headers: { "Content-Type": "application/json", "Content-Encoding": "br", "Connect-Protocol-Version": "1" } });
   const bj = await br.json();
@@ -105,5 +116,5 @@ for (const useBinaryFormat of [true, false]) {
     if (g.status !== 200 || g.headers.get("grpc-status") !== "12" || !/Connect/.test(g.headers.get("grpc-message") ?? ""))
       fail(`${ct}: want 200 with grpc-status 12, got ${g.status} grpc-status ${g.headers.get("grpc-status")}`);
   }
-  console.log("connect: raw gzip request/answer, unsupported encoding, gRPC and gRPC-Web answered in their shape");
+  console.log("connect: raw gzip request/answer, Accept-Encoding's q, unsupported encoding, gRPC and gRPC-Web answered in their shape");
 }
