@@ -37,7 +37,7 @@ static int connect_status(const char *code) {
   return 500;
 }
 
-static void connect_error(struct ld_response *out, const struct ld_err *e) {
+void ld_connect_error(struct ld_response *out, const struct ld_err *e) {
   const char *code = ld_connect_code(e->code); /* errors.c: the one table of codes */
   lnc_buf_free(&out->body);
   out->status = connect_status(code);
@@ -78,7 +78,7 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
   struct ld_take_result t = {0};
   Lanced__V1__TakeRequest *q =
       (Lanced__V1__TakeRequest *)decode(r, &lanced__v1__take_request__descriptor, json, &e);
-  if (!q) return connect_error(out, &e);
+  if (!q) return ld_connect_error(out, &e);
   int format = q->format == LANCED__V1__FORMAT__FORMAT_PROTO ? LANCED__V1__FORMAT__FORMAT_PROTO
                                                              : LANCED__V1__FORMAT__FORMAT_ARROW;
   r->format = format == LANCED__V1__FORMAT__FORMAT_PROTO ? LD_F_PROTO : LD_F_ARROW;
@@ -107,7 +107,7 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
     }
   }
   free_msg(&q->base, json);
-  connect_error(out, &e);
+  ld_connect_error(out, &e);
 }
 
 static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
@@ -115,7 +115,7 @@ static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
   struct ld_file_info fi;
   Lanced__V1__GetFileRequest *q =
       (Lanced__V1__GetFileRequest *)decode(r, &lanced__v1__get_file_request__descriptor, json, &e);
-  if (!q) return connect_error(out, &e);
+  if (!q) return ld_connect_error(out, &e);
   int rc = ld_service_describe(q->path, q->version ? &q->version : NULL, &fi, &e);
   if (!rc) {
     rc = ld_proto_file_info(q->path, &fi, json, &out->body, &e);
@@ -123,7 +123,7 @@ static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
     lnc_buf_free(&fi.describe);
   }
   free_msg(&q->base, json);
-  if (rc) return connect_error(out, &e);
+  if (rc) return ld_connect_error(out, &e);
   out->status = 200;
 }
 
@@ -181,7 +181,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Protocol-Version");
   if (ver && strcmp(ver, "1")) {
     ld_errf(&e, 400, "invalid_argument", "Connect-Protocol-Version must be 1");
-    return connect_error(out, &e);
+    return ld_connect_error(out, &e);
   }
   double deadline = 0;
   const char *tm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Timeout-Ms");
@@ -189,13 +189,13 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   if (tm) {
     if (!ld_parse_u64(tm, strlen(tm), &ms) || strlen(tm) > 10) {
       ld_errf(&e, 400, "invalid_argument", "Connect-Timeout-Ms must be a positive integer");
-      return connect_error(out, &e);
+      return ld_connect_error(out, &e);
     }
     deadline = r->start + (double)ms / 1000.0;
   }
   if (request_encoding(c, r, &e)) {
     out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
-    return connect_error(out, &e);
+    return ld_connect_error(out, &e);
   }
   if (!strcmp(method, "Take"))
     take(r, json, deadline, out);
@@ -203,7 +203,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     get_file(r, json, out);
   else {
     ld_errf(&e, 501, "unimplemented", "lanced.v1.RowService has no method %.100s", method);
-    return connect_error(out, &e);
+    return ld_connect_error(out, &e);
   }
   if (out->status == 200) {
     out->content_type = json ? "application/json" : "application/proto";

@@ -373,6 +373,10 @@ struct ld_req {
 };
 void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out);
 void ld_json_error(struct ld_response *out, const struct ld_err *e);
+/* The Connect protocol's error body ({"code","message"}) and its HTTP status. */
+void ld_connect_error(struct ld_response *out, const struct ld_err *e);
+/* e in the shape r's route speaks: Connect's on /lanced.v1.RowService/, else the REST one. */
+void ld_error_for(const struct ld_req *r, struct ld_response *out, const struct ld_err *e);
 void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                     struct ld_response *out);
 /* The rows route's request parsers on their own (tests/fuzz/fuzz_request.c): the query's ids

@@ -28,6 +28,13 @@ void ld_json_error(struct ld_response *out, const struct ld_err *e) {
   if (e->http == 503) out->retry_after = 1;
 }
 
+void ld_error_for(const struct ld_req *r, struct ld_response *out, const struct ld_err *e) {
+  if (r && r->url && !strncmp(r->url, "/lanced.v1.RowService/", 22))
+    ld_connect_error(out, e);
+  else
+    ld_json_error(out, e);
+}
+
 static bool is(const char *m, const char *want) { return strcmp(m, want) == 0; }
 
 static void method_not_allowed(struct ld_req *r, const char *allow, struct ld_response *out) {

@@ -266,12 +266,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!cheap && (over_conns || ld_server_inflight() > r->lim.max_inflight)) {
       ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
               over_conns ? "connection" : "in-flight request");
-      ld_json_error(&out, &e);
+      ld_error_for(r, &out, &e);
       out.retry_after = 1;
       return send_response(c, r, &out);
     }
     if (ld_framing_check(c, version, &e)) {
-      ld_json_error(&out, &e);
+      ld_error_for(r, &out, &e);
       out.close = true; /* nothing behind an ambiguous message is read as a request */
       return send_response(c, r, &out);
     }
@@ -280,7 +280,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (cl && ld_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body) {
       ld_errf(&e, 413, "limit_exceeded", "request body of %llu bytes is over max_body_bytes (%llu)",
               (unsigned long long)len, (unsigned long long)r->lim.max_body);
-      ld_json_error(&out, &e);
+      ld_error_for(r, &out, &e);
       return send_response(c, r, &out);
     }
     /* A body to come: the connection is back under the deadline until it is all in, so a
@@ -309,7 +309,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct ld_err e;
     ld_errf(&e, 413, "limit_exceeded", "request body is over max_body_bytes (%llu)",
             (unsigned long long)r->lim.max_body);
-    ld_json_error(&out, &e);
+    ld_error_for(r, &out, &e);
     return send_response(c, r, &out);
   }
   /* Health and metrics answer at once. io_mode direct: the request runs as a loop task that
