@@ -21,6 +21,9 @@ void lnc_dscache_stats(struct lnc_dscache *c, struct lnc_engine_stats *o);
  * lock is held (by this thread, charging a version it loaded: never wait for it). For the
  * engine's make_room once no idle file is left to evict. */
 bool lnc_dscache_shed(struct lnc_dscache *c);
+/* dir is gone, or no dataset: what is cached of it goes (versions in use go with their last
+ * user). No system call. */
+void lnc_dscache_forget(struct lnc_dscache *c, const char *dir);
 
 /* engine.c: the data-file cache (search caches, LRU, budget, descriptors) */
 int lnc_files_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err);
@@ -29,6 +32,9 @@ void lnc_files_stats(lnc_engine *e, struct lnc_engine_stats *o); /* adds nothing
 lnc_engine *lnc_worker_engine(lnc_worker *w);
 struct lnc_dscache *lnc_engine_dscache(lnc_engine *e);
 void lnc_engine_attach_dscache(lnc_engine *e, struct lnc_dscache *c); /* route.c, once */
+/* What make_room calls when the budget is exceeded and no idle file is left to evict: true
+ * when it freed something (route.c sets it, so engine.c knows nothing of datasets). */
+void lnc_engine_on_pressure(lnc_engine *e, bool (*shed)(void *ctx), void *ctx);
 /* Reads O_DIRECT (io_mode direct): every take waits for the device, so nowait takes are
  * refused with LNC_EAGAIN before they resolve a path or plan a read. */
 bool lnc_engine_direct(lnc_engine *e);

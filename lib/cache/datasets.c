@@ -459,7 +459,7 @@ static int open_version_dirs(struct lnc_dscache *c, const char *dir, int *dfd, i
 
 /* dir is gone (or no longer a dataset): what is cached of it goes, so that it is neither
  * charged to the budget nor kept for ever. Versions in use are freed by their last user. */
-static void forget_dir(struct lnc_dscache *c, const char *dir) {
+void lnc_dscache_forget(struct lnc_dscache *c, const char *dir) {
   struct dsver *dead = NULL;
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
@@ -672,7 +672,7 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
   int64_t checked_ns = lnc_engine_now_ns();
   int rc = open_version_dirs(c, dir, &dfd, &vfd, &dst, &vst, err);
   if (rc) {
-    if (rc == LNC_ENOTFOUND) forget_dir(c, dir);
+    if (rc == LNC_ENOTFOUND) lnc_dscache_forget(c, dir);
     return rc;
   }
   struct dsver *dead = NULL, *ver = NULL;
@@ -752,7 +752,10 @@ int lnc_engine_is_dataset(lnc_worker *w, const char *path) {
   const struct lnc_s3_mount *m = lnc_engine_remote(lnc_worker_engine(w), path, &rel, NULL);
   if (m) return lnc_remote_is_dataset(m, rel);
   int fd = lnc_engine_open_beneath(lnc_worker_engine(w), path, O_PATH | O_DIRECTORY);
-  if (fd < 0) return 0;
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) lnc_dscache_forget(lnc_engine_dscache(lnc_worker_engine(w)), path);
+    return 0;
+  }
   close(fd);
   return 1;
 }

@@ -80,7 +80,9 @@ struct lnc_engine {
   atomic_uint_fast64_t tick; /* recency clock for LRU across shards */
   atomic_int workers;
   struct lnc_dscache *datasets; /* opened dataset versions (datasets.c) */
-  struct lnc_mounts *mounts;    /* object-store roots (mounts.c) */
+  bool (*shed)(void *ctx);      /* lnc_engine_on_pressure: frees something else, or false */
+  void *shed_ctx;
+  struct lnc_mounts *mounts; /* object-store roots (mounts.c) */
 };
 
 struct lnc_worker {
@@ -244,9 +246,10 @@ static void make_room(struct lnc_engine *e, uint64_t need_bytes, uint64_t need_f
       pthread_mutex_unlock(&s->lock);
     }
     if (best < 0) {
-      /* No idle file left: idle dataset versions go next, else they could hold the budget
-       * while every file is loaded again for each take. */
-      if (over_limits(e, 0, 0) && e->datasets && lnc_dscache_shed(e->datasets)) continue;
+      /* No idle file left: idle dataset versions go next (bytes only: they hold no
+       * descriptor), else they could hold the budget while every file is loaded again. */
+      if (atomic_load(&e->resident) + need_bytes > atomic_load(&e->budget) && e->shed && e->shed(e->shed_ctx))
+        continue;
       return; /* everything left is in use */
     }
     struct shard *s = &e->shards[best];
@@ -297,6 +300,11 @@ struct lnc_dscache *lnc_engine_dscache(lnc_engine *e) {
   return e->datasets;
 }
 void lnc_engine_attach_dscache(lnc_engine *e, struct lnc_dscache *c) { e->datasets = c; }
+
+void lnc_engine_on_pressure(lnc_engine *e, bool (*shed)(void *ctx), void *ctx) {
+  e->shed = shed;
+  e->shed_ctx = ctx;
+}
 bool lnc_engine_direct(lnc_engine *e) { return e->cfg.io_mode == LNC_IO_DIRECT; }
 
 int64_t lnc_engine_now_ns(void) {

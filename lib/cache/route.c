@@ -8,11 +8,15 @@
  *   data file -> engine.c (search cache, planned reads, decode);
  *   dataset   -> datasets.c (version resolved, offsets mapped to fragment rows by
  *                dataset/rowmap.c, per-file takes through engine.c, results assembled).
- * This file is the only one that imports both caches; engine.c imports neither. */
+ * This file is the only one that imports both caches; engine.c imports neither (under budget
+ * pressure it calls the hook this file gives it, lnc_engine_on_pressure). */
 #include "../lance.h"
 #include "cache.h"
 #include "../util/error.h"
 #include <string.h>
+
+/* The file cache's make_room, once no idle file is left: an idle dataset version goes. */
+static bool shed_dataset(void *dscache) { return lnc_dscache_shed(dscache); }
 
 int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err) {
   if (!out) return lnc_errf(err, LNC_EINVAL, "lnc_engine_new: NULL argument");
@@ -26,6 +30,7 @@ int lnc_engine_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct
     return rc;
   }
   lnc_engine_attach_dscache(e, c);
+  lnc_engine_on_pressure(e, shed_dataset, c);
   *out = e;
   return 0;
 }
@@ -56,5 +61,7 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
   if (rc && is_dir)
     rc = lnc_engine_dataset_take(w, path, 0, ids, n, columns, ncolumns, opts, schema, array,
                                  stats, err);
+  else if (rc == LNC_ENOTFOUND) /* a dataset removed since it was served is not kept for ever */
+    lnc_dscache_forget(lnc_engine_dscache(lnc_worker_engine(w)), path);
   return rc;
 }

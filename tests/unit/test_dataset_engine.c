@@ -187,6 +187,47 @@ START_TEST(test_engine_budget_shared) {
 }
 END_TEST
 
+/* A file that needs room the idle dataset versions hold gets it: they are shed once no idle
+ * file is left (make_room shed only when the budget was already exceeded, so the file was
+ * loaded again for every take while the datasets stayed). */
+START_TEST(test_engine_budget_file_over_datasets) {
+  lnc_engine *e = engine_at(FIX, 0);
+  lnc_worker *w = worker_of(e);
+  const char *file = "deletions_v21.lance/data/00011110010001101110000060133f4ce58222f81770ea41eb.lance";
+  uint64_t id0 = 0;
+  struct lnc_error err = {0};
+  char *j = take_json_any(w, file, &id0, 1, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  uint64_t fbytes = stats(e).resident_bytes;
+  uint64_t ids[] = {0, 310, 740};
+  for (const char *const *d = (const char *const[]){"multi_v21.lance", "addcol_v21.lance", NULL}; *d; d++) {
+    j = take_json(w, *d, 0, ids, 1, &err);
+    ck_assert_msg(j, "%s: %s", *d, err.message);
+    free(j);
+  }
+  struct lnc_engine_stats s1 = stats(e);
+  ck_assert_uint_eq(s1.datasets_cached, 2);
+  lnc_engine_set_budget(e, 1); /* every idle file out; then every idle version */
+  lnc_engine_set_budget(e, fbytes + s1.dataset_bytes / 2);
+  /* Put the versions back in (their files do not fit beside them and are not kept). */
+  for (const char *const *d = (const char *const[]){"multi_v21.lance", "addcol_v21.lance", NULL}; *d; d++) {
+    j = take_json(w, *d, 0, ids, 1, &err);
+    ck_assert_msg(j, "%s: %s", *d, err.message);
+    free(j);
+  }
+  j = take_json_any(w, file, &id0, 1, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  struct lnc_engine_stats s2 = stats(e);
+  ck_assert_uint_ge(s2.files_cached, 1); /* the file stays */
+  ck_assert_uint_lt(s2.datasets_cached, 2);
+  ck_assert_uint_le(s2.resident_bytes, fbytes + s1.dataset_bytes / 2);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+}
+END_TEST
+
 /* ---- versions: refresh, drop, listings ---------------------------------------------------- */
 static char *tmproot;
 
@@ -366,6 +407,18 @@ START_TEST(test_engine_dataset_removed) {
   ck_assert_uint_lt(s2.dataset_bytes, s1.dataset_bytes);
   ck_assert_uint_gt(s2.dataset_bytes, 0);
   ck_assert_int_eq(take_err(w, "stays", 0, &err), 0);
+  /* The same through lnc_engine_take, lanced's way in: the path no longer stats as a
+   * directory, so the take is a file's 404; the dataset it was is released all the same. */
+  add_fixture("multi_v21", "gone2");
+  uint64_t id0 = 0;
+  char *j = take_json_any(w, "gone2", &id0, 1, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  ck_assert_uint_eq(stats(e).datasets_cached, 2);
+  tsup_sh("rm -rf %s/gone2", tmproot);
+  ck_assert_ptr_null(take_json_any(w, "gone2", &id0, 1, &err));
+  ck_assert_int_eq(err.code, LNC_ENOTFOUND);
+  ck_assert_uint_eq(stats(e).datasets_cached, 1);
   lnc_worker_free(w);
   lnc_engine_free(e);
   drop_root();
@@ -529,6 +582,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_engine_take_vs_lance);
   tcase_add_test(tc, test_engine_budget_shared);
+  tcase_add_test(tc, test_engine_budget_file_over_datasets);
   tcase_add_test(tc, test_engine_version_refresh);
   tcase_add_test(tc, test_engine_versions_concurrent);
   tcase_add_test(tc, test_engine_dataset_errors);
