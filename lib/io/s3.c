@@ -372,8 +372,11 @@ static int trace(CURL *h, curl_infotype type, char *data, size_t size, void *ctx
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
     size_t len = n && p[n - 1] == '\r' ? n - 1 : n, keep = len;
+    /* Anywhere in the line: over HTTP/2 libcurl also lists the request's headers in its own
+     * text lines ("h2h3 [authorization: ...]", "[HTTP/2] [1] [authorization: ...]"). */
     for (size_t k = 0; k < sizeof secret / sizeof secret[0]; k++)
-      if (len >= strlen(secret[k]) && !strncasecmp(p, secret[k], strlen(secret[k]))) keep = strlen(secret[k]);
+      for (size_t at = 0, sl = strlen(secret[k]); at + sl <= len && at + sl < keep; at++)
+        if (!strncasecmp(p + at, secret[k], sl)) keep = at + sl;
     if (len) fprintf(stderr, "%s%.*s%s\n", mark, (int)keep, p, keep < len ? " (redacted)" : "");
     p += n + 1;
   }
