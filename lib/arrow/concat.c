@@ -204,37 +204,37 @@ static inline void var_range(const struct ArrowArray *a, uint64_t r, bool big, i
 
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 
+/* Bytes of a fixed-width row of a fixed-size list's items, 0 when they are not that simple
+ * (then each item is sized on its own). */
+static uint64_t fsl_fixed_item(const struct ArrowSchema *child) {
+  struct ktype ct;
+  return !child->dictionary && !classify(child, &ct, NULL) && ct.kind == K_FIXED ? (uint64_t)ct.width : 0;
+}
+
 static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t row, int depth) {
   struct ktype t;
   if (depth > MAX_DEPTH || classify(s, &t, NULL)) return 0; /* the gather reports it */
-  uint64_t r = (uint64_t)a->offset + row;
-  if (s->dictionary) { /* the index, and the value it names (gathered per row) */
-    if (t.kind != K_FIXED || (a->buffers[0] && !get_bit(a->buffers[0], r)) || !a->dictionary) return (uint64_t)t.width;
-    int64_t k = t.width == 1   ? ((const int8_t *)a->buffers[1])[r]
-                : t.width == 2 ? ((const int16_t *)a->buffers[1])[r]
-                : t.width == 4 ? ((const int32_t *)a->buffers[1])[r]
-                               : ((const int64_t *)a->buffers[1])[r];
-    if (k < 0 || k >= a->dictionary->length) return (uint64_t)t.width;
-    return sat_add((uint64_t)t.width, row_bytes(s->dictionary, a->dictionary, (uint64_t)k, depth + 1));
-  }
+  if (s->dictionary) return (uint64_t)t.width;              /* the index; the dictionary goes once */
+  uint64_t r = (uint64_t)a->offset + row, total = 0, w;
   int64_t st, en;
-  uint64_t total = 0;
   switch (t.kind) {
-  case K_NULL: return 0;
-  case K_BOOL: return 1;
+  case K_NULL:
+  case K_BOOL: return 0; /* a bit: under a byte */
   case K_FIXED: return (uint64_t)t.width;
   case K_VAR32:
   case K_VAR64:
     var_range(a, r, t.kind == K_VAR64, &st, &en);
-    return en > st ? (uint64_t)(en - st) + 8 : 8;
+    return en > st ? (uint64_t)(en - st) + 4 : 4;
   case K_LIST32:
   case K_LIST64:
   case K_FSL:
     if (t.kind == K_FSL) {
-      st = (int64_t)r * t.width, en = st + t.width, total = 0;
+      st = (int64_t)r * t.width, en = st + t.width;
+      if ((w = fsl_fixed_item(s->children[0]))) /* a vector: no per-item walk */
+        return (uint64_t)t.width * w;
     } else {
       var_range(a, r, t.kind == K_LIST64, &st, &en);
-      total = 8;
+      total = 4;
     }
     for (int64_t k = st; k < en && total != UINT64_MAX; k++)
       total = sat_add(total, row_bytes(s->children[0], a->children[0], (uint64_t)k, depth + 1));

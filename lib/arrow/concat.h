@@ -21,9 +21,11 @@ int lnc_arrow_gather_multi(const struct ArrowSchema *schema, const struct ArrowA
                            size_t nparts, const struct lnc_row_ref *refs, size_t n,
                            struct ArrowArray *out, struct lnc_error *err);
 
-/* Bytes row `row` of a (logical) takes once gathered: values, offsets, a dictionary row's
- * value, its children's rows; not validity. For bounding a gather before it runs (a request
- * naming one large row many times). Saturates at UINT64_MAX. */
+/* A lower bound of the bytes row `row` of a (logical) takes in Arrow's layout once gathered:
+ * values, 4-byte offsets, its children's rows; a dictionary row its index only (the dictionary
+ * is sent once), a boolean nothing, validity nothing. For refusing a gather before it runs (a
+ * request naming one large row many times) only when the answer must exceed the limit.
+ * Saturates at UINT64_MAX. */
 uint64_t lnc_arrow_row_bytes(const struct ArrowSchema *schema, const struct ArrowArray *a, uint64_t row);
 
 /* All rows of parts[0], then all of parts[1], ... */

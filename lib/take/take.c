@@ -554,11 +554,14 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
   return rc;
 }
 
-/* Bytes of a column's values once in request order: each row's values (and their offsets)
- * as many times as it is asked for. Saturates rather than wraps. */
-static uint64_t ordered_bytes(const struct lnc_leafrows *r, const uint32_t *perm, size_t n) {
+/* A lower bound of a column's bytes in request order, in Arrow's own layout, the smallest
+ * answer lanced writes (so a refusal is never wrong): each row's values and 4-byte offsets as
+ * many times as it is asked for, booleans as bits, a dictionary column as a byte of index per
+ * value (its dictionary, sent once, not counted). Saturates rather than wraps. */
+static uint64_t ordered_bytes(const struct lnc_field *leaf, const struct lnc_leafrows *r, const uint32_t *perm, size_t n) {
   const struct lnc_valbuf *v = &r->values;
-  uint64_t total = 0, item_bits;
+  bool dict = leaf->dict_index[0] != 0;
+  uint64_t total = 0, bits = 0, item_bits;
   if (__builtin_mul_overflow((uint64_t)v->bits, v->items_per_value ? v->items_per_value : 1, &item_bits))
     return UINT64_MAX;
   for (size_t i = 0; i < n; i++) {
@@ -566,15 +569,14 @@ static uint64_t ordered_bytes(const struct lnc_leafrows *r, const uint32_t *perm
     uint64_t a = r->row_val ? r->row_val[k] : k, b = r->row_val ? r->row_val[k + 1] : k + 1, row;
     if (b > v->n) b = v->n;
     if (a > b) a = b;
-    if (v->kind == LNC_VALUES_VARIABLE)
-      row = (v->offsets ? v->offsets[b] - v->offsets[a] : 0) + 8 * (b - a);
-    else if (__builtin_mul_overflow(b - a, item_bits, &row))
+    if (dict || v->kind == LNC_VALUES_VARIABLE) {
+      row = dict ? b - a : (v->offsets ? v->offsets[b] - v->offsets[a] : 0) + 4 * (b - a);
+      if (__builtin_add_overflow(total, row, &total)) return UINT64_MAX;
+    } else if (__builtin_mul_overflow(b - a, item_bits, &row) || __builtin_add_overflow(bits, row, &bits)) {
       return UINT64_MAX;
-    else
-      row = (row + 7) / 8;
-    if (__builtin_add_overflow(total, row, &total)) return UINT64_MAX;
+    }
   }
-  return total;
+  return __builtin_add_overflow(total, bits / 8, &total) ? UINT64_MAX : total;
 }
 
 /* Step 4: per column, blob bytes where asked, then the rows back in request order, each
@@ -596,7 +598,7 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
       if (rc) return rc;
     }
     if (max_bytes) {
-      uint64_t col = ordered_bytes(&t->rows[c], t->identity ? NULL : t->perm, n);
+      uint64_t col = ordered_bytes(leaf, &t->rows[c], t->identity ? NULL : t->perm, n);
       if (__builtin_add_overflow(total, col, &total) || total > max_bytes)
         return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, the take's limit", f->name, n,
                         (unsigned long long)max_bytes);

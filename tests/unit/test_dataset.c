@@ -560,6 +560,52 @@ static void *thr_take(void *p) {
   return NULL;
 }
 
+/* lnc_take_options.max_bytes refuses only answers that must exceed it, measured as Arrow
+ * lays them out: 9,000 rows of a dictionary column are 9,000 small indices and one
+ * dictionary, not 9,000 decoded strings (a first version counted the strings and refused a
+ * 25 KB answer against a 60 KB limit); many copies of one large row are refused before they
+ * are built, in a file take and in a dataset take. */
+START_TEST(test_take_max_bytes) {
+  char *path = tsup_fixture_file("dict21");
+  ck_assert_ptr_nonnull(path);
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  size_t n = 9000;
+  uint64_t *ids = malloc(n * sizeof *ids);
+  for (size_t i = 0; i < n; i++) ids[i] = i % lnc_file_num_rows(f);
+  const char *col[] = {"d_i16"};
+  struct lnc_take_options o = {.max_bytes = 60000};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  ck_assert_msg(lnc_take_ex(f, ids, n, col, 1, &o, &s, &a, NULL, &err) == 0, "%s", err.message);
+  struct lnc_buf ipc = {0};
+  ck_assert_int_eq(lnc_encode_arrow_ipc(&s, &a, &ipc, &err), 0);
+  ck_assert_uint_lt(ipc.len, 60000);
+  lnc_buf_free(&ipc);
+  a.release(&a);
+  s.release(&s);
+  o.max_bytes = 1000;
+  ck_assert_int_eq(lnc_take_ex(f, ids, n, col, 1, &o, &s, &a, NULL, &err), LNC_ELIMIT);
+  ck_assert_msg(strstr(err.message, "the take's limit"), "%s", err.message);
+  lnc_file_close(f);
+  free(path);
+
+  lnc_dataset *ds = NULL;
+  ck_assert_msg(lnc_dataset_open("tests/fixtures/data/dict21", 0, &ds, &err) == 0, "%s", err.message);
+  o.max_bytes = 60000;
+  ck_assert_msg(lnc_dataset_take_ex(ds, ids, n, col, 1, &o, &s, &a, NULL, &err) == 0, "%s", err.message);
+  a.release(&a);
+  s.release(&s);
+  for (size_t i = 0; i < n; i++) ids[i] = 3; /* one row, 9,000 times, every column: 6+ bytes each */
+  o.max_bytes = 20000;
+  ck_assert_int_eq(lnc_dataset_take_ex(ds, ids, n, NULL, 0, &o, &s, &a, NULL, &err), LNC_ELIMIT);
+  ck_assert_msg(strstr(err.message, "9000 rows asked for"), "%s", err.message);
+  lnc_dataset_close(ds);
+  free(ids);
+}
+END_TEST
+
 START_TEST(test_take_threads) {
   lnc_dataset *ds = open_ok("deletions_v21", 0);
   pthread_t th[4];
@@ -608,6 +654,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_take_vs_lance);
   tcase_add_test(tc, test_take_columns);
   tcase_add_test(tc, test_take_threads);
+  tcase_add_test(tc, test_take_max_bytes);
   suite_add_tcase(s, tc);
   return s;
 }
