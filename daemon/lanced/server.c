@@ -252,7 +252,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct ld_err e;
     if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) {
       ld_errf(&e, 503, "unavailable", "shutting down");
-      ld_json_error(&out, &e);
+      ld_error_for(r, &out, &e);
       out.retry_after = 1;
       return send_response(c, r, &out);
     }

@@ -169,7 +169,7 @@ static int copy_config(struct lnc_s3 *s, const struct lnc_s3_config *c, struct l
   if (strchr(s->bucket, '/')) return lnc_errf(err, LNC_EINVAL, "s3: bucket '%.64s' contains '/'", s->bucket);
   /* AWS's certificate for s3.<region>.amazonaws.com covers one label below it, not a dotted
    * bucket's host: on AWS's own endpoint such a bucket is reached by path, as AWS's SDKs do. */
-  s->path_style = c->path_style || ((!c->endpoint || !*c->endpoint) && strchr(s->bucket, '.'));
+  s->path_style = c->path_style || (!c->virtual_asked && (!c->endpoint || !*c->endpoint) && strchr(s->bucket, '.'));
   if ((rc = make_base(s, c, region, err))) return rc;
   size_t n = strlen(region) + 16;
   if (!(s->sigv4 = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -1002,8 +1002,9 @@ static int settings_init(struct settings *st, const struct lnc_s3_config *cfg, i
     return rc;
 #undef PICK
   const char *vh = getenv("AWS_VIRTUAL_HOSTED_STYLE_REQUEST");
-  c->path_style = addressing == LNC_S3_PATH ||
-                  (addressing == LNC_S3_AUTO && c->endpoint && !(vh && !strcasecmp(vh, "true")));
+  bool vh_env = vh && !strcasecmp(vh, "true");
+  c->path_style = addressing == LNC_S3_PATH || (addressing == LNC_S3_AUTO && c->endpoint && !vh_env);
+  c->virtual_asked = addressing == LNC_S3_VIRTUAL || (addressing == LNC_S3_AUTO && vh_env);
   return 0;
 }
 

@@ -28,6 +28,7 @@ struct lnc_s3_config {
   const char *region;     /* NULL = "us-east-1" */
   const char *bucket;     /* required */
   bool path_style;        /* endpoint/bucket/key (MinIO, s3rver) rather than bucket.host/key */
+  bool virtual_asked;     /* bucket.host/key asked for by name: kept even for a dotted bucket */
   const char *access_key; /* required, with secret_key */
   const char *secret_key;
   const char *session_token;   /* NULL unless temporary credentials */
