@@ -9,6 +9,10 @@
 #include <string.h>
 #include <strings.h>
 
+/* Fields nested deeper than this are refused: far beyond any real schema (Arrow's own readers
+ * stop at 64), and it bounds every recursive walk of the field tree. */
+#define LNC_SCHEMA_MAX_DEPTH 64
+
 static char *xstrdup(const char *s) { return strdup(s ? s : ""); }
 
 /* Returns the metadata value of key as a NUL-terminated copy in buf, or NULL. */
@@ -361,6 +365,13 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
                         fld->name, fld->id, pf->parent_id);
     }
     if ((rc = add_child(parent, fld))) return lnc_errf(err, rc, "out of memory");
+    /* Bounded nesting: the walks over the tree below (shape checks, columns, export)
+     * recurse, and a chain of 100,000 structs cost minutes and the stack. */
+    int depth = 0;
+    for (const struct lnc_field *a = parent; a && a != &f->root; a = a->parent)
+      if (++depth >= LNC_SCHEMA_MAX_DEPTH)
+        return lnc_errf(err, LNC_ECORRUPT, "field '%s' (id %d) is nested more than %d levels deep", fld->name, fld->id,
+                        LNC_SCHEMA_MAX_DEPTH);
     if (fld->blob && fld->type == LNC_AT_STRUCT)
       blob_owner = fld;
     else if (parent != blob_owner)

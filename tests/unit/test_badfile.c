@@ -461,6 +461,44 @@ START_TEST(test_row_count_bounded) {
 }
 END_TEST
 
+/* A chain of nested structs deeper than 64 levels is refused when the schema is read: the
+ * walks over the field tree recurse, and a chain of 99,990 took 104 s of CPU to open (a
+ * quadratic shape check) and overflowed a 256 KB stack at 10,000. */
+#define CHAIN 70
+static Lance__File__Field g_chain[CHAIN], **g_saved_fields, *g_fields[CHAIN + 512];
+static size_t g_saved_nfields;
+
+static void deep_chain(Lance__File__FileDescriptor *fd, bool undo) {
+  Lance__File__Schema *sc = fd->schema;
+  if (undo) {
+    sc->fields = g_saved_fields;
+    sc->n_fields = g_saved_nfields;
+    return;
+  }
+  ck_assert_uint_lt(sc->n_fields, 512);
+  g_saved_fields = sc->fields;
+  g_saved_nfields = sc->n_fields;
+  for (size_t i = 0; i < sc->n_fields; i++) g_fields[i] = sc->fields[i];
+  for (int i = 0; i < CHAIN; i++) {
+    g_chain[i] = (Lance__File__Field)LANCE__FILE__FIELD__INIT;
+    g_chain[i].name = "deep";
+    g_chain[i].id = 100000 + i;
+    g_chain[i].parent_id = i ? 100000 + i - 1 : -1;
+    g_chain[i].logical_type = i < CHAIN - 1 ? "struct" : "int32";
+    g_fields[sc->n_fields + (size_t)i] = &g_chain[i];
+  }
+  sc->fields = g_fields;
+  sc->n_fields += CHAIN;
+}
+
+START_TEST(test_schema_depth_bounded) {
+  size_t len;
+  uint8_t *b = rebuild_with(NULL, NULL, deep_chain, &len);
+  expect_open_fail("deep.lance", b, len, LNC_ECORRUPT, "'deep'", "nested more than 64 levels deep");
+  free(b);
+}
+END_TEST
+
 /* The blob flag on a field whose values are not blob descriptors (an int32; a packed struct of
  * fixed fields, which has no offsets): take answers a corrupt-file error. It read 16 bytes per
  * row of an 4-byte array, and followed a NULL offsets array. */
@@ -839,6 +877,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_rebuild_identity);
   tcase_add_test(tc, test_page_buffers);
   tcase_add_test(tc, test_row_count_bounded);
+  tcase_add_test(tc, test_schema_depth_bounded);
   tcase_add_test(tc, test_blob_flag_on_other_types);
   tcase_add_test(tc, test_v20_encodings_that_lie);
   tcase_add_test(tc, test_not_a_file);
