@@ -320,6 +320,8 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
   struct lnc_field *blob_owner = NULL;
   for (size_t i = 0; i < schema->n_fields; i++) {
     Lance__File__Field *pf = schema->fields[i];
+    /* the field made last (a synthetic list item included), before this one */
+    struct lnc_field *prev = f->n_all_fields > start ? f->all_fields[f->n_all_fields - 1] : NULL;
     struct lnc_field *fld = field_new(f);
     if (!fld) return lnc_errf(err, LNC_ENOMEM, "out of memory");
     fld->name = xstrdup(pf->name);
@@ -353,7 +355,12 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
       fld->nullable = strcmp(fld->name, "kind") != 0;
     } else if (pf->parent_id != -1) {
       parent = NULL;
-      for (size_t j = f->n_all_fields - 1; j-- > start;) {
+      /* In pre-order the parent is the previous field or one of its ancestors: at most 64
+       * steps, where scanning back over every earlier field made a struct of 100,000
+       * children quadratic. The scan stays for a list that is not in pre-order. */
+      for (struct lnc_field *a = prev; a && a != &f->root && !parent; a = a->parent)
+        if (a->id == pf->parent_id && a->id != -2) parent = a;
+      for (size_t j = f->n_all_fields - 1; !parent && j-- > start;) {
         struct lnc_field *cand = f->all_fields[j];
         if (cand != fld && cand->id == pf->parent_id && cand->id != -2) {
           parent = cand;
