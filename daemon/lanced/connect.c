@@ -88,7 +88,8 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
     ld_errf(&e, 429, "resource_exhausted", "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
             (unsigned long long)r->lim.max_ids);
   else if (ld_service_take(q->path, q->version ? &q->version : NULL, q->ids, q->n_ids,
-                           (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES, &t.schema, &t.array, &t.stats, &e) == 0) {
+                           (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES, r->lim.max_response, &t.schema, &t.array,
+                           &t.stats, &e) == 0) {
     r->rows = q->n_ids;
     ld_metrics_rows(q->n_ids, &t.stats);
     int rc = ld_proto_take_response(&t, format, json, &out->body, &e);

@@ -159,10 +159,13 @@ int ld_service_loop_start(struct ld_err *e);
 void ld_service_loop_stop(void);
 lnc_loop *ld_service_loop(void);
 /* Takes rows of rel — a data file, or a dataset directory (ids = offsets among its live
- * rows) at `version` (NULL = the latest; a version for a file is a 400). On success the
- * caller owns schema and array and releases them. stats are added to. */
+ * rows) at `version` (NULL = the latest; a version for a file is a 400). max_response (the
+ * request's max_response_bytes, 0 = none) bounds the take itself: 413 before copies of rows
+ * that must exceed it are built. On success the caller owns schema and array and releases
+ * them. stats are added to. */
 int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
-                    const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
+                    const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
+                    struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e);
 struct ld_file_info {
   int major, minor;  /* file format (a dataset: its data files' format) */

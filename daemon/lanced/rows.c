@@ -403,7 +403,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   if (vr < 0) goto fail;
   if (vr > 0 && q.has_version) vr = 0, version = q.version;
   if (ld_service_take(rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
-                      q.ncols, blobs, &t.schema, &t.array, &t.stats, &e))
+                      q.ncols, blobs, r->lim.max_response, &t.schema, &t.array, &t.stats, &e))
     goto fail;
   r->rows = q.n;
   ld_metrics_rows(q.n, &t.stats);

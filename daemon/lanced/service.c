@@ -198,7 +198,8 @@ static int version_for_file(const char *rel, struct ld_err *e) {
 }
 
 int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
-                    const char *const *cols, size_t ncols, int blobs, struct ArrowSchema *schema,
+                    const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
+                    struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   if (ld_path_check(rel, e)) return -1;
   int mode = nowait_mode; /* before the take can park and another task change it */
@@ -222,7 +223,6 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
   if (!w) return -1;
   /* The answer limit bounds the take itself: many ids of one large row fail before their
    * copies are in memory (the encoded answer is checked against it again). */
-  uint64_t max_response = ld_limits_get().max_response;
   struct lnc_take_options opts = {.blobs = blobs, .nowait = mode, .max_bytes = max_response};
   struct lnc_error le = {0};
   int rc;
