@@ -167,13 +167,16 @@ struct lnc_take_options {
    * io_uring; everything that would block otherwise (a file or dataset version not in the
    * search cache yet, blob bytes) fails with LNC_EAGAIN, for a thread that may block. */
   int nowait;
-  /* 0 = no limit. Otherwise the values of the rows in request order (a row asked for twice
-   * counted twice; offsets included, validity not) may come to at most this many bytes: the
-   * take fails with LNC_ELIMIT before it puts more in memory. A server bounding its answers
-   * passes its answer limit, so that many ids of one large row cost an error, not the memory
-   * of the whole answer. */
+  /* 0 = no limit. Otherwise the rows in request order (a row asked for twice counted twice)
+   * are sized before they are copied, as a lower bound of their Arrow layout (values, 4-byte
+   * offsets, booleans as bits, a dictionary column's indices only), and over this many bytes
+   * the take fails with LNC_ELIMIT, its message naming LNC_TAKE_LIMIT_TEXT. A server bounding
+   * its answers passes its answer limit, so that many ids of one large row cost an error, not
+   * the memory of the whole answer. */
   uint64_t max_bytes;
 };
+/* In the message of a take refused by max_bytes (a server tells it from other LNC_ELIMITs). */
+#define LNC_TAKE_LIMIT_TEXT "the take's limit"
 enum lnc_nowait { LNC_NOWAIT_OFF = 0,
                   LNC_NOWAIT_NEVER = 1,
                   LNC_NOWAIT_RING = 2 };

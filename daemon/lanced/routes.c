@@ -28,8 +28,11 @@ void ld_json_error(struct ld_response *out, const struct ld_err *e) {
   if (e->http == 503) out->retry_after = 1;
 }
 
+/* The Connect routes: POST /lanced.v1.RowService/<method> */
+#define CONNECT_PREFIX "/lanced.v1.RowService/"
+
 void ld_error_for(const struct ld_req *r, struct ld_response *out, const struct ld_err *e) {
-  if (r && r->url && !strncmp(r->url, "/lanced.v1.RowService/", 22))
+  if (r && r->url && !strncmp(r->url, CONNECT_PREFIX, strlen(CONNECT_PREFIX)))
     ld_connect_error(out, e);
   else
     ld_json_error(out, e);
@@ -78,8 +81,8 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
     }
     return ld_file_handle(c, r, rest, out);
   }
-  if (!strncmp(url, "/lanced.v1.RowService/", 22)) {
-    const char *method = url + 22;
+  if (!strncmp(url, CONNECT_PREFIX, strlen(CONNECT_PREFIX))) {
+    const char *method = url + strlen(CONNECT_PREFIX);
     r->route = is(method, "GetFile") ? LD_R_GETFILE : LD_R_TAKE;
     if (!is(m, "POST")) return method_not_allowed(r, "POST", out);
     return ld_connect_handle(c, r, method, out);

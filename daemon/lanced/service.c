@@ -235,7 +235,7 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                                  stats, &le);
   else
     return version_for_file(rel, e);
-  if (rc == LNC_ELIMIT && max_response && strstr(le.message, "the take's limit")) {
+  if (rc == LNC_ELIMIT && max_response && strstr(le.message, LNC_TAKE_LIMIT_TEXT)) {
     ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",
             (unsigned long long)max_response, le.message);
     return -1;

@@ -459,13 +459,17 @@ static int open_version_dirs(struct lnc_dscache *c, const char *dir, int *dfd, i
 
 /* dir is gone (or no longer a dataset): what is cached of it goes, so that it is neither
  * charged to the budget nor kept for ever. Versions in use are freed by their last user. */
+static void forget_locked(struct lnc_dscache *c, struct dsdir *d, struct dsver **dead) {
+  drop_all(c, d, dead);
+  d->have_latest = d->have_id = false;
+}
+
 void lnc_dscache_forget(struct lnc_dscache *c, const char *dir) {
   struct dsver *dead = NULL;
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
   if (d) {
-    drop_all(c, d, &dead);
-    d->have_latest = d->have_id = false;
+    forget_locked(c, d, &dead);
     maybe_free_dir(c, d);
   }
   pthread_mutex_unlock(&c->lock);
@@ -646,10 +650,7 @@ static int acquire_once_remote(struct lnc_dscache *c, const struct lnc_s3_mount 
   }
   /* The listing answered, and holds no dataset (any more): a removed prefix lists no
    * manifests (LNC_ECORRUPT). A store that failed to answer (LNC_EIO) keeps what is cached. */
-  if (rc && d && want == 0 && (rc == LNC_ENOTFOUND || rc == LNC_ECORRUPT)) {
-    drop_all(c, d, &dead);
-    d->have_latest = false;
-  }
+  if (rc && d && want == 0 && (rc == LNC_ENOTFOUND || rc == LNC_ECORRUPT)) forget_locked(c, d, &dead);
   if (rc && d) maybe_free_dir(c, d);
   pthread_mutex_unlock(&c->lock);
   free_list(dead);

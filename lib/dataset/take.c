@@ -330,7 +330,7 @@ static int check_answer_size(const lnc_dataset *ds, const struct take_state *st,
   free(size);
   free(base);
   if (total > max_bytes)
-    return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, the take's limit", ds->name, n,
+    return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, " LNC_TAKE_LIMIT_TEXT, ds->name, n,
                     (unsigned long long)max_bytes);
   return 0;
 }

@@ -600,7 +600,7 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
     if (max_bytes) {
       uint64_t col = ordered_bytes(leaf, &t->rows[c], t->identity ? NULL : t->perm, n);
       if (__builtin_add_overflow(total, col, &total) || total > max_bytes)
-        return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, the take's limit", f->name, n,
+        return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, " LNC_TAKE_LIMIT_TEXT, f->name, n,
                         (unsigned long long)max_bytes);
     }
     if (t->identity) {

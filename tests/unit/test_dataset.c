@@ -587,7 +587,7 @@ START_TEST(test_take_max_bytes) {
   s.release(&s);
   o.max_bytes = 1000;
   ck_assert_int_eq(lnc_take_ex(f, ids, n, col, 1, &o, &s, &a, NULL, &err), LNC_ELIMIT);
-  ck_assert_msg(strstr(err.message, "the take's limit"), "%s", err.message);
+  ck_assert_msg(strstr(err.message, LNC_TAKE_LIMIT_TEXT), "%s", err.message);
   lnc_file_close(f);
   free(path);
 
