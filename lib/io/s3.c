@@ -554,10 +554,16 @@ static int fail(struct set *t, struct xfer *x, int code, struct lnc_error *err) 
                   x->attempts > 1 ? " (after retries)" : "");
 }
 
+/* Exchanges of the set in flight. */
+static size_t running_of(const struct set *t) {
+  size_t n = 0;
+  for (size_t i = 0; i < t->n; i++) n += t->x[i].state == X_RUNNING;
+  return n;
+}
+
 /* Starts what may start: idle exchanges, and backed-off ones whose time has come. */
 static int start_ready(struct set *t, int64_t now, struct lnc_error *err) {
-  size_t running = 0;
-  for (size_t i = 0; i < t->n; i++) running += t->x[i].state == X_RUNNING;
+  size_t running = running_of(t);
   for (size_t i = 0; i < t->n && running < t->s->cfg.max_parallel; i++) {
     struct xfer *x = &t->x[i];
     if (x->state == X_IDLE || (x->state == X_BACKOFF && x->retry_at <= now)) {
@@ -607,8 +613,7 @@ static int reap(struct set *t, struct lnc_error *err) {
 static int wait_ms(const struct set *t, int64_t now) {
   int64_t w = t->deadline - now;
   if (t->s->timer_at >= 0 && t->s->timer_at - now < w) w = t->s->timer_at - now;
-  size_t running = 0;
-  for (size_t i = 0; i < t->n; i++) running += t->x[i].state == X_RUNNING;
+  size_t running = running_of(t);
   if (running < t->s->cfg.max_parallel)
     for (size_t i = 0; i < t->n; i++)
       if (t->x[i].state == X_BACKOFF && t->x[i].retry_at - now < w) w = t->x[i].retry_at - now;
