@@ -457,6 +457,21 @@ static unsigned wait_guest(struct lnc_ring *r, size_t want, bool direct, size_t 
   return (unsigned)seen;
 }
 
+/* Handles every completion in r's CQ (a ring of its own); returns how many. The first error
+ * goes into *rc and err (only while *rc is 0). */
+static unsigned reap_cq(struct lnc_ring *r, bool direct, size_t *nretry, struct lnc_take_stats *stats, int *rc,
+                        struct lnc_error *err) {
+  unsigned head, seen = 0;
+  struct io_uring_cqe *cqe;
+  io_uring_for_each_cqe(&r->ring, head, cqe) {
+    int c = complete(r, (size_t)io_uring_cqe_get_data64(cqe), cqe->res, direct, nretry, stats, *rc ? NULL : err);
+    if (c && !*rc) *rc = c;
+    seen++;
+  }
+  io_uring_cq_advance(&r->ring, seen);
+  return seen;
+}
+
 /* Before a ring whose io_uring_enter keeps failing is closed: waits until every read the
  * kernel took has completed. Closing the ring does not wait for them, and they land in the
  * caller's buffers (BUF_DST), which lnc_ring_read_batch's contract lets it free on return, and
@@ -470,14 +485,9 @@ static void reap_without_enter(struct lnc_ring *r, unsigned inflight, bool direc
   LNC_ASSERT(!r->guest);
   unsigned unsubmitted = io_uring_sq_ready(&r->ring);
   size_t nretry = 0; /* short reads are not resubmitted: the batch has failed already */
+  int failed = 1;    /* the batch has failed already: errors of these reads are not reported */
   while (inflight > unsubmitted) {
-    unsigned head, seen = 0;
-    struct io_uring_cqe *cqe;
-    io_uring_for_each_cqe(&r->ring, head, cqe) {
-      complete(r, (size_t)io_uring_cqe_get_data64(cqe), cqe->res, direct, &nretry, stats, NULL);
-      seen++;
-    }
-    io_uring_cq_advance(&r->ring, seen);
+    unsigned seen = reap_cq(r, direct, &nretry, stats, &failed, NULL);
     inflight -= seen;
     if (inflight > unsubmitted && seen == 0) nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
   }
@@ -523,15 +533,7 @@ static int execute(struct lnc_ring *r, int fd, bool direct, size_t ne,
       continue;
     }
     int s = io_uring_submit_and_wait(&r->ring, more && !stalled ? 1 : inflight);
-    unsigned head, seen = 0;
-    struct io_uring_cqe *cqe;
-    io_uring_for_each_cqe(&r->ring, head, cqe) {
-      int c = complete(r, (size_t)io_uring_cqe_get_data64(cqe), cqe->res, direct, &nretry, stats,
-                       rc ? NULL : err);
-      if (c && !rc) rc = c;
-      seen++;
-    }
-    io_uring_cq_advance(&r->ring, seen);
+    unsigned seen = reap_cq(r, direct, &nretry, stats, &rc, err);
     inflight -= seen;
     if (s < 0 && s != -EINTR && s != -EAGAIN && s != -EBUSY && s != -ETIME) {
       if (!rc) rc = lnc_errf(err, LNC_EIO, "io_uring_enter failed: %s", strerror(-s));
