@@ -224,9 +224,12 @@ static struct entry *oldest_idle_locked(struct shard *s) {
   return NULL;
 }
 
+static bool over_budget(struct lnc_engine *e, uint64_t need_bytes) {
+  return atomic_load(&e->resident) + need_bytes > atomic_load(&e->budget);
+}
+
 static bool over_limits(struct lnc_engine *e, uint64_t need_bytes, uint64_t need_fds) {
-  return atomic_load(&e->resident) + need_bytes > atomic_load(&e->budget) ||
-         atomic_load(&e->open_fds) + need_fds > e->cfg.max_open_files;
+  return over_budget(e, need_bytes) || atomic_load(&e->open_fds) + need_fds > e->cfg.max_open_files;
 }
 
 /* Evicts idle entries, least recently used first across all shards, until `need_bytes` more
@@ -248,7 +251,7 @@ static void make_room(struct lnc_engine *e, uint64_t need_bytes, uint64_t need_f
     if (best < 0) {
       /* No idle file left: idle dataset versions go next (bytes only: they hold no
        * descriptor), else they could hold the budget while every file is loaded again. */
-      if (atomic_load(&e->resident) + need_bytes > atomic_load(&e->budget) && e->shed && e->shed(e->shed_ctx))
+      if (over_budget(e, need_bytes) && e->shed && e->shed(e->shed_ctx))
         continue;
       return; /* everything left is in use */
     }
@@ -650,7 +653,7 @@ static int find_current_locked(struct lnc_engine *e, struct shard *s, uint64_t h
  * returns whether it did. */
 static bool link_loaded_locked(struct lnc_engine *e, struct shard *s, struct entry *en) {
   LNC_ASSERT_LOCKED(&s->lock);
-  if (atomic_load(&e->resident) + en->bytes > atomic_load(&e->budget)) return false;
+  if (over_budget(e, en->bytes)) return false;
   en->hnext = s->table[en->hash % s->nbuckets];
   s->table[en->hash % s->nbuckets] = en;
   en->next = s->lru_head;
