@@ -60,6 +60,18 @@ int lnc_schema_init(struct ArrowSchema *out, const char *format, const char *nam
   return 0;
 }
 
+int lnc_schema_set_name(struct ArrowSchema *s, const char *name) {
+  /* Only schemas made here own their name through schema_priv. */
+  if (s->release != schema_release) return LNC_EINVAL;
+  struct schema_priv *p = s->private_data;
+  char *copy = strdup(name);
+  if (!copy) return LNC_ENOMEM;
+  free(p->name);
+  p->name = copy;
+  s->name = copy;
+  return 0;
+}
+
 int lnc_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
                             const char *const *values, int32_t n) {
   struct schema_priv *p = s->private_data;

@@ -10,6 +10,8 @@
  * (each to be filled by the caller, e.g. recursively with this function). 0 or LNC_ENOMEM. */
 int lnc_schema_init(struct ArrowSchema *out, const char *format, const char *name,
                     int64_t flags, int64_t n_children);
+/* Replaces the name of a schema made by lnc_schema_init (LNC_EINVAL for any other). */
+int lnc_schema_set_name(struct ArrowSchema *s, const char *name);
 /* Sets Arrow metadata from key/value pairs (encoded per the C Data Interface). */
 int lnc_schema_set_metadata(struct ArrowSchema *s, const char *const *keys,
                             const char *const *values, int32_t n);

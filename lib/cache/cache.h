@@ -53,9 +53,11 @@ int lnc_dscache_known_dir(struct lnc_dscache *c, const char *dir);
  * (EXDEV / ELOOP when the path leaves the root). */
 int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags);
 /* A take of the data file at path (a directory is LNC_ENOTFOUND, and *is_dir, when given,
- * says so: route.c then serves it as a dataset); what a dataset's data files are read with. */
+ * says so: route.c then serves it as a dataset); what a dataset's data files are read with
+ * (their fields selected by id: struct lnc_colsel in take/take.h). */
+struct lnc_colsel;
 int lnc_engine_take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
-                         const char *const *columns, size_t ncolumns,
+                         const struct lnc_colsel *cols,
                          const struct lnc_take_options *opts, struct ArrowSchema *schema,
                          struct ArrowArray *array, struct lnc_take_stats *stats, bool *is_dir,
                          struct lnc_error *err);

@@ -713,8 +713,8 @@ struct reader_ctx {
 };
 
 static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file,
-                            const uint64_t *rows, size_t n, const char *const *cols,
-                            size_t ncols, const struct lnc_take_options *opts,
+                            const uint64_t *rows, size_t n, const struct lnc_colsel *cols,
+                            const struct lnc_take_options *opts,
                             struct ArrowSchema *schema, struct ArrowArray *array,
                             struct lnc_take_stats *stats, struct lnc_error *err) {
   struct reader_ctx *r = ctx;
@@ -739,7 +739,7 @@ static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file
                       (unsigned long long)nrows, (unsigned long long)fr->pb->physical_rows);
     atomic_store(&r->v->checked[idx], 1);
   }
-  rc = lnc_engine_take_file(r->w, path, rows, n, cols, ncols, opts, schema, array, stats, NULL, err);
+  rc = lnc_engine_take_file(r->w, path, rows, n, cols, opts, schema, array, stats, NULL, err);
   if (rc == LNC_ENOTFOUND) {
     if (err) err->code = LNC_ECORRUPT;
     return LNC_ECORRUPT;

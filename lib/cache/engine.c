@@ -806,7 +806,7 @@ static int acquire(struct lnc_worker *w, const char *path, bool nowait, struct e
 /* A take of the data file at path; with is_dir set, a directory is reported there instead
  * of being counted as a failed take. */
 static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
-                     const char *const *columns, size_t ncolumns,
+                     const struct lnc_colsel *cols,
                      const struct lnc_take_options *opts, struct ArrowSchema *schema,
                      struct ArrowArray *array, struct lnc_take_stats *stats, bool *is_dir,
                      struct lnc_error *err) {
@@ -825,7 +825,7 @@ static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_
     struct lnc_io io = w->io;
     io.nowait = nowait;
     struct lnc_take_env env = {.io = &io, .repidx_max = e->cfg.repidx_max};
-    rc = lnc_take_env(en->file, &env, ids, n, columns, ncolumns, opts, schema, array, &local, err);
+    rc = lnc_take_env(en->file, &env, ids, n, cols, opts, schema, array, &local, err);
     unref(e, en);
   }
   atomic_fetch_add(&e->takes, 1);
@@ -845,12 +845,12 @@ static int take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_
 }
 
 int lnc_engine_take_file(lnc_worker *w, const char *path, const uint64_t *ids, size_t n,
-                         const char *const *columns, size_t ncolumns,
+                         const struct lnc_colsel *cols,
                          const struct lnc_take_options *opts, struct ArrowSchema *schema,
                          struct ArrowArray *array, struct lnc_take_stats *stats, bool *is_dir,
                          struct lnc_error *err) {
   if (is_dir) *is_dir = false;
-  return take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats, is_dir, err);
+  return take_file(w, path, ids, n, cols, opts, schema, array, stats, is_dir, err);
 }
 
 int lnc_engine_file_rows(lnc_worker *w, const char *path, bool nowait, uint64_t *rows,

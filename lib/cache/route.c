@@ -12,6 +12,7 @@
  * pressure it calls the hook this file gives it, lnc_engine_on_pressure). */
 #include "../lance.h"
 #include "cache.h"
+#include "../take/take.h"
 #include "../util/error.h"
 #include <string.h>
 
@@ -55,9 +56,9 @@ int lnc_engine_take(lnc_worker *w, const char *path, const uint64_t *ids, size_t
                     struct lnc_error *err) {
   if (!w || !path) return lnc_errf(err, LNC_EINVAL, "lnc_engine_take: NULL argument");
   bool is_dir = lnc_dscache_known_dir(lnc_engine_dscache(lnc_worker_engine(w)), path);
+  const struct lnc_colsel sel = {.names = columns, .n = columns ? ncolumns : 0};
   int rc = is_dir ? LNC_ENOTFOUND
-                  : lnc_engine_take_file(w, path, ids, n, columns, ncolumns, opts, schema, array, stats,
-                                         &is_dir, err);
+                  : lnc_engine_take_file(w, path, ids, n, &sel, opts, schema, array, stats, &is_dir, err);
   if (rc && is_dir)
     rc = lnc_engine_dataset_take(w, path, 0, ids, n, columns, ncolumns, opts, schema, array,
                                  stats, err);

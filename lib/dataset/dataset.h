@@ -142,9 +142,10 @@ size_t lnc_ds_num_files(const lnc_dataset *ds);
 /* ---- take.c: pluggable per-data-file reads ------------------------------------------ */
 /* Reads rows[0..n) (sorted, unique physical rows) of the fields `cols` from data file j of
  * fragment frag; output as lnc_take_ex. Called from the taking thread only. */
+struct lnc_colsel; /* take/take.h: the data file's fields, by id */
 struct lnc_ds_reader {
   int (*take)(void *ctx, lnc_dataset *ds, size_t frag, size_t file, const uint64_t *rows,
-              size_t n, const char *const *cols, size_t ncols,
+              size_t n, const struct lnc_colsel *cols,
               const struct lnc_take_options *opts, struct ArrowSchema *schema,
               struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err);
   void *ctx;

@@ -2,8 +2,10 @@
  * data file holding requested fields, through a pluggable reader (the handle's own lnc_file
  * handles, or the take engine's shared search cache: lib/cache/datasets.c) → per output
  * column one gather across fragments that also restores request order (duplicates
- * included). Missing fields read as nulls. */
+ * included). Missing fields read as nulls. Columns are named by the manifest and read from
+ * the data files by field id, as Lance does: a rename rewrites only the manifest. */
 #include "dataset.h"
+#include "../take/take.h"
 #include "../arrow/format.h"
 #include "../arrow/concat.h"
 #include "../util/error.h"
@@ -12,7 +14,7 @@
 
 struct outcol {
   const Lance__File__Field *field; /* top-level field */
-  const char **req;                /* column strings passed to lnc_take */
+  int32_t *req;                    /* field ids asked for under it (itself, or nested ones) */
   size_t nreq;
   const struct ArrowSchema *schema; /* from the first fragment that had it (borrowed) */
   const struct ArrowArray **parts;  /* per touched fragment */
@@ -50,14 +52,48 @@ static int cmp_sid(const void *a, const void *b) {
   return 0;
 }
 
-static const Lance__File__Field *top_field(const Lance__Table__Manifest *m, const char *name,
-                                           size_t len) {
+/* The manifest's field `name` (len bytes) under parent id `parent` (-1: top level). */
+static const Lance__File__Field *child_field(const Lance__Table__Manifest *m, int32_t parent,
+                                             const char *name, size_t len) {
   for (size_t i = 0; i < m->n_fields; i++) {
     const Lance__File__Field *f = m->fields[i];
-    if (f->parent_id == -1 && strlen(f->name) == len && memcmp(f->name, name, len) == 0)
+    if (f->parent_id == parent && strlen(f->name) == len && memcmp(f->name, name, len) == 0)
       return f;
   }
   return NULL;
+}
+
+/* A column path ("a", "s.x") in the manifest's schema, with lnc_take's reading of dots: each
+ * component a child's name, else the whole remainder one name that contains dots. */
+static const Lance__File__Field *manifest_find(const Lance__Table__Manifest *m, const char *path) {
+  const Lance__File__Field *cur = NULL;
+  for (const char *p = path;;) {
+    const char *dot = strchr(p, '.');
+    int32_t parent = cur ? cur->id : -1;
+    const Lance__File__Field *next = child_field(m, parent, p, dot ? (size_t)(dot - p) : strlen(p));
+    if (!next) return dot ? child_field(m, parent, p, strlen(p)) : NULL;
+    if (!dot) return next;
+    cur = next;
+    p = dot + 1;
+  }
+}
+
+/* The manifest's name for field `id` (the output's names), NULL when it has none. */
+static const char *manifest_name(void *ctx, int32_t id) {
+  const Lance__Table__Manifest *m = ctx;
+  for (size_t i = 0; i < m->n_fields; i++)
+    if (m->fields[i]->id == id) return m->fields[i]->name;
+  return NULL;
+}
+
+static const Lance__File__Field *manifest_top(const Lance__Table__Manifest *m, const Lance__File__Field *f) {
+  for (size_t hops = 0; f && f->parent_id != -1 && hops <= m->n_fields; hops++) {
+    const Lance__File__Field *up = NULL;
+    for (size_t i = 0; i < m->n_fields && !up; i++)
+      if (m->fields[i]->id == f->parent_id) up = m->fields[i];
+    f = up;
+  }
+  return f && f->parent_id == -1 ? f : NULL;
 }
 
 static int resolve_columns(const lnc_dataset *ds, const char *const *columns, size_t ncolumns,
@@ -73,19 +109,14 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
       c->field = m->fields[i];
       if (!(c->req = malloc(sizeof *c->req)))
         return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
-      c->req[c->nreq++] = c->field->name;
+      c->req[c->nreq++] = c->field->id;
     }
     return 0;
   }
   for (size_t k = 0; k < ncolumns; k++) {
     const char *name = columns[k];
     if (!name) return lnc_errf(err, LNC_EINVAL, "column %zu is NULL", k);
-    const Lance__File__Field *f = top_field(m, name, strlen(name));
-    const char *dot = name;
-    while (!f && (dot = strchr(dot, '.')) != NULL) { /* dotted path: its top-level prefix */
-      f = top_field(m, name, (size_t)(dot - name));
-      dot++;
-    }
+    const Lance__File__Field *want = manifest_find(m, name), *f = manifest_top(m, want);
     if (!f)
       return lnc_errf(err, LNC_EINVAL, "%s: unknown column '%s'", ds->name, name);
     size_t c;
@@ -97,7 +128,7 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
       if (!(st->cols[c].req = malloc(ncolumns * sizeof *st->cols[c].req)))
         return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
     }
-    st->cols[c].req[st->cols[c].nreq++] = name;
+    st->cols[c].req[st->cols[c].nreq++] = want->id;
   }
   return 0;
 }
@@ -168,8 +199,7 @@ static int file_holds(const Lance__Table__Manifest *m, const Lance__Table__DataF
 /* The default reader: the handle's own lnc_file per data file, opened on first use, one
  * thread at a time per file (its mutex). */
 static int own_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file, const uint64_t *rows,
-                    size_t n, const char *const *cols, size_t ncols,
-                    const struct lnc_take_options *opts, struct ArrowSchema *schema,
+                    size_t n, const struct lnc_colsel *cols, const struct lnc_take_options *opts, struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats,
                     struct lnc_error *err) {
   (void)ctx;
@@ -177,7 +207,7 @@ static int own_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file, const 
   pthread_mutex_lock(&df->lock);
   lnc_file *f;
   int rc = lnc_ds_file_get(ds, frag, file, &f, err);
-  if (!rc) rc = lnc_take_ex(f, rows, n, cols, ncols, opts, schema, array, stats, err);
+  if (!rc) rc = lnc_take_env(f, NULL, rows, n, cols, opts, schema, array, stats, err);
   pthread_mutex_unlock(&df->lock);
   return rc;
 }
@@ -187,9 +217,9 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
                      struct lnc_take_stats *stats, struct lnc_error *err) {
   size_t fi = st->touched[k];
   const struct lnc_ds_fragment *fr = &ds->frags[fi];
-  const char **names = malloc((st->ncols ? st->ncols : 1) * 8 * sizeof *names);
-  size_t namecap = (st->ncols ? st->ncols : 1) * 8;
-  if (!names) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  int32_t *fids = malloc((st->ncols ? st->ncols : 1) * 8 * sizeof *fids);
+  size_t fidcap = (st->ncols ? st->ncols : 1) * 8;
+  if (!fids) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   int rc = 0;
   for (size_t j = 0; j < fr->nfiles && !rc; j++) {
     const Lance__Table__DataFile *df = fr->files[j].pb;
@@ -197,16 +227,16 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
     for (size_t c = 0; c < st->ncols; c++) {
       if (!file_holds(ds->m, df, st->cols[c].field->id) || st->cols[c].parts[k]) continue;
       for (size_t q = 0; q < st->cols[c].nreq; q++) {
-        if (nn == namecap) {
-          const char **nm = realloc(names, 2 * namecap * sizeof *names);
-          if (!nm) {
-            free(names);
+        if (nn == fidcap) {
+          int32_t *more = realloc(fids, 2 * fidcap * sizeof *fids);
+          if (!more) {
+            free(fids);
             return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
           }
-          names = nm;
-          namecap *= 2;
+          fids = more;
+          fidcap *= 2;
         }
-        names[nn++] = st->cols[c].req[q];
+        fids[nn++] = st->cols[c].req[q];
       }
     }
     if (nn == 0) continue;
@@ -222,11 +252,12 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
     }
     struct result *r = &st->res[st->nres];
     memset(r, 0, sizeof *r);
-    rc = rd->take(rd->ctx, ds, fi, j, st->rows[k], st->nrows[k], names, nn, opts, &r->schema,
-                  &r->array, stats, err);
+    const struct lnc_colsel sel = {.ids = fids, .n = nn, .rename = manifest_name, .ctx = (void *)ds->m};
+    rc = rd->take(rd->ctx, ds, fi, j, st->rows[k], st->nrows[k], &sel, opts, &r->schema, &r->array, stats, err);
     if (rc) {
       /* The columns were checked against the manifest's schema: a data file refusing one
-       * (a field renamed or missing in the file) is the dataset's fault, not the caller's. */
+       * (a field id the manifest lists for it missing from the file) is the dataset's fault,
+       * not the caller's. */
       if (rc == LNC_EINVAL) {
         rc = LNC_ECORRUPT;
         if (err) err->code = rc;
@@ -260,7 +291,7 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
       }
     }
   }
-  free(names);
+  free(fids);
   return rc;
 }
 

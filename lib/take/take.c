@@ -113,6 +113,41 @@ int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out
   return 0;
 }
 
+/* Renames one exported node after its field's id; the names of fields we make up (a blob's
+ * descriptor or bytes fields, id -2) are kept. */
+static int rename_node(const struct lnc_field *f, const struct lnc_colsel *sel, struct ArrowSchema *out,
+                       struct lnc_error *err) {
+  if (f->id == -2) return 0;
+  const char *name = sel->rename(sel->ctx, f->id);
+  if (!name)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s' (id %d) is in the data file but not in the dataset's schema "
+                                           "(a nested field dropped): not served",
+                    f->name, (int)f->id);
+  if (out->name && strcmp(out->name, name) == 0) return 0;
+  return lnc_schema_set_name(out, name) ? lnc_errf(err, LNC_ENOMEM, "out of memory") : 0;
+}
+
+/* A field exported whole (lnc_schema_export): its children are the field's, in order. */
+static int rename_whole(const struct lnc_field *f, const struct lnc_colsel *sel, struct ArrowSchema *out,
+                        struct lnc_error *err) {
+  int rc = rename_node(f, sel, out, err);
+  if (rc || f->blob || f->dict_index[0] || f->unsupported || out->n_children != (int64_t)f->n_children) return rc;
+  for (size_t i = 0; i < f->n_children && !rc; i++) rc = rename_whole(f->children[i], sel, out->children[i], err);
+  return rc;
+}
+
+int lnc_proj_rename(const struct lnc_proj *p, const struct lnc_colsel *sel, struct ArrowSchema *out,
+                    struct lnc_error *err) {
+  if (!sel || !sel->rename) return 0;
+  const struct lnc_field *f = p->field;
+  /* The same three shapes as lnc_proj_schema: blob, leaf column (whole), pruned struct. */
+  if (f->blob && f->column >= 0) return rename_node(f, sel, out, err);
+  if (f->column >= 0 && f->type != LNC_AT_STRUCT) return rename_whole(f, sel, out, err);
+  int rc = rename_node(f, sel, out, err);
+  for (size_t i = 0; i < p->n_children && !rc; i++) rc = lnc_proj_rename(&p->children[i], sel, out->children[i], err);
+  return rc;
+}
+
 /* A field we cannot serve (unsupported type, layout or encoding) fails only the takes that
  * select it, naming it and why; the file's other fields are served as usual. A take of no
  * rows (how a schema is asked for, e.g. a dataset's description) gets it as a null column. */
@@ -399,24 +434,68 @@ int lnc_take(lnc_file *f, const uint64_t *ids, size_t n, const char *const *colu
 int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *columns,
                 size_t ncolumns, const struct lnc_take_options *opts, struct ArrowSchema *schema,
                 struct ArrowArray *array, struct lnc_take_stats *stats, struct lnc_error *err) {
-  return lnc_take_env(f, NULL, ids, n, columns, ncolumns, opts, schema, array, stats, err);
+  const struct lnc_colsel sel = {.names = columns, .n = columns ? ncolumns : 0};
+  return lnc_take_env(f, NULL, ids, n, &sel, opts, schema, array, stats, err);
 }
 
-/* Step 1 of a take: the projection tree for `columns` (all fields when none are named):
+/* The field with Lance field id `id` at or beneath f, else NULL. Schemas are small and a
+ * dataset's take names few fields, so a walk beats keeping an index per file. */
+static struct lnc_field *field_by_id(struct lnc_field *f, int32_t id) {
+  if (f->id == id) return f;
+  for (size_t i = 0; i < f->n_children; i++) {
+    struct lnc_field *hit = field_by_id(f->children[i], id);
+    if (hit) return hit;
+  }
+  return NULL;
+}
+
+/* The field entry i of the selection names, or NULL (and LNC_EINVAL in err). */
+static struct lnc_field *selected_field(lnc_file *f, const struct lnc_colsel *sel, size_t i,
+                                        struct lnc_error *err) {
+  struct lnc_field *fld;
+  if (sel->ids) {
+    fld = sel->ids[i] >= 0 ? field_by_id(&f->root, sel->ids[i]) : NULL;
+    if (!fld || fld == &f->root) lnc_errf(err, LNC_EINVAL, "no field has id %d", (int)sel->ids[i]);
+    return fld == &f->root ? NULL : fld;
+  }
+  fld = lnc_schema_find(f, sel->names[i]);
+  if (fld && fld->id != -2) return fld;
+  lnc_errf(err, LNC_EINVAL, "unknown column '%s'", sel->names[i]);
+  return NULL;
+}
+
+/* A nested field dropped from a dataset (dropColumns(["st.b"])) leaves the manifest but not
+ * the data files written before: fields the selection has no name for are left out, as Lance
+ * leaves them out, and their columns are not read. */
+static void prune_unnamed(struct lnc_proj *p, const struct lnc_colsel *sel) {
+  size_t kept = 0;
+  for (size_t i = 0; i < p->n_children; i++) {
+    struct lnc_proj *c = &p->children[i];
+    if (c->field->id != -2 && !sel->rename(sel->ctx, c->field->id)) {
+      proj_free(c);
+      continue;
+    }
+    prune_unnamed(c, sel);
+    p->children[kept++] = *c;
+  }
+  p->n_children = kept;
+}
+
+/* Step 1 of a take: the projection tree for the selection (all fields when none are named):
  * top-level fields in request order, nested names pruning inside their top-level field. */
-static int build_projection(lnc_file *f, const char *const *columns, size_t ncolumns,
-                            struct lnc_proj *root, struct lnc_error *err) {
+static int build_projection(lnc_file *f, const struct lnc_colsel *sel, struct lnc_proj *root,
+                            struct lnc_error *err) {
   *root = (struct lnc_proj){.field = &f->root};
   int rc = 0;
-  if (ncolumns == 0) {
+  if (sel->n == 0) {
     rc = proj_whole(root, &f->root);
     return rc ? lnc_errf(err, rc, "out of memory") : 0;
   }
-  root->children = calloc(ncolumns, sizeof *root->children);
+  root->children = calloc(sel->n, sizeof *root->children);
   if (!root->children) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  for (size_t i = 0; i < ncolumns; i++) {
-    struct lnc_field *fld = lnc_schema_find(f, columns[i]);
-    if (!fld || fld->id == -2) return lnc_errf(err, LNC_EINVAL, "unknown column '%s'", columns[i]);
+  for (size_t i = 0; i < sel->n; i++) {
+    struct lnc_field *fld = selected_field(f, sel, i, err);
+    if (!fld) return LNC_EINVAL;
     const struct lnc_field *top = fld;
     while (top->parent != &f->root) top = top->parent;
     size_t k = 0;
@@ -433,6 +512,8 @@ static int build_projection(lnc_file *f, const char *const *columns, size_t ncol
     }
     if (rc) return lnc_errf(err, rc, "out of memory");
   }
+  if (sel->ids && sel->rename)
+    for (size_t i = 0; i < root->n_children; i++) prune_unnamed(&root->children[i], sel);
   return 0;
 }
 
@@ -647,7 +728,7 @@ static int assemble_output(lnc_file *f, const struct lnc_proj *root, struct take
 /* A take, as named steps: check the arguments and ids, build the projection, sort the ids,
  * read the columns, put them in request order, assemble. */
 int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *ids, size_t n,
-                 const char *const *columns, size_t ncolumns, const struct lnc_take_options *opts,
+                 const struct lnc_colsel *cols, const struct lnc_take_options *opts,
                  struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
                  struct lnc_error *err) {
   /* Callers may pass no error struct (lance.h); the layouts below wrap an inner error's text
@@ -665,7 +746,7 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
       return lnc_errf(err, LNC_ERANGE, "row id %llu is out of range: the file has %llu rows",
                       (unsigned long long)ids[i], (unsigned long long)f->num_rows);
   struct lnc_proj root;
-  int rc = build_projection(f, columns, ncolumns, &root, err);
+  int rc = build_projection(f, cols, &root, err);
   for (size_t i = 0; i < root.n_children && !rc; i++) rc = check_servable(f, &root.children[i], n, err);
   if (rc) {
     proj_free(&root);
@@ -679,6 +760,12 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
   }
   if (!rc) rc = finish_columns(f, env, &t, n, blobs, opts ? opts->max_bytes : 0, stats, err);
   if (!rc) rc = assemble_output(f, &root, &t, n, blobs, schema, array, err);
+  for (size_t i = 0; i < root.n_children && !rc; i++)
+    rc = lnc_proj_rename(&root.children[i], cols, schema->children[i], err);
+  if (rc) {
+    lnc_array_release(array);
+    lnc_schema_release(schema);
+  }
   state_free(&t, f);
   proj_free(&root);
   return rc;

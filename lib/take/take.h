@@ -15,9 +15,22 @@ struct lnc_take_env {
  * error for takes that need it. *bytes = memory the file then holds. LNC_EIO/ENOMEM fail. */
 int lnc_file_prepare(struct lnc_file *f, const struct lnc_take_env *env, struct lnc_take_stats *stats,
                      size_t *bytes);
-/* lnc_take_ex with an environment (NULL = pread, keep every index). */
+/* The fields a take reads. By name (names): lnc_take's column paths. By Lance field id
+ * (ids): how a dataset reads its data files. A rename changes only the manifest, so a data
+ * file keeps the names it was written with; Lance matches a file's fields to the manifest's by
+ * id, and so do we. rename(ctx, id) then gives each output field its name from the manifest
+ * (NULL for a field the manifest no longer has: the take fails rather than return it).
+ * n == 0: every field, by the file's names. */
+struct lnc_colsel {
+  const char *const *names;
+  const int32_t *ids;
+  size_t n;
+  const char *(*rename)(void *ctx, int32_t id);
+  void *ctx;
+};
+/* lnc_take_ex with an environment (NULL = pread, keep every index) and a column selection. */
 int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *ids, size_t n,
-                 const char *const *columns, size_t ncolumns, const struct lnc_take_options *opts,
+                 const struct lnc_colsel *cols, const struct lnc_take_options *opts,
                  struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
                  struct lnc_error *err);
 
@@ -40,6 +53,10 @@ struct lnc_asm {
 
 int lnc_assemble(struct lnc_asm *a, const struct lnc_proj *p, struct ArrowArray *out);
 int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out, struct lnc_error *err);
+/* Gives out (exported from p by lnc_proj_schema) the names sel->rename gives its fields'
+ * ids; nothing to do without one. */
+int lnc_proj_rename(const struct lnc_proj *p, const struct lnc_colsel *sel, struct ArrowSchema *out,
+                    struct lnc_error *err);
 /* Replaces a blob column's descriptors by the bytes they point to (blobs.c). */
 int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows,
                        struct lnc_take_stats *st, struct lnc_error *err);

@@ -24,10 +24,13 @@ cp -r $FIX/multi_v21.lance "$ROOT/bad/torn.lance" && truncate -s 100 "$ROOT/bad/
 # being written, and the version before it is served meanwhile: "writing" below).
 touch -d '1 hour ago' "$ROOT/bad/torn.lance/_versions/3.manifest"
 cp -r $FIX/multi_v21.lance "$ROOT/bad/writing.lance" # its manifest 3 is cut just before the check
-# A field renamed in the manifest ("x" -> "y", same length): the data files are at fault.
-cp -r $FIX/multi_v21.lance "$ROOT/bad/renamed.lance"
-python3 -c 'import sys; p = sys.argv[1]; d = open(p, "rb").read(); assert d.count(b"\x12\x01x") == 1
-open(p, "wb").write(d.replace(b"\x12\x01x", b"\x12\x01y"))' "$ROOT/bad/renamed.lance/_versions/3.manifest"
+# A manifest whose field "x" has an id (9) that its data files do not have (a rename changes
+# only the name, which is served: renamed_v2x; a field id no data file has is damage).
+cp -r $FIX/multi_v21.lance "$ROOT/bad/badid.lance"
+python3 -c 'import sys; p = sys.argv[1]; d = open(p, "rb").read()
+assert d.count(b"\x12\x01x\x18\x01") == 1 and d.count(b"\x12\x04\x00\x01\x02\x04") >= 3
+d = d.replace(b"\x12\x01x\x18\x01", b"\x12\x01x\x18\x09").replace(b"\x12\x04\x00\x01\x02\x04", b"\x12\x04\x00\x09\x02\x04")
+open(p, "wb").write(d)' "$ROOT/bad/badid.lance/_versions/3.manifest"
 cp -r $FIX/multi_v22.lance "$ROOT/bad/nodata.lance" && rm "$(ls "$ROOT"/bad/nodata.lance/data/*.lance | head -1)"
 cp -r $FIX/deletions_v22.lance "$ROOT/bad/baddel.lance"
 for f in "$ROOT"/bad/baddel.lance/_deletions/*.bin; do printf 'garbage!' > "$f"; done
@@ -125,7 +128,9 @@ expect "torn manifest: older version" 200 '"num_rows":1' "$URL/files/bad/torn.la
 truncate -s 100 "$ROOT/bad/writing.lance/_versions/3.manifest" # a writer mid-way through it
 expect "manifest being written: the version before it is served" 200 '"num_rows":1' "$URL/files/bad/writing.lance/rows?ids=0"
 expect "manifest being written: described as the version before" 200 '"version":2' "$URL/files/bad/writing.lance"
-expect "field renamed in the manifest: 422, the dataset is at fault" 422 'corrupt_file' "$URL/files/bad/renamed.lance/rows?ids=0&columns=y"
+expect "field id missing from the data files: 422, the dataset is at fault" 422 'no field has id 9' "$URL/files/bad/badid.lance/rows?ids=0&columns=x"
+expect "renamed columns served under their new names" 200 '"x":"row-0-1vuf","st":{"alpha":-427497}' \
+  "$URL/files/ds/renamed_v22.lance/rows?ids=0&columns=x,st.alpha"
 expect "missing data file" 422 'data file' "$URL/files/bad/nodata.lance/rows?ids=0"
 expect "garbage deletion file" 422 'deletion file' "$URL/files/bad/baddel.lance/rows?ids=0"
 expect "describe damaged" 422 'corrupt_file' "$URL/files/bad/baddel.lance"

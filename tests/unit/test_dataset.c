@@ -539,6 +539,66 @@ START_TEST(test_take_columns) {
 }
 END_TEST
 
+/* Renamed, dropped and re-added columns (renamed_v2x: x and s swapped names, st.a became
+ * st.alpha, l was dropped and added again as an int64, st.c dropped): the data files still
+ * carry the names and fields they were written with, which is what makes the fixture a test
+ * of matching by field id. */
+static void check_file_field(const char *ds_name, const char *data_path, const char *name,
+                             const char *format) {
+  char path[512];
+  snprintf(path, sizeof path, FIX "/%s.lance/data/%s", ds_name, data_path);
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s: %s", path, err.message);
+  struct ArrowSchema s;
+  ck_assert_int_eq(lnc_file_schema(f, &s, &err), 0);
+  int found = 0;
+  for (int64_t i = 0; i < s.n_children; i++)
+    if (strcmp(s.children[i]->name, name) == 0) {
+      ck_assert_str_eq(s.children[i]->format, format);
+      found = 1;
+    }
+  ck_assert_msg(found, "%s has no field '%s'", path, name);
+  s.release(&s);
+  lnc_file_close(f);
+}
+
+START_TEST(test_take_renamed) {
+  const char *names[] = {"renamed_v20", "renamed_v21", "renamed_v22"};
+  for (int t = 0; t < 3; t++) {
+    lnc_dataset *ds = open_ok(names[t], 0);
+    /* The first fragment's file: x is still the float64, s the strings; l the old list. */
+    check_file_field(names[t], ds->frags[0].pb->files[0]->path, "x", "g");
+    check_file_field(names[t], ds->frags[0].pb->files[0]->path, "s", "u");
+    check_file_field(names[t], ds->frags[0].pb->files[0]->path, "l", "+l");
+    uint64_t ids[] = {0, 400, 0};
+    const char *cols[] = {"x", "st.alpha", "l"};
+    char *j = take_json(ds, ids, 3, cols, 3);
+    ck_assert_str_eq(j, "{\"num_rows\":3,\"columns\":[\"x\",\"st\",\"l\"],\"rows\":["
+                        "{\"x\":\"row-0-1vuf\",\"st\":{\"alpha\":-427497},\"l\":-7},"
+                        "{\"x\":\"row-433-bwv5\",\"st\":{\"alpha\":-173881},\"l\":859},"
+                        "{\"x\":\"row-0-1vuf\",\"st\":{\"alpha\":-427497},\"l\":-7}]}");
+    free(j);
+    j = take_json(ds, ids, 1, (const char *[]){"st"}, 1); /* without the dropped st.c */
+    ck_assert_str_eq(j, "{\"num_rows\":1,\"columns\":[\"st\"],\"rows\":[{\"st\":{\"alpha\":-427497,\"b\":\"b0\"}}]}");
+    free(j);
+    const char *old[] = {"st.a"};
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    struct lnc_error err = {0};
+    ck_assert_int_eq(lnc_dataset_take(ds, ids, 1, old, 1, &s, &a, NULL, &err), LNC_EINVAL);
+    ck_assert_msg(strstr(err.message, "unknown column 'st.a'"), "%s", err.message);
+    lnc_dataset_close(ds);
+    /* Before the renames the old names read the same values. */
+    ds = open_ok(names[t], 2);
+    j = take_json(ds, ids, 1, (const char *[]){"x", "st.a"}, 2);
+    ck_assert_str_eq(j, "{\"num_rows\":1,\"columns\":[\"x\",\"st\"],\"rows\":[{\"x\":-854.452,\"st\":{\"a\":-427497}}]}");
+    free(j);
+    lnc_dataset_close(ds);
+  }
+}
+END_TEST
+
 struct thr_arg {
   lnc_dataset *ds;
   int ok;
@@ -653,6 +713,7 @@ static Suite *suite(void) {
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_take_vs_lance);
   tcase_add_test(tc, test_take_columns);
+  tcase_add_test(tc, test_take_renamed);
   tcase_add_test(tc, test_take_threads);
   tcase_add_test(tc, test_take_max_bytes);
   suite_add_tcase(s, tc);

@@ -53,6 +53,9 @@ const struct tsup_ds_fixture tsup_ds_fixtures[] = {
     {"dict_v20", 4},
     {"dict_v21", 4},
     {"dict_v22", 4},
+    {"renamed_v20", 10},
+    {"renamed_v21", 10},
+    {"renamed_v22", 10},
 };
 const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
 
