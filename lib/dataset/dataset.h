@@ -59,24 +59,37 @@ int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
 #define LNC_DS_KNOWN_READER_FLAGS (1u | 2u | 4u | 8u | 32u)
 
 /* ---- deletion_arrow.c / deletion_roaring.c / deletion.c --------------------------- */
-/* Deleted physical row offsets of one fragment: sorted ascending, unique. */
-struct lnc_ds_deletions {
-  uint32_t *rows;
-  size_t n;
+/* Deleted physical rows of one fragment as runs [start, start + len): sorted, disjoint and
+ * not touching (adjacent runs are merged); before = rows deleted in the runs before this one.
+ * Runs rather than one entry per row because a Roaring run container deletes 65,536 rows in
+ * 4 bytes: a 115 KB bitmap expanded row by row was 3 GB. Row counts fit 32 bits (a
+ * fragment holds at most 2^32 - 1 rows). */
+struct lnc_ds_delrun {
+  uint32_t start, len, before;
 };
+struct lnc_ds_deletions {
+  struct lnc_ds_delrun *runs; /* malloc'd */
+  size_t nruns;
+  uint64_t n; /* rows deleted */
+};
+/* Appends rows [start, start + len) to d; start must not be below the last run's start. A
+ * range overlapping or touching the last run extends it. 0, LNC_ENOMEM, or LNC_ERANGE (a run
+ * of 2^32 rows or more). */
+int lnc_ds_del_add(struct lnc_ds_deletions *d, uint32_t start, uint32_t len);
 /* Arrow IPC file with one non-null uint32 column (Lance's ARROW_ARRAY deletion files). The
  * values are returned as stored (unsorted, possibly repeated); *out is malloc'd. More than
  * max_values values (the fragment's row count) is corrupt, checked before allocating. */
 int lnc_ds_read_arrow_u32(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
                           uint32_t **out, size_t *n, struct lnc_error *err);
-/* Portable Roaring bitmap serialization (Lance's BITMAP deletion files): sorted values. */
+/* Portable Roaring bitmap serialization (Lance's BITMAP deletion files), as runs (*out
+ * zeroed first, its runs malloc'd; nothing to free on failure). */
 int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
-                        uint32_t **out, size_t *n, struct lnc_error *err);
+                        struct lnc_ds_deletions *out, struct lnc_error *err);
 /* `_deletions/<fragment>-<read_version>-<id>.<arrow|bin>` for a deletion file. */
 void lnc_ds_deletion_path(uint64_t fragment_id, const Lance__Table__DeletionFile *df, char *buf,
                           size_t cap);
-/* Reads and checks one fragment's deletion file (relative to the dataset dir fd): values
- * sorted, unique, below physical_rows, count equal to num_deleted_rows when recorded. */
+/* Reads and checks one fragment's deletion file (relative to the dataset dir fd): rows below
+ * physical_rows, count equal to num_deleted_rows when recorded. */
 int lnc_ds_load_deletions(const struct lnc_ds_loc *loc, const char *what, uint64_t fragment_id,
                           uint64_t physical_rows, const Lance__Table__DeletionFile *df,
                           struct lnc_ds_deletions *out, struct lnc_error *err);

@@ -5,6 +5,7 @@
 #include "../util/error.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DELETION_FILE_LIMIT ((size_t)1 << 30)
 
@@ -21,11 +22,47 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+int lnc_ds_del_add(struct lnc_ds_deletions *d, uint32_t start, uint32_t len) {
+  if (len == 0) return 0;
+  struct lnc_ds_delrun *last = d->nruns ? &d->runs[d->nruns - 1] : NULL;
+  uint64_t end = (uint64_t)start + len;
+  if (last && start <= (uint64_t)last->start + last->len) { /* overlaps or touches the last run */
+    uint64_t last_end = (uint64_t)last->start + last->len;
+    if (end <= last_end) return 0;
+    if (end - last->start > UINT32_MAX) return LNC_ERANGE;
+    last->len = (uint32_t)(end - last->start);
+    d->n += end - last_end;
+    return 0;
+  }
+  /* A new run. The count is the only record of the capacity: it doubles at powers of two. */
+  if (d->nruns == 0 || (d->nruns >= 8 && (d->nruns & (d->nruns - 1)) == 0)) {
+    size_t cap = d->nruns ? 2 * d->nruns : 8;
+    struct lnc_ds_delrun *more = realloc(d->runs, cap * sizeof *more);
+    if (!more) return LNC_ENOMEM;
+    d->runs = more;
+  }
+  d->runs[d->nruns++] = (struct lnc_ds_delrun){start, len, (uint32_t)d->n};
+  d->n += len;
+  return 0;
+}
+
+/* Arrow deletion files list rows in any order, repeats allowed: sorted, then run-merged. */
+static int arrow_runs(const uint8_t *data, size_t len, const char *ctx, uint64_t physical_rows,
+                      struct lnc_ds_deletions *out, struct lnc_error *err) {
+  uint32_t *rows = NULL;
+  size_t n = 0;
+  int rc = lnc_ds_read_arrow_u32(data, len, ctx, physical_rows, &rows, &n, err);
+  if (rc) return rc;
+  if (n > 1) qsort(rows, n, sizeof *rows, cmp_u32);
+  for (size_t i = 0; i < n && !rc; i++) rc = lnc_ds_del_add(out, rows[i], 1);
+  free(rows);
+  return rc ? lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ctx) : 0; /* runs of one row: never ERANGE */
+}
+
 int lnc_ds_load_deletions(const struct lnc_ds_loc *loc, const char *what, uint64_t fragment_id,
                           uint64_t physical_rows, const Lance__Table__DeletionFile *df,
                           struct lnc_ds_deletions *out, struct lnc_error *err) {
-  out->rows = NULL;
-  out->n = 0;
+  memset(out, 0, sizeof *out);
   if (!df) return 0;
   char path[128], ctx[512];
   lnc_ds_deletion_path(fragment_id, df, path, sizeof path);
@@ -41,32 +78,21 @@ int lnc_ds_load_deletions(const struct lnc_ds_loc *loc, const char *what, uint64
     return LNC_ECORRUPT;
   }
   if (rc) return rc;
-  uint32_t *rows = NULL;
-  size_t n = 0;
   if (df->file_type == LANCE__TABLE__DELETION_FILE__DELETION_FILE_TYPE__BITMAP)
-    rc = lnc_ds_read_roaring(data, len, ctx, physical_rows, &rows, &n, err);
+    rc = lnc_ds_read_roaring(data, len, ctx, physical_rows, out, err);
   else
-    rc = lnc_ds_read_arrow_u32(data, len, ctx, physical_rows, &rows, &n, err);
+    rc = arrow_runs(data, len, ctx, physical_rows, out, err);
   free(data);
-  if (rc) return rc;
-  if (n > 1) qsort(rows, n, sizeof *rows, cmp_u32);
-  size_t u = 0;
-  for (size_t i = 0; i < n; i++)
-    if (u == 0 || rows[u - 1] != rows[i]) rows[u++] = rows[i];
-  n = u;
-  if (n > 0 && rows[n - 1] >= physical_rows) {
-    rc = lnc_errf(err, LNC_ECORRUPT, "%s: deletes row %u of a fragment with %llu rows", ctx,
-                  rows[n - 1], (unsigned long long)physical_rows);
-    free(rows);
-    return rc;
+  const struct lnc_ds_delrun *last = out->nruns ? &out->runs[out->nruns - 1] : NULL;
+  if (!rc && last && (uint64_t)last->start + last->len > physical_rows)
+    rc = lnc_errf(err, LNC_ECORRUPT, "%s: deletes row %llu of a fragment with %llu rows", ctx,
+                  (unsigned long long)last->start + last->len - 1, (unsigned long long)physical_rows);
+  if (!rc && df->num_deleted_rows != 0 && df->num_deleted_rows != out->n)
+    rc = lnc_errf(err, LNC_ECORRUPT, "%s: holds %llu deleted rows, the manifest says %llu", ctx,
+                  (unsigned long long)out->n, (unsigned long long)df->num_deleted_rows);
+  if (rc) {
+    free(out->runs);
+    memset(out, 0, sizeof *out);
   }
-  if (df->num_deleted_rows != 0 && df->num_deleted_rows != n) {
-    rc = lnc_errf(err, LNC_ECORRUPT, "%s: holds %zu deleted rows, the manifest says %llu", ctx,
-                  n, (unsigned long long)df->num_deleted_rows);
-    free(rows);
-    return rc;
-  }
-  out->rows = rows;
-  out->n = n;
-  return 0;
+  return rc;
 }

@@ -1,6 +1,7 @@
 /* A bounded reader for the portable Roaring bitmap serialization (Lance's BITMAP deletion
  * files): cookie 12346 (no run containers) or 12347 (run bitmap), key/cardinality headers,
- * optional offsets, then array, bitmap and run containers. Produces sorted u32 values. */
+ * optional offsets, then array, bitmap and run containers. Produces runs of deleted rows
+ * (a run container stays one run: never expanded row by row). */
 #include "dataset.h"
 #include "../util/error.h"
 #include "../util/mem.h"
@@ -14,9 +15,8 @@
 
 
 int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64_t max_values,
-                        uint32_t **out, size_t *nout, struct lnc_error *err) {
-  *out = NULL;
-  *nout = 0;
+                        struct lnc_ds_deletions *out, struct lnc_error *err) {
+  memset(out, 0, sizeof *out);
   size_t pos = 0;
   if (len < 4) return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring bitmap truncated", what);
   uint32_t cookie = lnc_rd32(src);
@@ -55,27 +55,27 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
     return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring bitmap holds %llu values, more than the "
                                        "%llu rows",
                     what, (unsigned long long)total, (unsigned long long)max_values);
-  uint32_t *vals = malloc((size_t)(total ? total : 1) * sizeof *vals);
-  if (!vals) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", what);
-  size_t k = 0;
-  int prev_key = -1;
+  /* The headers' cardinalities are checked against the containers below; the runs grow as
+   * they are found, so a lying header cannot make us allocate. */
+  int prev_key = -1, rc = 0;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t key = lnc_rd16(hdr + 4 * i), card = (uint32_t)lnc_rd16(hdr + 4 * i + 2) + 1;
     if ((int)key <= prev_key) goto bad_order;
     prev_key = (int)key;
-    size_t first = k;
+    uint64_t got = 0;
+    uint32_t prev = 0; /* last value in this container, for the order check */
     if (runbits && (runbits[i / 8] >> (i % 8)) & 1) {
       if (len - pos < 2) goto truncated;
       uint32_t nruns = lnc_rd16(src + pos);
       pos += 2;
       if ((uint64_t)nruns * 4 > len - pos) goto truncated;
-      uint64_t got = 0;
       for (uint32_t r = 0; r < nruns; r++) {
         uint32_t start = lnc_rd16(src + pos + 4 * r), l = (uint32_t)lnc_rd16(src + pos + 4 * r + 2) + 1;
         if (start + l > 65536 || got + l > card) goto bad_card;
-        if (k > first && (vals[k - 1] & 0xFFFF) >= start) goto bad_order;
-        for (uint32_t v = 0; v < l; v++) vals[k++] = (key << 16) | (start + v);
+        if (got > 0 && prev >= start) goto bad_order;
+        if ((rc = lnc_ds_del_add(out, (key << 16) | start, l)) != 0) goto add_failed;
         got += l;
+        prev = start + l - 1;
       }
       if (got != card) goto bad_card;
       pos += (size_t)nruns * 4;
@@ -83,39 +83,51 @@ int lnc_ds_read_roaring(const uint8_t *src, size_t len, const char *what, uint64
       if ((uint64_t)card * 2 > len - pos) goto truncated;
       for (uint32_t j = 0; j < card; j++) {
         uint32_t lo = lnc_rd16(src + pos + 2 * j);
-        if (j > 0 && (vals[k - 1] & 0xFFFF) >= lo) goto bad_order;
-        vals[k++] = (key << 16) | lo;
+        if (j > 0 && prev >= lo) goto bad_order;
+        if ((rc = lnc_ds_del_add(out, (key << 16) | lo, 1)) != 0) goto add_failed;
+        prev = lo;
       }
       pos += (size_t)card * 2;
     } else {
       if (len - pos < 8192) goto truncated;
+      /* Set bits, a stretch of ones at a time (ctz of the word and of its complement). */
       for (uint32_t w = 0; w < 1024; w++) {
         uint64_t word = lnc_rd64(src + pos + 8 * w);
         while (word) {
-          if (k - first >= card) goto bad_card;
           unsigned b = (unsigned)__builtin_ctzll(word);
-          vals[k++] = (key << 16) | (w * 64 + b);
-          word &= word - 1;
+          uint64_t rest = ~(word >> b);
+          unsigned ones = rest ? (unsigned)__builtin_ctzll(rest) : 64 - b;
+          got += ones;
+          if (got > card) goto bad_card;
+          if ((rc = lnc_ds_del_add(out, (key << 16) | (w * 64 + b), ones)) != 0) goto add_failed;
+          word = ones + b >= 64 ? 0 : word & ~(((uint64_t)1 << (b + ones)) - 1);
         }
       }
-      if (k - first != card) goto bad_card;
+      if (got != card) goto bad_card;
       pos += 8192;
     }
   }
   if (pos != len) {
-    free(vals);
+    free(out->runs);
+    memset(out, 0, sizeof *out);
     return lnc_errf(err, LNC_ECORRUPT, "%s: %zu bytes after the Roaring bitmap", what, len - pos);
   }
-  *out = vals;
-  *nout = k;
   return 0;
+add_failed:
+  free(out->runs);
+  memset(out, 0, sizeof *out);
+  return rc == LNC_ENOMEM ? lnc_errf(err, LNC_ENOMEM, "%s: out of memory", what)
+                          : lnc_errf(err, LNC_ECORRUPT, "%s: a run of 2^32 rows or more", what);
 truncated:
-  free(vals);
+  free(out->runs);
+  memset(out, 0, sizeof *out);
   return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring container truncated", what);
 bad_order:
-  free(vals);
+  free(out->runs);
+  memset(out, 0, sizeof *out);
   return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring keys or values out of order", what);
 bad_card:
-  free(vals);
+  free(out->runs);
+  memset(out, 0, sizeof *out);
   return lnc_errf(err, LNC_ECORRUPT, "%s: Roaring container cardinality mismatch", what);
 }

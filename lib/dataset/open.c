@@ -22,7 +22,7 @@ void lnc_dataset_close(lnc_dataset *ds) {
       pthread_mutex_destroy(&f->files[j].lock);
     }
     free(f->files);
-    free(f->del.rows);
+    free(f->del.runs);
   }
   free(ds->frags);
   free(ds->dels);
@@ -179,7 +179,7 @@ size_t lnc_ds_memory(const lnc_dataset *ds) {
   /* The unpacked protobuf is a few times its wire size (pointers, strings, arrays). */
   size_t b = sizeof *ds + 4 * ds->manifest_bytes + (ds->nfrag + 1) * sizeof(uint64_t);
   for (size_t i = 0; i < ds->nfrag; i++)
-    b += sizeof ds->frags[i] + sizeof ds->dels[i] + ds->frags[i].del.n * sizeof(uint32_t) +
+    b += sizeof ds->frags[i] + sizeof ds->dels[i] + ds->frags[i].del.nruns * sizeof(struct lnc_ds_delrun) +
          ds->frags[i].nfiles * sizeof(struct lnc_ds_datafile);
   return b;
 }

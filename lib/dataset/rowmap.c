@@ -1,21 +1,22 @@
 /* Row mapping: a dataset offset counts live (not deleted) rows across fragments in manifest
  * order, as Lance's take does. Offset → fragment by binary search over live-row prefix sums,
- * then live rank → physical row by binary search over the sorted deleted rows. */
+ * then live rank → physical row by binary search over the runs of deleted rows. */
 #include "dataset.h"
 #include "../util/error.h"
 
 uint64_t lnc_ds_live_to_physical(const struct lnc_ds_deletions *d, uint64_t k) {
-  /* live rows before deleted[j] = deleted[j] - j (non-decreasing in j). The answer is
-   * k + j for the first j with deleted[j] - j > k. */
-  size_t lo = 0, hi = d->n;
+  /* Live rows before run j = start[j] - before[j] (non-decreasing in j). With lo the first run
+   * that has more than k live rows before it, the runs before lo lie before the answer: it
+   * is k plus the rows they delete. */
+  size_t lo = 0, hi = d->nruns;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if ((uint64_t)d->rows[mid] - mid > k)
+    if ((uint64_t)d->runs[mid].start - d->runs[mid].before > k)
       hi = mid;
     else
       lo = mid + 1;
   }
-  return k + lo;
+  return lo ? k + d->runs[lo - 1].before + d->runs[lo - 1].len : k;
 }
 
 int lnc_ds_rowmap_lookup(const struct lnc_ds_rowmap *m, uint64_t offset, size_t *frag,

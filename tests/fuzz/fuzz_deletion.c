@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t n = 0;
   struct lnc_error err;
   if (lnc_ds_read_arrow_u32(data, size, "fuzz", max, &vals, &n, &err) == 0) free(vals);
-  vals = NULL;
-  if (lnc_ds_read_roaring(data, size, "fuzz", max, &vals, &n, NULL) == 0) free(vals);
+  struct lnc_ds_deletions d;
+  if (lnc_ds_read_roaring(data, size, "fuzz", max, &d, NULL) == 0) free(d.runs);
   return 0;
 }

@@ -151,52 +151,132 @@ START_TEST(test_deletion_kinds) {
         bitmap++;
       else
         arrow++;
-      for (size_t k = 1; k < ds->frags[f].del.n; k++)
-        ck_assert_uint_lt(ds->frags[f].del.rows[k - 1], ds->frags[f].del.rows[k]);
+      const struct lnc_ds_deletions *d = &ds->frags[f].del;
+      uint64_t sum = 0;
+      for (size_t k = 0; k < d->nruns; k++) { /* sorted, not touching, before = rows so far */
+        if (k) ck_assert_uint_lt((uint64_t)d->runs[k - 1].start + d->runs[k - 1].len, d->runs[k].start);
+        ck_assert_uint_eq(d->runs[k].before, sum);
+        ck_assert_uint_gt(d->runs[k].len, 0);
+        sum += d->runs[k].len;
+      }
+      ck_assert_uint_eq(sum, d->n);
     }
     ck_assert_int_ge(arrow, 2);
     ck_assert_int_eq(bitmap, 1);
     /* fragment 1: rows 400..6399, all deleted but every 20th → 5700 deleted, a bitmap */
     ck_assert_uint_eq(ds->frags[1].del.n, 5700);
-    ck_assert_uint_eq(ds->frags[1].del.rows[0], 1);
+    ck_assert_uint_eq(ds->frags[1].del.nruns, 300); /* 19 rows between kept ones */
+    ck_assert_uint_eq(ds->frags[1].del.runs[0].start, 1);
+    ck_assert_uint_eq(ds->frags[1].del.runs[0].len, 19);
     ck_assert_uint_eq(lnc_dataset_num_rows(ds), 6900 - 57 - 5700 - 40 - 2);
     lnc_dataset_close(ds);
   }
 }
 END_TEST
 
+static void put16(uint8_t *b, size_t *p, uint16_t v) {
+  memcpy(b + *p, &v, 2);
+  *p += 2;
+}
+
 START_TEST(test_roaring_containers) {
-  /* cookie 12347 with 2 containers: key 0 run [5..9], key 1 array {3, 70} */
-  uint8_t b[64];
+  /* cookie 12347 with 3 containers: key 0 run [5..9], key 1 array {3, 70}, key 2 a bitmap
+   * (bits 0..4999 and 6000: 5001 values) */
+  uint8_t b[16384];
   size_t p = 0;
-  uint32_t cookie = 12347u | (1u << 16);
+  uint32_t cookie = 12347u | (2u << 16);
   memcpy(b + p, &cookie, 4);
   p += 4;
   b[p++] = 0x01; /* run bitmap: container 0 is a run container */
-  uint16_t hdr[4] = {0, 4, 1, 1};
-  memcpy(b + p, hdr, 8);
-  p += 8;
+  uint16_t hdr[6] = {0, 4, 1, 1, 2, 5000};
+  for (int i = 0; i < 6; i++) put16(b, &p, hdr[i]);
   uint16_t run[3] = {1, 5, 4};
-  memcpy(b + p, run, 6);
-  p += 6;
-  uint16_t arr[2] = {3, 70};
-  memcpy(b + p, arr, 4);
-  p += 4;
-  uint32_t *v;
-  size_t n;
+  for (int i = 0; i < 3; i++) put16(b, &p, run[i]);
+  put16(b, &p, 3);
+  put16(b, &p, 70);
+  uint8_t *bits = b + p;
+  memset(bits, 0, 8192);
+  for (int i = 0; i < 5000; i++) bits[i / 8] |= (uint8_t)(1u << (i % 8));
+  bits[6000 / 8] |= 1u << (6000 % 8);
+  p += 8192;
+  struct lnc_ds_deletions d;
   struct lnc_error err = {0};
-  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 1 << 20, &v, &n, &err), 0);
-  ck_assert_uint_eq(n, 7);
-  uint32_t want[7] = {5, 6, 7, 8, 9, 65536 + 3, 65536 + 70};
-  for (int i = 0; i < 7; i++) ck_assert_uint_eq(v[i], want[i]);
-  free(v);
-  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 6, &v, &n, &err), LNC_ECORRUPT);
-  ck_assert_int_eq(lnc_ds_read_roaring(b, p - 1, "t", 1 << 20, &v, &n, &err), LNC_ECORRUPT);
-  ck_assert_int_eq(lnc_ds_read_roaring(b, 3, "t", 1 << 20, &v, &n, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 1 << 20, &d, &err), 0);
+  ck_assert_uint_eq(d.n, 5 + 2 + 5001);
+  ck_assert_uint_eq(d.nruns, 5);
+  struct lnc_ds_delrun want[5] = {{5, 5, 0}, {65536 + 3, 1, 5}, {65536 + 70, 1, 6}, {131072, 5000, 7}, {131072 + 6000, 1, 5007}};
+  for (int i = 0; i < 5; i++) {
+    ck_assert_uint_eq(d.runs[i].start, want[i].start);
+    ck_assert_uint_eq(d.runs[i].len, want[i].len);
+    ck_assert_uint_eq(d.runs[i].before, want[i].before);
+  }
+  free(d.runs);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 6, &d, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p - 1, "t", 1 << 20, &d, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, 3, "t", 1 << 20, &d, &err), LNC_ECORRUPT);
+  bits[4000] = 0xff; /* more set bits than the header's cardinality */
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 1 << 20, &d, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "cardinality"), "%s", err.message);
   uint32_t bad = 1234;
   memcpy(b, &bad, 4);
-  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 1 << 20, &v, &n, &err), LNC_ECORRUPT);
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", 1 << 20, &d, &err), LNC_ECORRUPT);
   ck_assert_msg(strstr(err.message, "cookie"), "%s", err.message);
+}
+END_TEST
+
+/* 50,000 full run containers, 700 KB, delete 3.3 billion rows of a fragment the manifest says
+ * has 2^32: kept as one run (rows were once expanded one by one: 13 GB and a minute). */
+START_TEST(test_roaring_runs_stay_runs) {
+  const uint32_t nc = 50000;
+  size_t cap = 4 + (nc + 7) / 8 + 8 * (size_t)nc + 6 * (size_t)nc, p = 0;
+  uint8_t *b = malloc(cap);
+  ck_assert_ptr_nonnull(b);
+  uint32_t cookie = 12347u | ((nc - 1) << 16);
+  memcpy(b, &cookie, 4);
+  p = 4;
+  memset(b + p, 0xff, (nc + 7) / 8); /* every container a run container */
+  p += (nc + 7) / 8;
+  for (uint32_t i = 0; i < nc; i++) {
+    put16(b, &p, (uint16_t)i);
+    put16(b, &p, 65535);
+  }
+  for (uint32_t i = 0; i < nc; i++) { /* offsets: not read */
+    uint32_t z = 0;
+    memcpy(b + p, &z, 4);
+    p += 4;
+  }
+  for (uint32_t i = 0; i < nc; i++) {
+    put16(b, &p, 1);
+    put16(b, &p, 0);
+    put16(b, &p, 65535);
+  }
+  ck_assert_uint_eq(p, cap);
+  struct lnc_ds_deletions d;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_ds_read_roaring(b, p, "t", (uint64_t)1 << 32, &d, &err), 0);
+  ck_assert_uint_eq(d.n, (uint64_t)nc << 16);
+  ck_assert_uint_eq(d.nruns, 1);
+  /* live rank 0 of that fragment is the first row after the run */
+  ck_assert_uint_eq(lnc_ds_live_to_physical(&d, 0), (uint64_t)nc << 16);
+  free(d.runs);
+  free(b);
+}
+END_TEST
+
+START_TEST(test_live_to_physical) {
+  struct lnc_ds_deletions d = {0};
+  ck_assert_uint_eq(lnc_ds_live_to_physical(&d, 7), 7);
+  ck_assert_int_eq(lnc_ds_del_add(&d, 0, 2), 0);
+  ck_assert_int_eq(lnc_ds_del_add(&d, 1, 1), 0); /* inside the last run: nothing new */
+  ck_assert_int_eq(lnc_ds_del_add(&d, 2, 1), 0); /* touches it: extends it */
+  ck_assert_int_eq(lnc_ds_del_add(&d, 6, 1), 0);
+  ck_assert_uint_eq(d.nruns, 2);
+  ck_assert_uint_eq(d.n, 4);
+  /* deleted 0,1,2,6: live rows 3,4,5,7,8,... */
+  uint64_t want[] = {3, 4, 5, 7, 8, 9};
+  for (uint64_t k = 0; k < 6; k++) ck_assert_uint_eq(lnc_ds_live_to_physical(&d, k), want[k]);
+  ck_assert_int_eq(lnc_ds_del_add(&d, 7, UINT32_MAX), LNC_ERANGE);
+  free(d.runs);
 }
 END_TEST
 
@@ -232,16 +312,17 @@ START_TEST(test_arrow_deletion_reader_bounds) {
   snprintf(path, sizeof path, FIX "/deletions_v21.lance/%s", rel);
   data = tsup_read_file(path, &len);
   ck_assert_ptr_nonnull(data);
-  ck_assert_int_eq(lnc_ds_read_roaring(data, len, "t", 6000, &v, &n, &err), 0);
-  ck_assert_uint_eq(n, 5700);
-  free(v);
+  struct lnc_ds_deletions d;
+  ck_assert_int_eq(lnc_ds_read_roaring(data, len, "t", 6000, &d, &err), 0);
+  ck_assert_uint_eq(d.n, 5700);
+  free(d.runs);
   for (size_t cut = 0; cut < len; cut += 97)
-    ck_assert_int_ne(lnc_ds_read_roaring(data, cut, "t", 6000, &v, &n, &err), 0);
+    ck_assert_int_ne(lnc_ds_read_roaring(data, cut, "t", 6000, &d, &err), 0);
   for (size_t i = 0; i < 64; i++) {
     uint8_t *c = malloc(len);
     memcpy(c, data, len);
     c[i] ^= 0xa5;
-    if (lnc_ds_read_roaring(c, len, "t", 6000, &v, &n, &err) == 0) free(v);
+    if (lnc_ds_read_roaring(c, len, "t", 6000, &d, &err) == 0) free(d.runs);
     free(c);
   }
   free(data);
@@ -695,6 +776,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_addcol_second_file);
   tcase_add_test(tc, test_deletion_kinds);
   tcase_add_test(tc, test_roaring_containers);
+  tcase_add_test(tc, test_roaring_runs_stay_runs);
+  tcase_add_test(tc, test_live_to_physical);
   tcase_add_test(tc, test_arrow_deletion_reader_bounds);
   suite_add_tcase(s, tc);
   tc = tcase_create("rowmap");
