@@ -333,6 +333,24 @@ int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
   return lnc_ds_take(ds, NULL, ids, n, columns, ncolumns, opts, schema, array, stats, err);
 }
 
+static int over_limit(const lnc_dataset *ds, size_t n, uint64_t max_bytes, struct lnc_error *err) {
+  return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, " LNC_TAKE_LIMIT_TEXT, ds->name, n,
+                  (unsigned long long)max_bytes);
+}
+
+/* The lower bound of part k's distinct rows in Arrow's layout (lnc_arrow_row_bytes). */
+static uint64_t part_bytes(const struct take_state *st, size_t k) {
+  uint64_t total = 0;
+  for (size_t c = 0; c < st->ncols; c++) {
+    if (!st->cols[c].parts[k]) continue;
+    for (size_t r = 0; r < st->nrows[k]; r++) {
+      uint64_t b = lnc_arrow_row_bytes(st->cols[c].schema, st->cols[c].parts[k], r);
+      total = total + b < total ? UINT64_MAX : total + b;
+    }
+  }
+  return total;
+}
+
 /* The answer in request order against opts->max_bytes, before the gathers build it: each
  * part's rows are sized once (lnc_arrow_row_bytes), then counted as often as they are asked
  * for. The parts themselves were bounded by their own takes; their copies were not. */
@@ -360,10 +378,7 @@ static int check_answer_size(const lnc_dataset *ds, const struct take_state *st,
   }
   free(size);
   free(base);
-  if (total > max_bytes)
-    return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, " LNC_TAKE_LIMIT_TEXT, ds->name, n,
-                    (unsigned long long)max_bytes);
-  return 0;
+  return total > max_bytes ? over_limit(ds, n, max_bytes, err) : 0;
 }
 
 int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t *ids, size_t n,
@@ -385,7 +400,26 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
   for (size_t c = 0; c < st.ncols && !rc; c++)
     if (!(st.cols[c].parts = calloc(st.nparts ? st.nparts : 1, sizeof *st.cols[c].parts)))
       rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
-  for (size_t k = 0; k < st.nparts && !rc; k++) rc = take_part(ds, rd, opts, k, &st, stats, err);
+  uint64_t used = 0;
+  for (size_t k = 0; k < st.nparts && !rc; k++) {
+    /* Each fragment's take gets what the fragments before left of max_bytes: their distinct
+     * rows are in the answer, so the parts together stay bounded while they are read, not
+     * only once they are all built (check_answer_size, which also counts repeats). */
+    struct lnc_take_options po;
+    const struct lnc_take_options *use = opts;
+    if (opts && opts->max_bytes) {
+      po = *opts;
+      po.max_bytes = used < opts->max_bytes ? opts->max_bytes - used : 1;
+      use = &po;
+    }
+    rc = take_part(ds, rd, use, k, &st, stats, err);
+    if (rc == LNC_ELIMIT && use != opts && err && strstr(err->message, LNC_TAKE_LIMIT_TEXT))
+      rc = over_limit(ds, n, opts->max_bytes, err); /* the whole take's limit, not the part's */
+    if (!rc && use != opts) {
+      uint64_t b = part_bytes(&st, k);
+      used = used + b < used ? UINT64_MAX : used + b;
+    }
+  }
   /* Fields a fragment has no data file for (e.g. added as all-null) read as nulls. */
   if (!rc && !(st.nulls = calloc(st.ncols * st.nparts + 1, sizeof *st.nulls)))
     rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);

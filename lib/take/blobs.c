@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* One blob at most; 2^31 bytes × 2^32 rows < 2^64, so sums of sizes cannot wrap. */
 #define MAX_BLOB_BYTES ((uint64_t)1 << 31)
 
 
@@ -71,8 +72,9 @@ static int put_pair(struct lnc_valbuf *v, const uint8_t *a, uint32_t al, const u
   return rc;
 }
 
-int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows,
+int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows, uint64_t max_bytes,
                        struct lnc_take_stats *st, struct lnc_error *err) {
+  uint64_t sizes = 0;
   struct lnc_valbuf *in = &rows->values, out;
   int rc = lnc_valbuf_init(&out, LNC_VALUES_VARIABLE, 0, 1);
   if (rc) return lnc_errf(err, rc, "out of memory");
@@ -128,6 +130,12 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     }
     if (size > MAX_BLOB_BYTES) {
       rc = lnc_errf(err, LNC_ELIMIT, "%s: blob of %llu bytes is too large to serve", f->name, (unsigned long long)size);
+      break;
+    }
+    if (kind != 3) sizes += size; /* external blobs are served as their uri; no wrap: see MAX_BLOB_BYTES */
+    if (sizes > max_bytes) {
+      rc = lnc_errf(err, LNC_ELIMIT, "%s: the blobs asked for hold over %llu bytes, " LNC_TAKE_LIMIT_TEXT, f->name,
+                    (unsigned long long)max_bytes);
       break;
     }
     uint8_t *buf = malloc(size ? size : 1);

@@ -57,8 +57,9 @@ int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out
  * ids; nothing to do without one. */
 int lnc_proj_rename(const struct lnc_proj *p, const struct lnc_colsel *sel, struct ArrowSchema *out,
                     struct lnc_error *err);
-/* Replaces a blob column's descriptors by the bytes they point to (blobs.c). */
-int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows,
+/* Replaces a blob column's descriptors by the bytes they point to (blobs.c). LNC_ELIMIT,
+ * before reading, once the blobs' sizes add up to more than max_bytes (UINT64_MAX: none). */
+int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows, uint64_t max_bytes,
                        struct lnc_take_stats *st, struct lnc_error *err);
 /* The fields a blob v2 column has when served as bytes: data (large_binary), uri (utf8). */
 extern const struct lnc_field *const lnc_blob_bytes_fields[2];

@@ -747,6 +747,74 @@ START_TEST(test_take_max_bytes) {
 }
 END_TEST
 
+/* A take over max_bytes stops when what it has decoded or read crosses the limit, not after
+ * decoding everything: distinct rows are each in the answer at least once. Two columns of
+ * fzrep21 (one full-zip page each): refused after the first, the second is never decoded.
+ * The blob column of enc21: its bytes are read one blob at a time, and the reads stop at the
+ * limit. */
+static int take_stats(const char *fixture, const char *const *cols, size_t ncols, size_t n, uint64_t max_bytes,
+                      struct lnc_take_stats *st, struct lnc_error *err) {
+  char *path = tsup_fixture_file(fixture);
+  ck_assert_ptr_nonnull(path);
+  lnc_file *f = NULL;
+  ck_assert_msg(lnc_file_open(path, &f, err) == 0, "%s", err->message);
+  uint64_t *ids = malloc(n * sizeof *ids);
+  for (size_t i = 0; i < n; i++) ids[i] = i;
+  struct lnc_take_options o = {.max_bytes = max_bytes};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  memset(st, 0, sizeof *st);
+  int rc = lnc_take_ex(f, ids, n, cols, ncols, &o, &s, &a, st, err);
+  if (rc == 0) {
+    a.release(&a);
+    s.release(&s);
+  }
+  free(ids);
+  lnc_file_close(f);
+  free(path);
+  return rc;
+}
+
+START_TEST(test_take_max_bytes_stops_early) {
+  struct lnc_take_stats all, capped;
+  struct lnc_error err = {0};
+  const char *two[] = {"lls", "lemb"};
+  ck_assert_int_eq(take_stats("fzrep21", two, 2, 600, 0, &all, &err), 0);
+  ck_assert_int_eq(take_stats("fzrep21", two, 2, 600, 2000, &capped, &err), LNC_ELIMIT);
+  ck_assert_msg(strstr(err.message, LNC_TAKE_LIMIT_TEXT), "%s", err.message);
+  ck_assert_msg(capped.bytes_decoded < all.bytes_decoded / 2, "decoded %llu of %llu bytes",
+                (unsigned long long)capped.bytes_decoded, (unsigned long long)all.bytes_decoded);
+  const char *blob[] = {"blob"};
+  ck_assert_int_eq(take_stats("enc21", blob, 1, 40, 0, &all, &err), 0);
+  ck_assert_int_eq(take_stats("enc21", blob, 1, 40, 2000, &capped, &err), LNC_ELIMIT);
+  ck_assert_msg(strstr(err.message, LNC_TAKE_LIMIT_TEXT), "%s", err.message);
+  ck_assert_msg(capped.reads * 2 < all.reads, "%llu reads of %llu", (unsigned long long)capped.reads,
+                (unsigned long long)all.reads);
+
+  /* A dataset: 10 rows of fragment 0 and all of fragments 1 and 2, each fragment's part under
+   * the limit, together over it. The third fragment's take gets only what is left. */
+  lnc_dataset *ds = open_ok("multi_v21", 0);
+  size_t n = 0;
+  uint64_t ids[460];
+  for (uint64_t i = 0; i < 10; i++) ids[n++] = i;
+  for (uint64_t i = 300; i < 750; i++) ids[n++] = i;
+  const char *sl[] = {"s", "l"};
+  struct ArrowSchema sch;
+  struct ArrowArray arr;
+  memset(&all, 0, sizeof all);
+  ck_assert_int_eq(lnc_dataset_take_ex(ds, ids, n, sl, 2, NULL, &sch, &arr, &all, &err), 0);
+  arr.release(&arr);
+  sch.release(&sch);
+  struct lnc_take_options o = {.max_bytes = 8000};
+  memset(&capped, 0, sizeof capped);
+  ck_assert_int_eq(lnc_dataset_take_ex(ds, ids, n, sl, 2, &o, &sch, &arr, &capped, &err), LNC_ELIMIT);
+  ck_assert_msg(strstr(err.message, "460 rows asked for hold over 8000 bytes"), "%s", err.message);
+  ck_assert_msg(capped.bytes_decoded < all.bytes_decoded, "decoded %llu of %llu bytes",
+                (unsigned long long)capped.bytes_decoded, (unsigned long long)all.bytes_decoded);
+  lnc_dataset_close(ds);
+}
+END_TEST
+
 START_TEST(test_take_threads) {
   lnc_dataset *ds = open_ok("deletions_v21", 0);
   pthread_t th[4];
@@ -799,6 +867,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_take_renamed);
   tcase_add_test(tc, test_take_threads);
   tcase_add_test(tc, test_take_max_bytes);
+  tcase_add_test(tc, test_take_max_bytes_stops_early);
   suite_add_tcase(s, tc);
   return s;
 }
