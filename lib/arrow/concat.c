@@ -213,8 +213,9 @@ static uint64_t fsl_fixed_item(const struct ArrowSchema *child) {
 
 static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t row, int depth) {
   struct ktype t;
-  if (depth > MAX_DEPTH || classify(s, &t, NULL)) return 0; /* the gather reports it */
-  if (s->dictionary) return (uint64_t)t.width;              /* the index; the dictionary goes once */
+  if (depth > MAX_DEPTH || classify(s, &t, NULL)) return 0;                        /* the gather reports it */
+  if (a->n_children != s->n_children || (s->n_children && !a->children)) return 0; /* likewise */
+  if (s->dictionary) return (uint64_t)t.width;                                     /* the index; the dictionary goes once */
   uint64_t r = (uint64_t)a->offset + row, total = 0, w;
   int64_t st, en;
   switch (t.kind) {

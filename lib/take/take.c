@@ -113,11 +113,11 @@ int lnc_proj_schema(const struct lnc_proj *p, int blobs, struct ArrowSchema *out
   return 0;
 }
 
-/* Renames one exported node after its field's id; the names of fields we make up (a blob's
- * descriptor or bytes fields, id -2) are kept. */
+/* Renames one exported node after its field's id; fields with no id of their own (a blob's
+ * descriptor or bytes fields: -1 in the file, -2 where we make them up) keep their names. */
 static int rename_node(const struct lnc_field *f, const struct lnc_colsel *sel, struct ArrowSchema *out,
                        struct lnc_error *err) {
-  if (f->id == -2) return 0;
+  if (f->id < 0) return 0;
   const char *name = sel->rename(sel->ctx, f->id);
   if (!name)
     return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s' (id %d) is in the data file but not in the dataset's schema "
@@ -514,7 +514,7 @@ static void prune_unnamed(struct lnc_proj *p, const struct lnc_colsel *sel) {
   size_t kept = 0;
   for (size_t i = 0; i < p->n_children; i++) {
     struct lnc_proj *c = &p->children[i];
-    if (c->field->id != -2 && !sel->rename(sel->ctx, c->field->id)) {
+    if (c->field->id >= 0 && !sel->rename(sel->ctx, c->field->id)) {
       proj_free(c);
       continue;
     }

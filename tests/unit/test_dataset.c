@@ -815,6 +815,41 @@ START_TEST(test_take_max_bytes_stops_early) {
 }
 END_TEST
 
+/* Blob v2 descriptors through a dataset: their fields have no ids of their own (-1), and the
+ * dataset take once left them out as "dropped from the manifest", which crashed lanced on
+ * GET ...enc22/rows?blobs=descriptors. The dataset's answer equals the file's. */
+START_TEST(test_take_blob_descriptors) {
+  char *path = tsup_fixture_file("enc22");
+  ck_assert_ptr_nonnull(path);
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  lnc_dataset *ds = NULL;
+  ck_assert_msg(lnc_dataset_open("tests/fixtures/data/enc22", 0, &ds, &err) == 0, "%s", err.message);
+  uint64_t ids[] = {0, 1, 2, 1};
+  struct lnc_take_options o = {.blobs = LNC_BLOBS_DESCRIPTORS, .max_bytes = 1 << 20};
+  for (int mode = 0; mode < 2; mode++) {
+    o.blobs = mode ? LNC_BLOBS_DESCRIPTORS : LNC_BLOBS_BYTES;
+    struct ArrowSchema s1, s2;
+    struct ArrowArray a1, a2;
+    ck_assert_msg(lnc_take_ex(f, ids, 4, NULL, 0, &o, &s1, &a1, NULL, &err) == 0, "%s", err.message);
+    ck_assert_msg(lnc_dataset_take_ex(ds, ids, 4, NULL, 0, &o, &s2, &a2, NULL, &err) == 0, "%s", err.message);
+    char *j1 = tsup_json(&s1, &a1), *j2 = tsup_json(&s2, &a2);
+    ck_assert_str_eq(j1, j2);
+    ck_assert_msg(strstr(j2, mode ? "\"blob_id\"" : "\"blob2\""), "%.300s", j2);
+    free(j1);
+    free(j2);
+    a1.release(&a1);
+    s1.release(&s1);
+    a2.release(&a2);
+    s2.release(&s2);
+  }
+  lnc_dataset_close(ds);
+  lnc_file_close(f);
+  free(path);
+}
+END_TEST
+
 START_TEST(test_take_threads) {
   lnc_dataset *ds = open_ok("deletions_v21", 0);
   pthread_t th[4];
@@ -868,6 +903,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_take_threads);
   tcase_add_test(tc, test_take_max_bytes);
   tcase_add_test(tc, test_take_max_bytes_stops_early);
+  tcase_add_test(tc, test_take_blob_descriptors);
   suite_add_tcase(s, tc);
   return s;
 }
