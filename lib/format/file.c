@@ -99,8 +99,8 @@ static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding
   if (!enc || enc->location_case != LANCE__FILE__V2__ENCODING__LOCATION_DIRECT || !enc->direct)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: page encoding is not stored directly",
                     f->name, col, page);
-  Lance__File__V2__AnyMessage *any = lance__file__v2__any_message__unpack(
-      NULL, enc->direct->encoding.len, enc->direct->encoding.data);
+  Lance__File__V2__AnyMessage *any =
+      lnc_pb_unpack(&lance__file__v2__any_message__descriptor, enc->direct->encoding.data, enc->direct->encoding.len);
   if (!any)
     return lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %u: page encoding does not parse",
                     f->name, col, page);
@@ -122,10 +122,10 @@ static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding
     rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: unsupported page encoding type '%s'",
                   f->name, col, page, url);
   } else {
-    *out = lance__encodings21__page_layout__unpack(NULL, any->value.len, any->value.data);
+    *out = lnc_pb_unpack(&lance__encodings21__page_layout__descriptor, any->value.data, any->value.len);
     if (!*out)
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %u: PageLayout does not parse",
-                    f->name, col, page);
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %u: PageLayout does not parse (or nests over %d levels)",
+                    f->name, col, page, LNC_PB_MAX_DEPTH);
   }
   lance__file__v2__any_message__free_unpacked(any, NULL);
   return rc;
@@ -133,7 +133,7 @@ static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding
 
 static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, size_t len,
                        struct lnc_error *err) {
-  Lance__File__V2__ColumnMetadata *cm = lance__file__v2__column_metadata__unpack(NULL, len, bytes);
+  Lance__File__V2__ColumnMetadata *cm = lnc_pb_unpack(&lance__file__v2__column_metadata__descriptor, bytes, len);
   if (!cm) return lnc_errf(err, LNC_ECORRUPT, "%s: column %u: metadata does not parse", f->name, ci);
   struct lnc_column *c = &f->columns[ci];
   int rc = 0;
@@ -358,7 +358,7 @@ static int read_descriptor(struct lnc_file *f, const struct footer *ft, const ui
   if (!gb0) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   int rc = lnc_file_pread(f, gb0, gb0_len, gb0_off, err);
   if (!rc) {
-    *fdsc = lance__file__file_descriptor__unpack(NULL, gb0_len, gb0);
+    *fdsc = lnc_pb_unpack(&lance__file__file_descriptor__descriptor, gb0, gb0_len);
     if (!*fdsc) rc = lnc_errf(err, LNC_ECORRUPT, "%s: the file descriptor (global buffer 0) does not parse", f->name);
   }
   free(gb0);

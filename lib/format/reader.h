@@ -11,6 +11,12 @@
 #include "lance/file.pb-c.h"
 #include "lance/file2.pb-c.h"
 
+/* Unpacks a protobuf message read from a file (pbdepth.c): NULL when it does not parse or
+ * nests deeper than LNC_PB_MAX_DEPTH messages (protobuf-c recurses per level with no bound).
+ * Freed with the message type's free_unpacked. */
+#define LNC_PB_MAX_DEPTH 64
+void *lnc_pb_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len);
+
 /* Arrow type of a field, as far as the reader needs to know it. */
 
 struct lnc_field {

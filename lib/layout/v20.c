@@ -77,9 +77,10 @@ int lnc_v20_parse_page(struct lnc_file *f, uint32_t col, uint32_t page, const ui
   if (!s) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   pg->enc20 = s;
   pg->kind = LNC_LAYOUT_V20;
-  s->enc = lance__encodings__array_encoding__unpack(NULL, len, data);
+  s->enc = lnc_pb_unpack(&lance__encodings__array_encoding__descriptor, data, len);
   if (!s->enc)
-    return lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %u: ArrayEncoding does not parse", f->name, col, page);
+    return lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %u: ArrayEncoding does not parse (or nests over %d levels)",
+                    f->name, col, page, LNC_PB_MAX_DEPTH);
   return 0;
 }
 

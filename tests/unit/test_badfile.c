@@ -7,6 +7,7 @@
 #include "lance/file2.pb-c.h"
 #include "lance/file.pb-c.h"
 #include "lance/encodings20.pb-c.h"
+#include "format/reader.h"
 #include "support/support.h"
 #include <check.h>
 #include <stdbool.h>
@@ -860,11 +861,54 @@ START_TEST(test_not_a_file) {
 }
 END_TEST
 
+/* A page encoding nested thousands of levels deep (ArrayEncoding → Nullable → NoNull → ...)
+ * once overflowed the stack inside protobuf-c's unpack; lnc_pb_unpack refuses it before
+ * unpacking, and still unpacks a shallow one. Built inside out from the leaf
+ * AE{flat(1): Flat{bits_per_value(1): 32}}, each level AE{nullable(2): Nullable{no_nulls(1):
+ * NoNull{values(1): AE}}}. */
+static uint8_t *nested_encoding(size_t levels, size_t *len) {
+  size_t cap = 16 + levels * 3 * 6, n;
+  uint8_t *b = malloc(cap);
+  ck_assert_ptr_nonnull(b);
+  const uint8_t leaf[] = {0x0a, 0x02, 0x08, 0x20};
+  memcpy(b + cap - sizeof leaf, leaf, sizeof leaf);
+  n = sizeof leaf;
+  for (size_t i = 0; i < 3 * levels; i++) {
+    uint8_t hdr[6];
+    size_t h = 0, v = n;
+    hdr[h++] = i % 3 == 2 ? 0x12 : 0x0a; /* NoNull.values, Nullable.no_nulls, AE.nullable */
+    do {
+      hdr[h++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+      v >>= 7;
+    } while (v);
+    memcpy(b + cap - n - h, hdr, h);
+    n += h;
+  }
+  memmove(b, b + cap - n, n);
+  *len = n;
+  return b;
+}
+
+START_TEST(test_pb_nesting_bounded) {
+  size_t len;
+  uint8_t *b = nested_encoding(3, &len);
+  Lance__Encodings__ArrayEncoding *ae = lnc_pb_unpack(&lance__encodings__array_encoding__descriptor, b, len);
+  ck_assert_ptr_nonnull(ae);
+  ck_assert_int_eq(ae->array_encoding_case, LANCE__ENCODINGS__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE);
+  lance__encodings__array_encoding__free_unpacked(ae, NULL);
+  free(b);
+  b = nested_encoding(100000, &len); /* 300,000 messages in about 1 MB */
+  ck_assert_ptr_null(lnc_pb_unpack(&lance__encodings__array_encoding__descriptor, b, len));
+  free(b);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("badfile");
   TCase *tc = tcase_create("open");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_truncated_short);
+  tcase_add_test(tc, test_pb_nesting_bounded);
   tcase_add_test(tc, test_truncated_middle);
   tcase_add_test(tc, test_truncated_keep_footer);
   tcase_add_test(tc, test_bad_magic);
