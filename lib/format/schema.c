@@ -252,6 +252,10 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
     char inner_lt[256];
     memcpy(inner_lt, inner, il);
     inner_lt[il] = 0;
+    /* Assembly serves fixed-size lists of fixed-width items only; nested ones are refused here,
+     * before the dimensions multiply (three of 2^21 made 2^63 items per value). */
+    if (strncmp(inner_lt, "fixed_size_list:", 16) == 0)
+      return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size list of fixed-size lists", fld->name);
     snprintf(buf, sizeof buf, "+w:%ld", n);
     int frc = set_format(fld, buf, err);
     if (frc) return frc;

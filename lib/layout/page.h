@@ -50,6 +50,13 @@ struct lnc_page_job {
   void *plan; /* layout-specific */
 };
 
+/* Read rounds a page job may take. A 2.0 leaf under k lists needs a dependent read per list
+ * level (each level's offsets locate the next one's), two more for strings (offsets, then
+ * bytes) and one for a dictionary; schemas nest at most 64 deep (format/schema.c). A page
+ * still asking for reads after this many is damaged. (It was 8: list^7<utf8> written by Lance
+ * failed with "page reads did not settle".) */
+#define LNC_PAGE_MAX_ROUNDS (64 + 8)
+
 int lnc_page_plan(struct lnc_page_job *j);
 int lnc_page_advance(struct lnc_page_job *j);
 int lnc_page_decode(struct lnc_page_job *j);

@@ -604,6 +604,7 @@ static int dec_bfnn(struct v20_at *A, const Lance__Encodings__BitpackedForNonNeg
   if (W && (rc = fetch(A->J, A->pg, page_buffer(bp->buffer), b0 * block_bytes, (b1 - b0 + 1) * block_bytes, &p)))
     return rc;
   size_t w = (size_t)(T / 8);
+  if (count > LNC_ENC_MAX_DECOMPRESSED / w) return bad(A, "BitpackedForNonNeg: too many values"); /* 0 bits read nothing */
   uint8_t *d = aalloc(A, (size_t)count * w);
   if (!d) return oom(A);
   for (uint64_t i = 0; i < count; i++) {
@@ -617,13 +618,16 @@ static int dec_bfnn(struct v20_at *A, const Lance__Encodings__BitpackedForNonNeg
 
 static int dec_constant(struct v20_at *A, const Lance__Encodings__Constant *k, uint64_t count, struct v20_out *o) {
   size_t len = k->value.len;
+  /* A few bytes of file may stand for billions of values: count against the same bound as
+   * every other decoder's output, offsets included. */
+  uint64_t per = len + (A->variable ? sizeof(uint64_t) : 0); /* bytes per value, offsets included */
+  if (per && count > LNC_ENC_MAX_DECOMPRESSED / per) return bad(A, "Constant values too large");
   if (A->variable) {
-    if (count > LNC_ENC_MAX_DECOMPRESSED / (len ? len : 1)) return bad(A, "Constant values too large");
     uint64_t *off = aalloc(A, (size_t)(count + 1) * sizeof *off);
-    uint8_t *d = aalloc(A, (size_t)count * len);
+    uint8_t *d = aalloc(A, len ? (size_t)count * len : 1);
     if (!off || !d) return oom(A);
     for (uint64_t i = 0; i <= count; i++) off[i] = i * len;
-    for (uint64_t i = 0; i < count; i++) memcpy(d + i * len, k->value.data, len);
+    for (uint64_t i = 0; len && i < count; i++) memcpy(d + i * len, k->value.data, len);
     o->v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = count, .data = d, .data_len = (size_t)count * len, .offsets = off};
     return 0;
   }
@@ -651,6 +655,9 @@ static int dec_fsl(struct v20_at *A, const Lance__Encodings__FixedSizeList *fl, 
     io.v.bits = 0;
   }
   if (io.v.kind != LNC_VALUES_FIXED) return bad(A, "FixedSizeList of variable-width items");
+  /* The items' validity has a bit per item of this list; items that are lists themselves
+   * would need one per inner item (stream.c reads n * fsl_dim bits). */
+  if (io.valid && io.v.fsl_dim > 1) return bad(A, "FixedSizeList of nullable fixed-size lists");
   o->v = io.v;
   o->v.n = count;
   o->v.fsl_dim = dim * (io.v.fsl_dim ? io.v.fsl_dim : 1);
@@ -775,7 +782,7 @@ static void job_free(struct v20_job *J) {
 
 /* Runs dec() to completion with blocking reads (prepare time only). */
 static int dec_sync(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t count, struct v20_out *o) {
-  for (int round = 0; round < 8; round++) {
+  for (int round = 0; round < LNC_PAGE_MAX_ROUNDS; round++) {
     int rc = dec(A, e, start, count, o, 0);
     if (rc != V20_MISS) return rc;
     struct lnc_read *reads;

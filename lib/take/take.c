@@ -437,7 +437,7 @@ static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena 
                     const struct lnc_take_env *env, size_t n, uint64_t max_bytes, struct lnc_take_stats *stats,
                     struct lnc_error *err) {
   int rc = 0;
-  for (int round = 0; round < 8 && !rc; round++) {
+  for (int round = 0; round < LNC_PAGE_MAX_ROUNDS && !rc; round++) {
     size_t total = 0;
     for (size_t k = 0; k < jobs->n; k++) total += jobs->v[k].nreads;
     if (!total) break;

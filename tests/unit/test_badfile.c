@@ -652,6 +652,10 @@ START_TEST(test_v20_encodings_that_lie) {
       /* a width of 2^32 + 64 bits passed a check made on its low 32 bits */
       {bitpacked20(false, 8, (1ull << 32) + 64), "Bitpacked widths are invalid"},
       {bitpacked20(true, 0, (1ull << 32) + 64), "BitpackedForNonNeg widths are invalid"},
+      /* a 4 KB constant under a list of 2^20: 4 GiB for one row (was allocated, 17 s) */
+      {fsl20(1u << 20, constant20(4096)), "Constant values too large"},
+      /* 0-bit values read nothing, yet 2^28 of them were allocated 8 bytes each */
+      {fsl20(1u << 20, fsl20(256, bitpacked20(true, 0, 64))), "BitpackedForNonNeg: too many values"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     size_t len;
