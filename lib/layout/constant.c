@@ -86,6 +86,13 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
   }
   if (has_scalar && (rc = read_buf(c, pg, s, 0, &scalar))) goto fail;
   if (nb >= lev_at + 2) {
+    /* The row count is the file's word, and levels index rows (row_start below): bound it
+     * like any decoder's output before decoding them (a 268 KB file of 2^28 rows once took
+     * 3 GB here). */
+    if (pg->rows >= LNC_ENC_MAX_DECOMPRESSED / sizeof *s->row_start) {
+      rc = lnc_page_err(c, LNC_ECORRUPT, "constant page of %llu rows with levels", (unsigned long long)pg->rows);
+      goto fail;
+    }
     struct lnc_slice rep_raw, def_raw;
     if ((rc = read_buf(c, pg, s, lev_at, &rep_raw)) || (rc = read_buf(c, pg, s, lev_at + 1, &def_raw))) goto fail;
     uint64_t nrep = cl->num_rep_values, ndef = cl->num_def_values;

@@ -862,7 +862,22 @@ struct v20_walk {
   uint32_t first_list;              /* layer (innermost = 0) of the innermost list, or D */
   struct lnc_leafrows *out;         /* NULL: a dry run that only notes reads */
   bool variable;
+  uint64_t visits; /* list slots and items walked, against V20_MAX_WALK */
 };
+
+/* List slots and items one page job may walk. List offsets may be a Constant, so a few bytes
+ * of file can claim billions of items per row (a 1 MB file: 16 minutes and 85 GB to walk).
+ * Walking costs about 20 bytes and 100 ns a slot here: 2^24 slots are ~330 MB and ~1.5 s,
+ * and 2^24 values of 4 bytes are already over the default max_response_bytes. */
+#define V20_MAX_WALK ((uint64_t)1 << 24)
+static int walked(struct v20_walk *W, uint64_t n) {
+  if (n <= V20_MAX_WALK - W->visits) {
+    W->visits += n;
+    return 0;
+  }
+  return lnc_page_err(W->J->c, LNC_ELIMIT, "the rows asked for hold more than %llu list items; ask for fewer rows",
+                      (unsigned long long)V20_MAX_WALK);
+}
 
 static int push(struct v20_walk *W, uint16_t rep, uint16_t def) {
   if (!W->out || !W->J->c->levels) return 0;
@@ -937,18 +952,22 @@ static int leaf_values(struct v20_walk *W, uint64_t pos, uint64_t count, uint16_
 /* Field path[k] at column position pos, its first level carrying repetition rep. */
 static int walk(struct v20_walk *W, uint32_t k, uint64_t pos, uint16_t rep) {
   const struct lnc_field *f = W->path[k];
+  int rc = walked(W, 1);
+  if (rc) return rc;
   if (k == W->D - 1) return leaf_values(W, pos, 1, rep, rep);
   if (f->type == LNC_AT_STRUCT) return walk(W, k + 1, pos, rep); /* 2.0 stores no struct validity */
   uint32_t layer = W->D - 1 - k, m = 0;
   for (uint32_t x = 0; x <= k; x++) m += W->path[x]->type == LNC_AT_LIST || W->path[x]->type == LNC_AT_LARGE_LIST;
   uint64_t s = 0, e = 0;
   bool valid = false;
-  int rc = list_range(W, f, pos, &s, &e, &valid);
-  if (rc) return rc;
+  if ((rc = list_range(W, f, pos, &s, &e, &valid))) return rc;
   if (!valid) return push(W, rep, (uint16_t)(1 + 2 * layer));
   if (s == e) return push(W, rep, (uint16_t)(2 + 2 * layer));
   uint16_t inner = (uint16_t)(W->lists - m);
-  if (k + 1 == W->D - 1) return leaf_values(W, s, e - s, rep, inner); /* items of a leaf: one range */
+  if (k + 1 == W->D - 1) { /* items of a leaf: one range */
+    if ((rc = walked(W, e - s))) return rc;
+    return leaf_values(W, s, e - s, rep, inner);
+  }
   int miss = 0;
   for (uint64_t q = s; q < e; q++) {
     rc = walk(W, k + 1, q, q == s ? rep : inner);
