@@ -424,6 +424,10 @@ LNC_API int lnc_json_str(struct lnc_buf *out, const char *s, size_t n);
 /* JSON body: {"num_rows":K,"columns":[...],"rows":[{...},...]} per docs/json-rows.md. */
 LNC_API int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
                             struct lnc_buf *out, struct lnc_error *err);
+/* As lnc_encode_json, failing with LNC_ELIMIT (out unchanged) once the body passes max_len
+ * bytes (0 = no bound): checked row by row, so it stops within a row of the bound. */
+LNC_API int lnc_encode_json_max(const struct ArrowSchema *schema, const struct ArrowArray *array, size_t max_len,
+                                struct lnc_buf *out, struct lnc_error *err);
 /* Arrow IPC stream: schema message, one record batch, end-of-stream marker. */
 LNC_API int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
                                  struct lnc_buf *out, struct lnc_error *err);

@@ -177,8 +177,9 @@ struct ld_file_info {
 };
 int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
                         struct ld_err *e);
-/* Encodes with the shared liblance encoders (JSON rows, Arrow IPC), appending to out. */
-int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a,
+/* Encodes with the shared liblance encoders (JSON rows, Arrow IPC), appending to out. JSON
+ * stops with a 413 once it passes max_len (0 = no bound). */
+int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a, size_t max_len,
                       struct lnc_buf *out, struct ld_err *e);
 uint64_t ld_service_open_handles(void);
 

@@ -451,6 +451,13 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
     case K_U64: u64[r] = v.u; break;
     case K_F64: f64[r] = v.d; break;
     case K_STR:
+      /* protobuf-c packs a string field by strlen (and pbjson.c measures it so): a U+0000,
+       * valid in utf8, would silently cut the value. Such columns are served as Arrow only. */
+      if (v.len && memchr(v.p, 0, v.len))
+        return ld_errf(e, 501, "unimplemented",
+                       "column %s holds a string with a NUL character (row %lld), which the protobuf format "
+                       "cannot carry here; use Arrow",
+                       col->name, (long long)r);
       if (!(strs[r] = pool_alloc(pl, v.len + 1))) return ld_errf(e, 503, "resource_exhausted", "out of memory");
       if (v.len) memcpy(strs[r], v.p, v.len);
       break;
@@ -534,7 +541,7 @@ int ld_proto_take_response(const struct ld_take_result *t, int format, bool json
         goto out;
     }
   } else {
-    if ((rc = ld_service_encode(LD_F_ARROW, &t->schema, &t->array, &ipc, e) ? e->http : 0)) goto out;
+    if ((rc = ld_service_encode(LD_F_ARROW, &t->schema, &t->array, 0, &ipc, e) ? e->http : 0)) goto out;
     resp.arrow_ipc.data = ipc.data;
     resp.arrow_ipc.len = ipc.len;
   }

@@ -409,7 +409,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   ld_metrics_rows(q.n, &t.stats);
   int rc = fmt == LD_F_PROTO ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
                                                       &out->body, &e)
-                             : ld_service_encode(fmt, &t.schema, &t.array, &out->body, &e);
+                             : ld_service_encode(fmt, &t.schema, &t.array, r->lim.max_response, &out->body, &e);
   t.array.release(&t.array);
   t.schema.release(&t.schema);
   if (rc) goto fail;

@@ -274,11 +274,18 @@ int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file
   return 0;
 }
 
-int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a,
+int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a, size_t max_len,
                       struct lnc_buf *out, struct ld_err *e) {
   struct lnc_error le = {0};
-  int rc = format == LD_F_ARROW ? lnc_encode_arrow_ipc(s, a, out, &le)
-                                : lnc_encode_json(s, a, out, &le);
+  /* JSON can be tens of times the take's Arrow bound (a boolean: a bit there, "false," here):
+   * stopped as it passes max_len rather than built whole and then refused. Arrow IPC is the
+   * take's layout, which the take already bounded. */
+  int rc = format == LD_F_ARROW ? lnc_encode_arrow_ipc(s, a, out, &le) : lnc_encode_json_max(s, a, max_len, out, &le);
+  if (rc == LNC_ELIMIT && max_len) {
+    ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%zu): %.300s; ask for fewer ids or columns",
+            max_len, le.message);
+    return -1;
+  }
   if (rc) {
     ld_err_from_lnc(e, &le);
     return -1;

@@ -1175,6 +1175,11 @@ static void resolve_keys(struct jctx *c) {
 
 int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *array,
                     struct lnc_buf *out, struct lnc_error *err) {
+  return lnc_encode_json_max(schema, array, 0, out, err);
+}
+
+int lnc_encode_json_max(const struct ArrowSchema *schema, const struct ArrowArray *array, size_t max_len,
+                        struct lnc_buf *out, struct lnc_error *err) {
   int rc = lnc_arrow_validate(schema, array, err);
   if (rc) return rc;
   if (strcmp(schema->format, "+s") != 0 || schema->dictionary)
@@ -1219,6 +1224,13 @@ int lnc_encode_json(const struct ArrowSchema *schema, const struct ArrowArray *a
       if ((rc = put_value(&c, ch, j))) goto done;
     }
     if ((rc = lnc_buf_putc(out, '}'))) goto done;
+    /* Checked a row at a time: a boolean is a bit in Arrow and 6 bytes here, a control
+     * character one byte and six, so the body can be tens of times the take's own bound. */
+    if (max_len && out->len - start > max_len) {
+      rc = lnc_errf(err, LNC_ELIMIT, "json: the body passes %zu bytes at row %lld of %lld", max_len, (long long)r + 1,
+                    (long long)nrows);
+      goto done;
+    }
   }
   rc = lnc_buf_append(out, "]}", 2);
 done:

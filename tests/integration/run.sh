@@ -153,6 +153,13 @@ if [[ -n $FILE ]]; then
   expect "connect not found" 404 "$URL/lanced.v1.RowService/Take" -X POST -H 'Content-Type: application/json' -d '{"path":"nope.lance","ids":[1]}'
   grep -q '"code":"not_found"' "$WORK/body" && ok "connect error body" || bad "connect error body" "$(cat "$WORK/body")"
 fi
+# utf8 values holding U+0000: JSON escapes them, protobuf refuses them (it would cut them at the NUL).
+expect "NUL in a string, JSON" 200 "$URL/files/data/strnul21/rows?ids=0,1&format=json"
+grep -qF '"s":"a\u0000b0"' "$WORK/body" && ok "NUL escaped in JSON" || bad "NUL escaped in JSON" "$(head -c 200 "$WORK/body")"
+expect "NUL in a string, protobuf" 501 "$URL/files/data/strnul21/rows?ids=0,1&format=proto"
+expect "NUL in a string, Connect FORMAT_PROTO" 501 "$URL/lanced.v1.RowService/Take" -X POST -H 'Content-Type: application/json' \
+  -d '{"path":"data/strnul21","ids":[0,2],"format":"FORMAT_PROTO"}'
+expect "NUL-free rows of it, protobuf" 200 "$URL/files/data/strnul21/rows?ids=2,3&format=proto"
 
 # ---- paths -------------------------------------------------------------------------------------
 expect "dotdot" 400 "$URL/files/../etc/passwd" --path-as-is

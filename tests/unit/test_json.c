@@ -131,6 +131,31 @@ START_TEST(test_bool_null) {
 }
 END_TEST
 
+/* lnc_encode_json_max stops once the body passes its bound, leaving out as it was: 4,096
+ * booleans are 512 bytes of Arrow and 40 KB of JSON. */
+START_TEST(test_json_max_len) {
+  static uint8_t bits[512];
+  memset(bits, 0x55, sizeof bits);
+  struct ArrowSchema *col = tb_schema("b", "x", 0), *s;
+  struct ArrowArray *arr = tb_primn(4096, 0, NULL, bits), *a;
+  tb_batch(1, &col, &arr, 4096, &s, &a);
+  struct lnc_buf out = {0};
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_json_str(&out, "p", 1), 0); /* something before: kept */
+  size_t before = out.len;
+  ck_assert_int_eq(lnc_encode_json_max(s, a, 0, &out, &err), 0);
+  size_t whole = out.len - before;
+  ck_assert_uint_gt(whole, 40000);
+  out.len = before;
+  ck_assert_int_eq(lnc_encode_json_max(s, a, whole, &out, &err), 0); /* exactly enough: the bound is inclusive */
+  out.len = before;
+  ck_assert_int_eq(lnc_encode_json_max(s, a, 4096, &out, &err), LNC_ELIMIT);
+  ck_assert_msg(strstr(err.message, "passes 4096 bytes"), "%s", err.message);
+  ck_assert_uint_eq(out.len, before);
+  lnc_buf_free(&out);
+}
+END_TEST
+
 START_TEST(test_float64) {
   static const double v[] = {0.1, 1.5, 100, 1e21, 1e-7, 123456789012345680000.0,
                              5e-324, -0.0, 0.0, 1e20, 1.5e-7, 0.000001,
@@ -382,6 +407,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_json_str_utf8);
   tcase_add_test(tc, test_ints);
   tcase_add_test(tc, test_bool_null);
+  tcase_add_test(tc, test_json_max_len);
   tcase_add_test(tc, test_float64);
   tcase_add_test(tc, test_float32);
   tcase_add_test(tc, test_float16);
