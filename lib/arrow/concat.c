@@ -211,7 +211,16 @@ static uint64_t fsl_fixed_item(const struct ArrowSchema *child) {
   return !child->dictionary && !classify(child, &ct, NULL) && ct.kind == K_FIXED ? (uint64_t)ct.width : 0;
 }
 
-static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t row, int depth) {
+/* Adds n to *items (saturating). */
+static void add_items(uint64_t *items, uint64_t n) { *items = sat_add(*items, n); }
+
+static bool is_plain_bool(const struct ArrowSchema *s) {
+  struct ktype t;
+  return !s->dictionary && !classify(s, &t, NULL) && t.kind == K_BOOL;
+}
+
+static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t row, int depth,
+                          uint64_t *items) {
   struct ktype t;
   if (depth > MAX_DEPTH || classify(s, &t, NULL)) return 0;                        /* the gather reports it */
   if (a->n_children != s->n_children || (s->n_children && !a->children)) return 0; /* likewise */
@@ -220,7 +229,7 @@ static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *
   int64_t st, en;
   switch (t.kind) {
   case K_NULL:
-  case K_BOOL: return 0; /* a bit: under a byte */
+  case K_BOOL: return 0; /* a bit: under a byte (lists of them count theirs below) */
   case K_FIXED: return (uint64_t)t.width;
   case K_VAR32:
   case K_VAR64:
@@ -231,25 +240,31 @@ static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *
   case K_FSL:
     if (t.kind == K_FSL) {
       st = (int64_t)r * t.width, en = st + t.width;
-      if ((w = fsl_fixed_item(s->children[0]))) /* a vector: no per-item walk */
-        return (uint64_t)t.width * w;
     } else {
       var_range(a, r, t.kind == K_LIST64, &st, &en);
       total = 4;
     }
+    if (en <= st) return total;
+    add_items(items, (uint64_t)(en - st));
+    if (t.kind == K_FSL && (w = fsl_fixed_item(s->children[0]))) /* a vector: no per-item walk */
+      return (uint64_t)t.width * w;
+    if (is_plain_bool(s->children[0])) /* bits: a byte per 8 items, no per-item walk */
+      return total + (uint64_t)(en - st) / 8;
     for (int64_t k = st; k < en && total != UINT64_MAX; k++)
-      total = sat_add(total, row_bytes(s->children[0], a->children[0], (uint64_t)k, depth + 1));
+      total = sat_add(total, row_bytes(s->children[0], a->children[0], (uint64_t)k, depth + 1, items));
     return total;
   case K_STRUCT:
     for (int64_t c = 0; c < s->n_children; c++)
-      total = sat_add(total, row_bytes(s->children[c], a->children[c], r, depth + 1));
+      total = sat_add(total, row_bytes(s->children[c], a->children[c], r, depth + 1, items));
     return total;
   }
   return 0;
 }
 
-uint64_t lnc_arrow_row_bytes(const struct ArrowSchema *schema, const struct ArrowArray *a, uint64_t row) {
-  return schema && a && row < (uint64_t)a->length ? row_bytes(schema, a, row, 0) : 0;
+uint64_t lnc_arrow_row_bytes(const struct ArrowSchema *schema, const struct ArrowArray *a, uint64_t row,
+                             uint64_t *items) {
+  uint64_t scratch = 0;
+  return schema && a && row < (uint64_t)a->length ? row_bytes(schema, a, row, 0, items ? items : &scratch) : 0;
 }
 
 /* Dictionary-encoded parts (each with its own dictionary): the rows' values are gathered from

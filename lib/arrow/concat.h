@@ -23,10 +23,12 @@ int lnc_arrow_gather_multi(const struct ArrowSchema *schema, const struct ArrowA
 
 /* A lower bound of the bytes row `row` of a (logical) takes in Arrow's layout once gathered:
  * values, 4-byte offsets, its children's rows; a dictionary row its index only (the dictionary
- * is sent once), a boolean nothing, validity nothing. For refusing a gather before it runs (a
- * request naming one large row many times) only when the answer must exceed the limit.
- * Saturates at UINT64_MAX. */
-uint64_t lnc_arrow_row_bytes(const struct ArrowSchema *schema, const struct ArrowArray *a, uint64_t row);
+ * is sent once), a boolean nothing (a list of them a byte per 8), validity nothing. For
+ * refusing a gather before it runs (a request naming one large row many times) only when the
+ * answer must exceed the limit. Saturates at UINT64_MAX. *items (when not NULL) grows by the
+ * row's list and fixed-size-list items, which the gather references one by one. */
+uint64_t lnc_arrow_row_bytes(const struct ArrowSchema *schema, const struct ArrowArray *a, uint64_t row,
+                             uint64_t *items);
 
 /* All rows of parts[0], then all of parts[1], ... */
 int lnc_arrow_concat(const struct ArrowSchema *schema, const struct ArrowArray *const *parts,

@@ -344,7 +344,7 @@ static uint64_t part_bytes(const struct take_state *st, size_t k) {
   for (size_t c = 0; c < st->ncols; c++) {
     if (!st->cols[c].parts[k]) continue;
     for (size_t r = 0; r < st->nrows[k]; r++) {
-      uint64_t b = lnc_arrow_row_bytes(st->cols[c].schema, st->cols[c].parts[k], r);
+      uint64_t b = lnc_arrow_row_bytes(st->cols[c].schema, st->cols[c].parts[k], r, NULL);
       total = total + b < total ? UINT64_MAX : total + b;
     }
   }
@@ -352,33 +352,44 @@ static uint64_t part_bytes(const struct take_state *st, size_t k) {
 }
 
 /* The answer in request order against opts->max_bytes, before the gathers build it: each
- * part's rows are sized once (lnc_arrow_row_bytes), then counted as often as they are asked
- * for. The parts themselves were bounded by their own takes; their copies were not. */
+ * part's rows are sized once (lnc_arrow_row_bytes: bytes, and list items, which the gather
+ * references one by one: lnc_take_max_items), then counted as often as they are asked for.
+ * The parts themselves were bounded by their own takes; their copies were not. */
 static int check_answer_size(const lnc_dataset *ds, const struct take_state *st, size_t n, uint64_t max_bytes,
                              struct lnc_error *err) {
   size_t nu = 0;
   for (size_t k = 0; k < st->nparts; k++) nu += st->nrows[k];
-  uint64_t *size = malloc((nu ? nu : 1) * sizeof *size);
+  uint64_t *size = malloc((nu ? nu : 1) * sizeof *size), *items = malloc((nu ? nu : 1) * sizeof *items);
   size_t *base = malloc((st->nparts ? st->nparts : 1) * sizeof *base);
-  if (!size || !base) {
+  if (!size || !items || !base) {
     free(size);
+    free(items);
     free(base);
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   }
-  uint64_t total = 0;
-  for (size_t c = 0; c < st->ncols && total <= max_bytes; c++) {
+  uint64_t total = 0, nitems = 0, max_items = lnc_take_max_items(max_bytes);
+  for (size_t c = 0; c < st->ncols && total <= max_bytes && nitems <= max_items; c++) {
     for (size_t k = 0, at = 0; k < st->nparts; at += st->nrows[k], k++) {
       base[k] = at;
-      for (size_t r = 0; r < st->nrows[k]; r++) size[at + r] = lnc_arrow_row_bytes(st->cols[c].schema, st->cols[c].parts[k], r);
+      for (size_t r = 0; r < st->nrows[k]; r++) {
+        items[at + r] = 0;
+        size[at + r] = lnc_arrow_row_bytes(st->cols[c].schema, st->cols[c].parts[k], r, &items[at + r]);
+      }
     }
-    for (size_t i = 0; i < n && total <= max_bytes; i++) {
-      uint64_t b = size[base[st->refs[i].part] + st->refs[i].row];
-      total = total + b < total ? UINT64_MAX : total + b;
+    for (size_t i = 0; i < n && total <= max_bytes && nitems <= max_items; i++) {
+      size_t at = base[st->refs[i].part] + st->refs[i].row;
+      total = total + size[at] < total ? UINT64_MAX : total + size[at];
+      nitems = nitems + items[at] < nitems ? UINT64_MAX : nitems + items[at];
     }
   }
   free(size);
+  free(items);
   free(base);
-  return total > max_bytes ? over_limit(ds, n, max_bytes, err) : 0;
+  if (total > max_bytes) return over_limit(ds, n, max_bytes, err);
+  if (nitems > max_items)
+    return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu " LNC_TAKE_ITEMS_TEXT ", " LNC_TAKE_LIMIT_TEXT,
+                    ds->name, n, (unsigned long long)max_items);
+  return 0;
 }
 
 int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t *ids, size_t n,

@@ -401,17 +401,21 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
  * booleans as bits, a dictionary column as a byte of index per value (its dictionary, sent
  * once, not counted). Saturates rather than wraps. */
 static uint64_t rows_bytes(const struct lnc_field *leaf, const struct lnc_leafrows *r, const uint32_t *perm, size_t from,
-                           size_t to) {
+                           size_t to, uint64_t *items) {
   const struct lnc_valbuf *v = &r->values;
   bool dict = leaf->dict_index[0] != 0;
-  uint64_t total = 0, bits = 0, item_bits;
-  if (__builtin_mul_overflow((uint64_t)v->bits, v->items_per_value ? v->items_per_value : 1, &item_bits))
-    return UINT64_MAX;
+  uint64_t total = 0, bits = 0, item_bits, ipv = v->items_per_value ? v->items_per_value : 1;
+  if (__builtin_mul_overflow((uint64_t)v->bits, ipv, &item_bits)) return UINT64_MAX;
   for (size_t i = from; i < to; i++) {
     uint64_t k = perm ? perm[i] : i;
     uint64_t a = r->row_val ? r->row_val[k] : k, b = r->row_val ? r->row_val[k + 1] : k + 1, row;
     if (b > v->n) b = v->n;
     if (a > b) a = b;
+    if (items) { /* levels or values, whichever the row has more of (saturating) */
+      uint64_t lv = r->row_lev ? r->row_lev[k + 1] - r->row_lev[k] : 0, vi = (b - a) * ipv;
+      uint64_t mine = lv > vi ? lv : vi;
+      *items = *items + mine < *items ? UINT64_MAX : *items + mine;
+    }
     if (dict || v->kind == LNC_VALUES_VARIABLE) {
       row = dict ? b - a : (v->offsets ? v->offsets[b] - v->offsets[a] : 0) + 4 * (b - a);
       if (__builtin_add_overflow(total, row, &total)) return UINT64_MAX;
@@ -461,7 +465,7 @@ static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena 
     else
       rc = lnc_page_decode(j);
     if (rc || !max_bytes || j->c.leaf->blob) continue;
-    uint64_t more = rows_bytes(j->c.leaf, j->out, NULL, before, j->out->n_rows);
+    uint64_t more = rows_bytes(j->c.leaf, j->out, NULL, before, j->out->n_rows, NULL);
     if (__builtin_add_overflow(decoded, more, &decoded) || decoded > max_bytes) rc = over_limit(f, n, max_bytes, err);
   }
   for (size_t k = 0; k < jobs->n; k++) lnc_page_release(&jobs->v[k]);
@@ -684,7 +688,7 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
 static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct take_state *t,
                           size_t n, int blobs, uint64_t max_bytes, struct lnc_take_stats *stats,
                           struct lnc_error *err) {
-  uint64_t total = 0;
+  uint64_t total = 0, items = 0;
   for (uint32_t c = 0; c < f->n_columns; c++) {
     if (!t->need[c]) continue;
     const struct lnc_field *leaf = f->columns[c].leaf;
@@ -701,8 +705,11 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
       if (rc) return rc;
     }
     if (max_bytes) {
-      uint64_t col = rows_bytes(leaf, &t->rows[c], t->identity ? NULL : t->perm, 0, n);
+      uint64_t col = rows_bytes(leaf, &t->rows[c], t->identity ? NULL : t->perm, 0, n, &items);
       if (__builtin_add_overflow(total, col, &total) || total > max_bytes) return over_limit(f, n, max_bytes, err);
+      if (items > lnc_take_max_items(max_bytes))
+        return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu " LNC_TAKE_ITEMS_TEXT ", " LNC_TAKE_LIMIT_TEXT,
+                        f->name, n, (unsigned long long)lnc_take_max_items(max_bytes));
     }
     if (t->identity) {
       t->final[c] = &t->rows[c];

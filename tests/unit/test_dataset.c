@@ -850,6 +850,41 @@ START_TEST(test_take_blob_descriptors) {
 }
 END_TEST
 
+/* Many copies of one long list<bool> row: 200 x 100,000 items are 2.5 MB of answer but 20
+ * million items to put in order (13-16 bytes of working memory each), refused by the items
+ * bound (lnc_take_max_items) in a file take and in a dataset take; 100 copies pass. */
+START_TEST(test_take_max_items) {
+  char *path = tsup_fixture_file("deep21");
+  ck_assert_ptr_nonnull(path);
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  lnc_dataset *ds = NULL;
+  ck_assert_msg(lnc_dataset_open("tests/fixtures/data/deep21", 0, &ds, &err) == 0, "%s", err.message);
+  uint64_t ids[200];
+  for (int i = 0; i < 200; i++) ids[i] = 7;
+  const char *col[] = {"lbool"};
+  struct lnc_take_options o = {.max_bytes = 64 << 20};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  for (int ds_take = 0; ds_take < 2; ds_take++) {
+    int rc = ds_take ? lnc_dataset_take_ex(ds, ids, 200, col, 1, &o, &s, &a, NULL, &err)
+                     : lnc_take_ex(f, ids, 200, col, 1, &o, &s, &a, NULL, &err);
+    ck_assert_msg(rc == LNC_ELIMIT && strstr(err.message, "list items") && strstr(err.message, LNC_TAKE_LIMIT_TEXT),
+                  "%s take: %s", ds_take ? "dataset" : "file", err.message);
+    rc = ds_take ? lnc_dataset_take_ex(ds, ids, 100, col, 1, &o, &s, &a, NULL, &err)
+                 : lnc_take_ex(f, ids, 100, col, 1, &o, &s, &a, NULL, &err);
+    ck_assert_msg(rc == 0, "%s", err.message);
+    ck_assert_int_eq(a.length, 100);
+    a.release(&a);
+    s.release(&s);
+  }
+  lnc_dataset_close(ds);
+  lnc_file_close(f);
+  free(path);
+}
+END_TEST
+
 START_TEST(test_take_threads) {
   lnc_dataset *ds = open_ok("deletions_v21", 0);
   pthread_t th[4];
@@ -904,6 +939,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_take_max_bytes);
   tcase_add_test(tc, test_take_max_bytes_stops_early);
   tcase_add_test(tc, test_take_blob_descriptors);
+  tcase_add_test(tc, test_take_max_items);
   suite_add_tcase(s, tc);
   return s;
 }
