@@ -48,19 +48,18 @@ static const char *skip_ows(const char *p) {
   return p;
 }
 
-/* Whether the parameters after a coding's name (up to its ',') hold a q of zero, RFC 9110
- * 12.4.2: "; q=0", ";q=0.000", with optional whitespace around the ';' and the '='. */
-static bool q_zero(const char *p) {
+int ld_qvalue(const char *p) {
   for (;;) {
     p = skip_ows(p);
-    if (*p != ';') return false;
+    if (*p != ';') return 1000;
     p = skip_ows(p + 1);
     if ((*p == 'q' || *p == 'Q') && *(p = skip_ows(p + 1)) == '=') {
       p = skip_ows(p + 1);
-      if (*p++ != '0') return false;
+      if (*p != '0' && *p != '1') return 1000; /* not a qvalue: as if absent */
+      int q = (*p++ - '0') * 1000;
       if (*p == '.')
-        while (*++p == '0') {}
-      return !(*p >= '1' && *p <= '9');
+        for (int scale = 100; *++p >= '0' && *p <= '9' && scale; scale /= 10) q += (*p - '0') * scale;
+      return q > 1000 ? 1000 : q;
     }
     while (*p && *p != ';' && *p != ',') p++;
   }
@@ -71,7 +70,7 @@ bool ld_gzip_wanted(const char *accept_encoding, size_t body_len) {
   for (const char *p = accept_encoding; (p = strcasestr(p, "gzip")); p += 4) {
     bool start = p == accept_encoding || p[-1] == ' ' || p[-1] == '\t' || p[-1] == ',';
     char end = p[4];
-    if (start && (!end || end == ',' || end == ';' || end == ' ' || end == '\t')) return !q_zero(p + 4);
+    if (start && (!end || end == ',' || end == ';' || end == ' ' || end == '\t')) return ld_qvalue(p + 4) > 0;
   }
   return false;
 }

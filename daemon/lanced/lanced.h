@@ -347,6 +347,9 @@ struct ld_response { /* what a handler produces; server.c turns it into MHD */
 int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struct ld_err *e);
 /* Whether an Accept-Encoding value takes gzip and body_len is worth compressing. */
 bool ld_gzip_wanted(const char *accept_encoding, size_t body_len);
+/* The q of the parameters after a media range or coding's name (up to its ','), RFC 9110
+ * 12.4.2, in thousandths: "; q=0.5" is 500; 1000 without a q. */
+int ld_qvalue(const char *params);
 int ld_gzip(struct lnc_buf *body); /* in place; -1 (body untouched) on failure */
 /* Where a request is (server.c / dispatch.c). */
 enum ld_stage {

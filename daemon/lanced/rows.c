@@ -339,6 +339,32 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
   return rc;
 }
 
+/* The format Accept prefers (RFC 9110 12.5.1): the highest q among the types served, Arrow
+ * before protobuf before JSON at equal q; q=0 is "not acceptable". JSON when none is named,
+ * for wildcards and for types we do not serve. */
+static int accept_format(const char *accept) {
+  static const struct {
+    const char *type;
+    int fmt;
+  } served[] = {{"application/vnd.apache.arrow.stream", LD_F_ARROW},
+                {"application/x-protobuf", LD_F_PROTO},
+                {"application/protobuf", LD_F_PROTO},
+                {"application/json", LD_F_JSON}};
+  int best = LD_F_JSON, best_q = 0, rank = 99;
+  for (const char *p = accept; p && *p;) {
+    while (*p == ' ' || *p == '\t' || *p == ',') p++;
+    size_t len = strcspn(p, ";, \t");
+    for (size_t i = 0; i < sizeof served / sizeof served[0]; i++) {
+      if (strlen(served[i].type) != len || strncasecmp(p, served[i].type, len)) continue;
+      int q = ld_qvalue(p + len);
+      if (q > best_q || (q == best_q && q > 0 && (int)i < rank)) best = served[i].fmt, best_q = q, rank = (int)i;
+    }
+    p += len;
+    while (*p && *p != ',') p++; /* the parameters */
+  }
+  return best;
+}
+
 /* ?format= wins over Accept; JSON when neither says otherwise. */
 static int pick_format(struct MHD_Connection *c, struct ld_err *e) {
   const char *f = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
@@ -349,11 +375,7 @@ static int pick_format(struct MHD_Connection *c, struct ld_err *e) {
     ld_errf(e, 400, "invalid_argument", "unknown format '%.40s' (json, arrow or proto)", f);
     return -1;
   }
-  const char *accept = ld_header(c, "Accept");
-  if (strcasestr(accept, "application/vnd.apache.arrow.stream")) return LD_F_ARROW;
-  if (strcasestr(accept, "application/x-protobuf") || strcasestr(accept, "application/protobuf"))
-    return LD_F_PROTO;
-  return LD_F_JSON;
+  return accept_format(ld_header(c, "Accept"));
 }
 
 static const char *content_type(int format) {

@@ -160,6 +160,16 @@ expect "NUL in a string, protobuf" 501 "$URL/files/data/strnul21/rows?ids=0,1&fo
 expect "NUL in a string, Connect FORMAT_PROTO" 501 "$URL/lanced.v1.RowService/Take" -X POST -H 'Content-Type: application/json' \
   -d '{"path":"data/strnul21","ids":[0,2],"format":"FORMAT_PROTO"}'
 expect "NUL-free rows of it, protobuf" 200 "$URL/files/data/strnul21/rows?ids=2,3&format=proto"
+# Accept by q (RFC 9110): q=0 is "not acceptable", a higher q wins, Arrow first at equal q.
+accept_is() { # name accept-header want-content-type
+  local ct; ct=$(curl -s -o /dev/null -w '%{content_type}' -H "Accept: $2" "$URL/files/data/strnul21/rows?ids=3")
+  [[ $ct == "$3"* ]] && ok "Accept: $1" || bad "Accept: $1" "got $ct"
+}
+accept_is "arrow q=0" "application/json, application/vnd.apache.arrow.stream;q=0" application/json
+accept_is "json over protobuf by q" "application/json;q=1, application/x-protobuf;q=0.1" application/json
+accept_is "protobuf over json by q" "application/json;q=0.5, application/x-protobuf" application/x-protobuf
+accept_is "equal q: arrow" "application/json, application/vnd.apache.arrow.stream" application/vnd.apache.arrow.stream
+accept_is "wildcard" "*/*" application/json
 
 # ---- paths -------------------------------------------------------------------------------------
 expect "dotdot" 400 "$URL/files/../etc/passwd" --path-as-is
