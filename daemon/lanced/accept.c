@@ -25,7 +25,8 @@ static int nnets;
 static uint64_t hard_limit;
 static uint64_t refused_per_client;
 
-uint64_t ld_acceptor_hard_limit(void) { return hard_limit; }
+/* Read by network threads, which may run before the acceptor starts: atomic. */
+uint64_t ld_acceptor_hard_limit(void) { return __atomic_load_n(&hard_limit, __ATOMIC_RELAXED); }
 uint64_t ld_acceptor_refused_per_client(void) { return __atomic_load_n(&refused_per_client, __ATOMIC_RELAXED); }
 
 /* The network thread with the fewest connections; ties go to the lowest index. */
@@ -93,7 +94,8 @@ static void *acceptor(void *arg) {
 }
 
 int ld_acceptor_start(const int *fds, int nfds, struct ld_net *n, int nn, uint64_t hard) {
-  lfds = fds, nlfds = nfds, nets = n, nnets = nn, hard_limit = hard;
+  lfds = fds, nlfds = nfds, nets = n, nnets = nn;
+  __atomic_store_n(&hard_limit, hard, __ATOMIC_RELAXED);
   wake_fd = eventfd(0, EFD_CLOEXEC);
   if (wake_fd < 0) return -1;
   if (pthread_create(&thread, NULL, acceptor, NULL)) {

@@ -32,7 +32,7 @@
 atomic_int ld_draining;
 
 static struct ld_net *nets;
-static int nnets;
+static int nnets; /* network threads started: published with release, read with nets_started() */
 static int listen_fds[LD_MAX_LISTEN];
 static int nlisten;
 static uint64_t inflight, connections;
@@ -41,17 +41,22 @@ static int max_wait_ms = 1000; /* a loop iteration waits at most this long (the 
 
 void ld_server_set_max_wait_ms(int ms) { max_wait_ms = ms < 10 ? 10 : ms; }
 
+/* How many of nets[] other threads may look at: network threads read it while start-up is
+ * still starting the later ones (TSan saw the plain counter race). */
+static int nets_started(void) { return __atomic_load_n(&nnets, __ATOMIC_ACQUIRE); }
+
 bool ld_server_loops_turning(double max_age_s) {
   double now = ld_now();
-  for (int i = 0; i < nnets; i++)
+  int started = nets_started();
+  for (int i = 0; i < started; i++)
     if (now - atomic_load(&nets[i].last_turn) > max_age_s) return false;
-  return nnets > 0;
+  return started > 0;
 }
 static __thread struct ld_net *this_net; /* the network thread running this code */
 
 void ld_server_conn_stats(uint64_t *header_timeouts, uint64_t *evicted) {
   *header_timeouts = *evicted = 0;
-  for (int i = 0; i < nnets; i++) {
+  for (int i = 0, started = nets_started(); i < started; i++) {
     *header_timeouts += __atomic_load_n(&nets[i].header_timeouts, __ATOMIC_RELAXED);
     *evicted += __atomic_load_n(&nets[i].evicted, __ATOMIC_RELAXED);
   }
@@ -62,7 +67,7 @@ uint64_t ld_server_connections(void) { return __atomic_load_n(&connections, __AT
 
 int ld_server_net_conns(int *out, int max) {
   int n = 0;
-  for (; n < nnets && n < max; n++) out[n] = __atomic_load_n(&nets[n].conns, __ATOMIC_RELAXED);
+  for (int started = nets_started(); n < started && n < max; n++) out[n] = __atomic_load_n(&nets[n].conns, __ATOMIC_RELAXED);
   return n;
 }
 
@@ -261,7 +266,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
      * (oldest first, on any thread): this request is admitted when one was closed for it,
      * here if the oldest are on another thread (which is woken to close them). */
     uint64_t excess = ld_conn_excess(r->lim.connection_limit);
-    bool over_conns = excess && !(this_net && (ld_conn_make_room(this_net, nets, nnets, excess > 1024 ? 1024 : (int)excess, false) > 0 ||
+    bool over_conns = excess && !(this_net && (ld_conn_make_room(this_net, nets, nets_started(), excess > 1024 ? 1024 : (int)excess, false) > 0 ||
                                                ld_conn_evict(this_net, 1) > 0));
     if (!cheap && (over_conns || ld_server_inflight() > r->lim.max_inflight)) {
       ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
@@ -466,7 +471,7 @@ static void publish_stats(struct ld_net *n, lnc_loop *loop) {
 void ld_server_loop_stats(struct lnc_loop_stats *sum) {
   memset(sum, 0, sizeof *sum);
   uint64_t *dst = (uint64_t *)sum;
-  for (int k = 0; k < nnets; k++) {
+  for (int k = 0, started = nets_started(); k < started; k++) {
     uint64_t *src = (uint64_t *)&nets[k].published;
     for (size_t i = 0; i < sizeof *sum / sizeof(uint64_t); i++) dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
   }
@@ -511,7 +516,7 @@ static void *net_main(void *arg) {
     MHD_UNSIGNED_LONG_LONG to = 0;
     int ms = MHD_get_timeout(n->d, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)max_wait_ms ? (int)to : max_wait_ms;
     struct ld_limits lim = ld_limits_get();
-    int due = ld_conn_sweep(n, &lim, nets, nnets);
+    int due = ld_conn_sweep(n, &lim, nets, nets_started());
     if (due >= 0 && due < ms) ms = due;
     uint64_t ready = 0;
     struct lnc_error le = {0};
@@ -625,8 +630,9 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
   direct_tasks = cfg->io_mode == LD_IO_DIRECT;
   for (int i = 0; i < n; i++) {
     nets[i].wake_fd = -1;
-    nnets++;
-    if (net_start(&nets[i], i, flags, hard, timeout_s)) {
+    int rc = net_start(&nets[i], i, flags, hard, timeout_s);
+    __atomic_store_n(&nnets, i + 1, __ATOMIC_RELEASE); /* a failed one too: start_failed undoes what it began */
+    if (rc) {
       ld_log(LD_LOG_ERROR, "could not start network thread %d", i);
       return start_failed();
     }
