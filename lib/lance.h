@@ -172,11 +172,16 @@ struct lnc_take_options {
    * offsets, booleans as bits, a dictionary column's indices only), and over this many bytes
    * the take fails with LNC_ELIMIT, its message naming LNC_TAKE_LIMIT_TEXT. A server bounding
    * its answers passes its answer limit, so that many ids of one large row cost an error, not
-   * the memory of the whole answer. */
+   * the memory of the whole answer. The same limit bounds the work before that point: the
+   * distinct rows decoded so far, blob bytes read, and list items (levels or values of
+   * leaves under lists), of which at most max(max_bytes / 4, 2^24) are put in order: each
+   * costs 13-16 bytes of working memory however small it is. */
   uint64_t max_bytes;
 };
-/* In the message of a take refused by max_bytes (a server tells it from other LNC_ELIMITs). */
+/* In the message of a take refused by max_bytes (a server tells it from other LNC_ELIMITs);
+ * a refusal for list items also names LNC_TAKE_ITEMS_TEXT. */
 #define LNC_TAKE_LIMIT_TEXT "the take's limit"
+#define LNC_TAKE_ITEMS_TEXT "list items"
 enum lnc_nowait { LNC_NOWAIT_OFF = 0,
                   LNC_NOWAIT_NEVER = 1,
                   LNC_NOWAIT_RING = 2 };

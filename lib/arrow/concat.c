@@ -245,9 +245,9 @@ static uint64_t row_bytes(const struct ArrowSchema *s, const struct ArrowArray *
       total = 4;
     }
     if (en <= st) return total;
-    add_items(items, (uint64_t)(en - st));
-    if (t.kind == K_FSL && (w = fsl_fixed_item(s->children[0]))) /* a vector: no per-item walk */
+    if (t.kind == K_FSL && (w = fsl_fixed_item(s->children[0]))) /* a vector: one range, no items */
       return (uint64_t)t.width * w;
+    add_items(items, (uint64_t)(en - st));
     if (is_plain_bool(s->children[0])) /* bits: a byte per 8 items, no per-item walk */
       return total + (uint64_t)(en - st) / 8;
     for (int64_t k = st; k < en && total != UINT64_MAX; k++)
@@ -428,6 +428,43 @@ static int gather_var(const struct ArrowSchema *s, const struct ktype *t, const 
   return 0;
 }
 
+/* A fixed-size list of fixed-width items (a vector column): each row's items are one range,
+ * copied as such with their validity, instead of one row reference per item (16 bytes each:
+ * 17,000 rows of 1,024 uint8 were 280 MB of references for a 17 MB answer). */
+static int gather_fsl_fixed(const struct ArrowSchema *s, const struct ktype *t, const struct ArrowArray *const *parts,
+                            size_t nparts, const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out,
+                            struct lnc_error *err) {
+  const struct ArrowSchema *cs = s->children[0];
+  size_t dim = (size_t)t->width, w = (size_t)fsl_fixed_item(cs);
+  for (size_t p = 0; p < nparts; p++) { /* the items the parts' rows name must be there */
+    const struct ArrowArray *a = parts[p], *c = a->children[0];
+    uint64_t need = ((uint64_t)a->offset + (uint64_t)a->length) * dim;
+    if (!c || !c->release || c->n_buffers != 2 || c->offset < 0 || (uint64_t)c->length < need || (need && !c->buffers[1]))
+      return lnc_errf(err, LNC_EINVAL, "arrow: part %zu's '%s' items do not cover its rows", p, cs->format);
+  }
+  if (n > SIZE_MAX / dim / w) return oom(s, n, err);
+  size_t items = n * dim;
+  struct ArrowArray *child = out->children[0];
+  if (lnc_array_init(child, (int64_t)items, 0, 2, 0)) return oom(s, n, err);
+  uint8_t *d = arr_buf(child, 1, items * w), *v = NULL;
+  if (!d) return oom(s, n, err);
+  int64_t nulls = 0;
+  for (size_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[refs[i].part], *c = a->children[0];
+    uint64_t first = (uint64_t)c->offset + ((uint64_t)a->offset + refs[i].row) * dim;
+    memcpy(d + i * dim * w, (const uint8_t *)c->buffers[1] + first * w, dim * w);
+    if (!c->buffers[0]) continue;
+    for (size_t k = 0; k < dim; k++) {
+      if (get_bit(c->buffers[0], first + k)) continue;
+      if (!v && !(v = arr_buf(child, 0, (items + 7) / 8))) return oom(s, n, err);
+      if (!nulls++) memset(v, 0xff, (items + 7) / 8); /* first null: every item before was valid */
+      v[(i * dim + k) >> 3] &= (uint8_t) ~(1u << ((i * dim + k) & 7));
+    }
+  }
+  child->null_count = nulls;
+  return 0;
+}
+
 /* Lists: the rows' offsets, then their items gathered as one child gather. */
 static int gather_list(const struct ArrowSchema *s, const struct ktype *t, const struct ArrowArray *const *parts,
                        size_t nparts, const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out,
@@ -480,8 +517,11 @@ static int gather(const struct ArrowSchema *s, const struct ArrowArray *const *p
     case K_VAR32:
     case K_VAR64: rc = gather_var(s, &t, parts, refs, n, out, err); break;
     case K_LIST32:
-    case K_LIST64:
-    case K_FSL: rc = gather_list(s, &t, parts, nparts, refs, n, out, err, depth); break;
+    case K_LIST64: rc = gather_list(s, &t, parts, nparts, refs, n, out, err, depth); break;
+    case K_FSL:
+      rc = fsl_fixed_item(s->children[0]) ? gather_fsl_fixed(s, &t, parts, nparts, refs, n, out, err)
+                                          : gather_list(s, &t, parts, nparts, refs, n, out, err, depth);
+      break;
     case K_STRUCT: rc = gather_struct(s, parts, nparts, refs, n, out, err, depth); break;
     }
   }

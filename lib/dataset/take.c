@@ -424,8 +424,11 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
       use = &po;
     }
     rc = take_part(ds, rd, use, k, &st, stats, err);
-    if (rc == LNC_ELIMIT && use != opts && err && strstr(err->message, LNC_TAKE_LIMIT_TEXT))
-      rc = over_limit(ds, n, opts->max_bytes, err); /* the whole take's limit, not the part's */
+    /* A part refused for its share of the bytes: name the whole take's limit, not the part's
+     * (a refusal for list items already names the take's). */
+    if (rc == LNC_ELIMIT && use != opts && err && strstr(err->message, LNC_TAKE_LIMIT_TEXT) &&
+        !strstr(err->message, LNC_TAKE_ITEMS_TEXT))
+      rc = over_limit(ds, n, opts->max_bytes, err);
     if (!rc && use != opts) {
       uint64_t b = part_bytes(&st, k);
       used = used + b < used ? UINT64_MAX : used + b;

@@ -19,6 +19,7 @@ struct lnc_take_ctx {
   struct lnc_error *err;
   const struct lnc_io *io; /* NULL = pread */
   uint64_t repidx_max;     /* keep full-zip repetition indices up to this size (bytes) */
+  uint64_t max_items;      /* list slots a take may walk (lnc_take_max_items); 0: the layout's default */
 };
 
 /* Builds the page's search-cache state (chunk tables, dictionary, repetition index) now

@@ -865,18 +865,20 @@ struct v20_walk {
   uint64_t visits; /* list slots and items walked, against V20_MAX_WALK */
 };
 
-/* List slots and items one page job may walk. List offsets may be a Constant, so a few bytes
- * of file can claim billions of items per row (a 1 MB file: 16 minutes and 85 GB to walk).
- * Walking costs about 20 bytes and 100 ns a slot here: 2^24 slots are ~330 MB and ~1.5 s,
- * and 2^24 values of 4 bytes are already over the default max_response_bytes. */
-#define V20_MAX_WALK ((uint64_t)1 << 24)
+/* List slots and items one take may walk in a column. List offsets may be a Constant, so a
+ * few bytes of file can claim billions of items per row (a 1 MB file: 16 minutes and 85 GB to
+ * walk). Walking costs about 20 bytes and 100 ns a slot here. The take's own bound on items
+ * (lnc_take_max_items, from max_bytes: 2^24 = ~330 MB and ~1.5 s under lanced's default)
+ * applies; a take without one stops at V20_MAX_WALK (~1.3 GB). */
+#define V20_MAX_WALK ((uint64_t)1 << 26)
 static int walked(struct v20_walk *W, uint64_t n) {
-  if (n <= V20_MAX_WALK - W->visits) {
+  uint64_t cap = W->J->c->max_items ? W->J->c->max_items : V20_MAX_WALK;
+  if (W->visits <= cap && n <= cap - W->visits) {
     W->visits += n;
     return 0;
   }
-  return lnc_page_err(W->J->c, LNC_ELIMIT, "the rows asked for hold more than %llu list items; ask for fewer rows",
-                      (unsigned long long)V20_MAX_WALK);
+  return lnc_page_err(W->J->c, LNC_ELIMIT, "the rows asked for hold more than %llu " LNC_TAKE_ITEMS_TEXT ", " LNC_TAKE_LIMIT_TEXT,
+                      (unsigned long long)cap);
 }
 
 static int push(struct v20_walk *W, uint16_t rep, uint16_t def) {

@@ -319,13 +319,14 @@ static int plan_column20(struct lnc_file *f, uint32_t col, const uint64_t *uniq,
 /* Sets up column col's stream and plans one job per page holding requested rows. */
 static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
                        struct lnc_leafrows *out, struct lnc_arena *arena,
-                       const struct lnc_take_env *env, struct lnc_take_stats *stats,
+                       const struct lnc_take_env *env, uint64_t max_bytes, struct lnc_take_stats *stats,
                        struct job_list *jobs, struct lnc_error *err) {
   struct lnc_column *c = &f->columns[col];
   const struct lnc_field *leaf = c->leaf;
   if (c->prep_code) return lnc_errf(err, c->prep_code, "%s", c->prep_msg ? c->prep_msg : "column unreadable");
   struct lnc_take_ctx tc;
   bool has_list = ctx_init(&tc, f, col, arena, env, stats, err);
+  tc.max_items = max_bytes ? lnc_take_max_items(max_bytes) : 0;
   out->has_rep = has_list;
   out->has_def = tc.levels;
   /* Shape of the leaf's values. */
@@ -404,18 +405,23 @@ static uint64_t rows_bytes(const struct lnc_field *leaf, const struct lnc_leafro
                            size_t to, uint64_t *items) {
   const struct lnc_valbuf *v = &r->values;
   bool dict = leaf->dict_index[0] != 0;
-  uint64_t total = 0, bits = 0, item_bits, ipv = v->items_per_value ? v->items_per_value : 1;
-  if (__builtin_mul_overflow((uint64_t)v->bits, ipv, &item_bits)) return UINT64_MAX;
+  /* A packed struct is one leaf for all its fields, of which a take may project a few: its
+   * rows are not a lower bound of the answer, so they count nothing. */
+  bool sized = !(leaf->type == LNC_AT_STRUCT && leaf->packed);
+  uint64_t total = 0, bits = 0, item_bits;
+  if (__builtin_mul_overflow((uint64_t)v->bits, v->items_per_value ? v->items_per_value : 1, &item_bits)) return UINT64_MAX;
   for (size_t i = from; i < to; i++) {
     uint64_t k = perm ? perm[i] : i;
     uint64_t a = r->row_val ? r->row_val[k] : k, b = r->row_val ? r->row_val[k + 1] : k + 1, row;
     if (b > v->n) b = v->n;
     if (a > b) a = b;
-    if (items) { /* levels or values, whichever the row has more of (saturating) */
-      uint64_t lv = r->row_lev ? r->row_lev[k + 1] - r->row_lev[k] : 0, vi = (b - a) * ipv;
+    if (items && r->has_rep) { /* list items: levels or values, whichever the row has more of. A
+                                 * fixed-size list's items are one value, copied as one range. */
+      uint64_t lv = r->row_lev ? r->row_lev[k + 1] - r->row_lev[k] : 0, vi = b - a;
       uint64_t mine = lv > vi ? lv : vi;
       *items = *items + mine < *items ? UINT64_MAX : *items + mine;
     }
+    if (!sized) continue;
     if (dict || v->kind == LNC_VALUES_VARIABLE) {
       row = dict ? b - a : (v->offsets ? v->offsets[b] - v->offsets[a] : 0) + 4 * (b - a);
       if (__builtin_add_overflow(total, row, &total)) return UINT64_MAX;
@@ -456,16 +462,20 @@ static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena 
     for (size_t k = 0; k < jobs->n && !rc; k++)
       if (jobs->v[k].nreads) rc = lnc_page_advance(&jobs->v[k]);
   }
-  uint64_t decoded = 0;
+  /* A column's jobs are consecutive and append to one stream; 2.0 jobs fill it during their
+   * read rounds already, so what is counted is the stream's rows since the last count. */
+  uint64_t decoded = 0, counted = 0;
+  const struct lnc_leafrows *stream = NULL;
   for (size_t k = 0; k < jobs->n && !rc; k++) {
     struct lnc_page_job *j = &jobs->v[k];
-    uint64_t before = j->out->n_rows;
     if (j->nreads)
       rc = lnc_errf(err, LNC_EINTERNAL, "%s: page reads did not settle", f->name);
     else
       rc = lnc_page_decode(j);
+    if (j->out != stream) stream = j->out, counted = 0;
     if (rc || !max_bytes || j->c.leaf->blob) continue;
-    uint64_t more = rows_bytes(j->c.leaf, j->out, NULL, before, j->out->n_rows, NULL);
+    uint64_t more = rows_bytes(j->c.leaf, j->out, NULL, counted, j->out->n_rows, NULL);
+    counted = j->out->n_rows;
     if (__builtin_add_overflow(decoded, more, &decoded) || decoded > max_bytes) rc = over_limit(f, n, max_bytes, err);
   }
   for (size_t k = 0; k < jobs->n; k++) lnc_page_release(&jobs->v[k]);
@@ -673,7 +683,7 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
       t->depth[c]++;
       if (x->type == LNC_AT_LIST || x->type == LNC_AT_LARGE_LIST) t->lists[c]++;
     }
-    rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, stats, &jobs, err);
+    rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, max_bytes, stats, &jobs, err);
   }
   if (!rc)
     rc = run_jobs(f, &jobs, &arena, env, n, max_bytes, stats, err);

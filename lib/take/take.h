@@ -34,16 +34,16 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
                  struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
                  struct lnc_error *err);
 
-/* List items (levels or values, fixed-size-list items included) an answer may hold under
- * max_bytes. Putting rows in request order costs 13-16 bytes of working memory per item
+/* List items (levels or values of leaves under lists) an answer may hold under max_bytes.
+ * Putting rows in request order costs 13-16 bytes of working memory per item
  * (lnc_leafrows_permute, the dataset gather's row references) whatever the item's own size,
  * so a bound on bytes alone let 4,000 copies of a 100,000-item list<bool> row (50 MB of
  * answer) take 6 GB. Items of 4 bytes or more are bounded by max_bytes / 4 already; smaller
- * ones by 2^24 (about 270 MB of working memory). */
+ * ones by 2^24 (about 270 MB of working memory). Fixed-size lists of fixed-width items are
+ * copied as one range per row and do not count. */
 static inline uint64_t lnc_take_max_items(uint64_t max_bytes) {
   return max_bytes / 4 > ((uint64_t)1 << 24) ? max_bytes / 4 : (uint64_t)1 << 24;
 }
-#define LNC_TAKE_ITEMS_TEXT "list items"
 
 /* A field in the output: the whole field, or a struct pruned to some children. */
 struct lnc_proj {

@@ -162,6 +162,22 @@ START_TEST(test_lists) {
   uint64_t idx2[] = {1, 0, 1};
   ck_assert_int_eq(lnc_arrow_gather(&sF, &fa, idx2, 3, &out, &err), 0);
   EXPECT(&sF, &out, "[{\"c\":[5,6]},{\"c\":[3,4]},{\"c\":[5,6]}]");
+  /* Across parts, a null item carried in its range (a vector row is copied whole), and a null
+   * row (its items are copied too; the row's validity hides them). */
+  static const uint8_t fval[] = {0x06};                                     /* rows 1, 2 valid */
+  struct ArrowArray f0 = *tb_array(3, 0, 0, 1, NULL, NULL, NULL, 1, ck[0]); /* [1,null],[3,4],[5,6] */
+  struct ArrowArray f1 = *tb_array(3, 1, 0, 1, fval, NULL, NULL, 1, ck[0]); /* null,[3,4],[5,6] */
+  const struct ArrowArray *fparts[] = {&f0, &f1};
+  struct lnc_row_ref frefs[] = {{0, 0}, {1, 2}, {1, 0}, {0, 0}, {1, 1}};
+  ck_assert_int_eq(lnc_arrow_gather_multi(&sF, fparts, 2, frefs, 5, &out, &err), 0);
+  EXPECT(&sF, &out, "[{\"c\":[1,null]},{\"c\":[5,6]},{\"c\":null},{\"c\":[1,null]},{\"c\":[3,4]}]");
+  /* a part whose items do not cover its rows is refused, not read past */
+  struct ArrowArray short_child = *tb_array(3, 0, 0, 2, NULL, items, NULL, 0);
+  struct ArrowArray *sk[] = {&short_child};
+  struct ArrowArray f2 = *tb_array(3, 0, 0, 1, NULL, NULL, NULL, 1, sk[0]); /* 3 rows of 2 need 6 items */
+  const struct ArrowArray *bad[] = {&f2};
+  struct lnc_row_ref one[] = {{0, 2}};
+  ck_assert_int_eq(lnc_arrow_gather_multi(&sF, bad, 1, one, 1, &out, &err), LNC_EINVAL);
 }
 END_TEST
 
