@@ -188,13 +188,26 @@ class Client:
         nested = [c for c in names if c in types and not _proto_carries(types[c])]
         out = {}
         if len(nested) < len(names):
-            req = pb.TakeRequest(path=path, ids=ids, format=pb.FORMAT_PROTO, version=version or 0,
-                                 columns=[c for c in names if c not in nested])
-            res = self._call("Take", req, pb.TakeResponse)
-            out = {c.name: _column(c, res.num_rows) for c in res.columns}
+            try:
+                out = self._take_proto(path, ids, [c for c in names if c not in nested], version)
+            except LancedError as ex:
+                # Strings holding U+0000 are refused by the protobuf format (the daemon packs
+                # strings as C strings): the string columns then come as JSON rows.
+                strs = [c for c in names if c not in nested and types.get(c) in ("utf8", "large_utf8")]
+                if ex.code != "unimplemented" or not strs:
+                    raise
+                nested += strs
+                rest = [c for c in names if c not in nested]
+                out = self._take_proto(path, ids, rest, version) if rest else {}
         if nested:
             out.update(self._take_json(path, ids, nested, version))
         return {c: out[c] for c in names}
+
+    def _take_proto(self, path, ids, columns, version):
+        req = pb.TakeRequest(path=path, ids=ids, format=pb.FORMAT_PROTO, version=version or 0,
+                             columns=columns)
+        res = self._call("Take", req, pb.TakeResponse)
+        return {c.name: _column(c, res.num_rows) for c in res.columns}
 
     def _column_types(self, path, version):
         key = (path, version or 0)
