@@ -6,6 +6,8 @@
  * the data files by field id, as Lance does: a rename rewrites only the manifest. */
 #include "dataset.h"
 #include "../take/take.h"
+#include "../arrow/builder.h"
+#include "../format/reader.h"
 #include "../arrow/format.h"
 #include "../arrow/concat.h"
 #include "../util/error.h"
@@ -16,7 +18,8 @@ struct outcol {
   const Lance__File__Field *field; /* top-level field */
   int32_t *req;                    /* field ids asked for under it (itself, or nested ones) */
   size_t nreq;
-  const struct ArrowSchema *schema; /* from the first fragment that had it (borrowed) */
+  const struct ArrowSchema *schema; /* from the first fragment that had it (borrowed), or own */
+  struct ArrowSchema own;           /* from the manifest, when no fragment read had it */
   const struct ArrowArray **parts;  /* per touched fragment */
 };
 
@@ -297,6 +300,7 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
 
 static void state_free(struct take_state *st) {
   for (size_t c = 0; c < st->ncols; c++) {
+    if (st->cols[c].own.release) st->cols[c].own.release(&st->cols[c].own);
     free(st->cols[c].req);
     free(st->cols[c].parts);
   }
@@ -317,6 +321,57 @@ static void state_free(struct take_state *st) {
     for (size_t k = 0; k < st->nparts; k++) free(st->rows[k]);
   free(st->rows);
   free(st->nrows);
+}
+
+static bool asked(const struct outcol *c, int32_t id) {
+  for (size_t q = 0; q < c->nreq; q++)
+    if (c->req[q] == id) return true;
+  return false;
+}
+
+static bool asked_below(const struct outcol *c, const struct lnc_field *f) {
+  if (asked(c, f->id)) return true;
+  for (size_t i = 0; i < f->n_children; i++)
+    if (asked_below(c, f->children[i])) return true;
+  return false;
+}
+
+/* f as a data file's take would project it for c: whole when asked for (or not a struct),
+ * else a struct of the children on the way to what was asked. */
+static int export_projected(const struct outcol *c, const struct lnc_field *f, struct ArrowSchema *out,
+                            struct lnc_error *err) {
+  if (asked(c, f->id) || f->type != LNC_AT_STRUCT || f->packed || f->blob) return lnc_schema_export(f, out, err);
+  size_t k = 0;
+  for (size_t i = 0; i < f->n_children; i++) k += asked_below(c, f->children[i]);
+  if (lnc_schema_init(out, f->format, f->name, f->nullable ? ARROW_FLAG_NULLABLE : 0, (int64_t)k))
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  int rc = 0;
+  for (size_t i = 0, j = 0; i < f->n_children && !rc; i++)
+    if (asked_below(c, f->children[i])) rc = export_projected(c, f->children[i], out->children[j++], err);
+  if (rc) out->release(out);
+  return rc;
+}
+
+/* A column no fragment read has data for (added with addColumns and never written, or
+ * written only in fragments this take does not touch) reads as nulls, as Lance reads it: its
+ * type comes from the manifest's schema, built the way a data file's is. */
+static int manifest_schema(const lnc_dataset *ds, struct outcol *c, struct lnc_error *err) {
+  struct lnc_file *tmp = calloc(1, sizeof *tmp);
+  if (!tmp) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  tmp->name = ds->name;
+  Lance__File__Schema sch = LANCE__FILE__SCHEMA__INIT;
+  sch.n_fields = ds->m->n_fields;
+  sch.fields = ds->m->fields;
+  int rc = lnc_schema_build(tmp, &sch, err);
+  const struct lnc_field *top = NULL;
+  for (size_t i = 0; !rc && i < tmp->n_all_fields && !top; i++)
+    if (tmp->all_fields[i]->id == c->field->id) top = tmp->all_fields[i];
+  if (!rc && !top) rc = lnc_errf(err, LNC_EINTERNAL, "%s: field %d is not in the manifest's schema", ds->name, (int)c->field->id);
+  if (!rc) rc = export_projected(c, top, &c->own, err);
+  if (!rc) c->schema = &c->own;
+  lnc_schema_free(tmp);
+  free(tmp);
+  return rc;
 }
 
 int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
@@ -438,11 +493,7 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
   if (!rc && !(st.nulls = calloc(st.ncols * st.nparts + 1, sizeof *st.nulls)))
     rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   for (size_t c = 0; c < st.ncols && !rc; c++) {
-    if (!st.cols[c].schema && st.nparts > 0) {
-      rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column '%s' has no data in the fragments read",
-                    ds->name, st.cols[c].field->name);
-      break;
-    }
+    if (!st.cols[c].schema && st.nparts > 0 && (rc = manifest_schema(ds, &st.cols[c], err))) break;
     for (size_t k = 0; k < st.nparts && !rc; k++) {
       if (st.cols[c].parts[k]) continue;
       struct ArrowArray *na = &st.nulls[c * st.nparts + k];

@@ -56,6 +56,9 @@ const struct tsup_ds_fixture tsup_ds_fixtures[] = {
     {"renamed_v20", 10},
     {"renamed_v21", 10},
     {"renamed_v22", 10},
+    {"nodata_v20", 7},
+    {"nodata_v21", 7},
+    {"nodata_v22", 7},
 };
 const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
 
