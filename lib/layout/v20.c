@@ -954,7 +954,7 @@ static int leaf_values(struct v20_walk *W, uint64_t pos, uint64_t count, uint16_
 /* Field path[k] at column position pos, its first level carrying repetition rep. */
 static int walk(struct v20_walk *W, uint32_t k, uint64_t pos, uint16_t rep) {
   const struct lnc_field *f = W->path[k];
-  int rc = walked(W, 1);
+  int rc = W->lists ? walked(W, 1) : 0; /* a path without lists walks one slot per row asked for */
   if (rc) return rc;
   if (k == W->D - 1) return leaf_values(W, pos, 1, rep, rep);
   if (f->type == LNC_AT_STRUCT) return walk(W, k + 1, pos, rep); /* 2.0 stores no struct validity */
