@@ -197,6 +197,13 @@ static int version_for_file(const char *rel, struct ld_err *e) {
   return -1;
 }
 
+/* The 413 for an answer over max_response_bytes, with the library's words for why. */
+static int over_response(struct ld_err *e, uint64_t max_response, const char *why) {
+  ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",
+          (unsigned long long)max_response, why);
+  return -1;
+}
+
 int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
                     const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
                     struct ArrowSchema *schema,
@@ -235,11 +242,7 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                                  stats, &le);
   else
     return version_for_file(rel, e);
-  if (rc == LNC_ELIMIT && max_response && strstr(le.message, LNC_TAKE_LIMIT_TEXT)) {
-    ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",
-            (unsigned long long)max_response, le.message);
-    return -1;
-  }
+  if (rc == LNC_ELIMIT && max_response && strstr(le.message, LNC_TAKE_LIMIT_TEXT)) return over_response(e, max_response, le.message);
   return rc ? fail(e, &le, rel) : 0;
 }
 
@@ -281,11 +284,7 @@ int ld_service_encode(int format, const struct ArrowSchema *s, const struct Arro
    * stopped as it passes max_len rather than built whole and then refused. Arrow IPC is the
    * take's layout, which the take already bounded. */
   int rc = format == LD_F_ARROW ? lnc_encode_arrow_ipc(s, a, out, &le) : lnc_encode_json_max(s, a, max_len, out, &le);
-  if (rc == LNC_ELIMIT && max_len) {
-    ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%zu): %.300s; ask for fewer ids or columns",
-            max_len, le.message);
-    return -1;
-  }
+  if (rc == LNC_ELIMIT && max_len) return over_response(e, max_len, le.message);
   if (rc) {
     ld_err_from_lnc(e, &le);
     return -1;

@@ -81,23 +81,20 @@ static const Lance__File__Field *manifest_find(const Lance__Table__Manifest *m, 
   }
 }
 
-/* The manifest's name for field `id` (the output's names), NULL when it has none. */
-static const char *manifest_name(void *ctx, int32_t id) {
-  const Lance__Table__Manifest *m = ctx;
+/* The manifest's field with id `id`, else NULL. */
+static const Lance__File__Field *manifest_field(const Lance__Table__Manifest *m, int32_t id) {
   for (size_t i = 0; i < m->n_fields; i++)
-    if (m->fields[i]->id == id) return m->fields[i]->name;
+    if (m->fields[i]->id == id) return m->fields[i];
   return NULL;
 }
 
-static const Lance__File__Field *manifest_top(const Lance__Table__Manifest *m, const Lance__File__Field *f) {
-  for (size_t hops = 0; f && f->parent_id != -1 && hops <= m->n_fields; hops++) {
-    const Lance__File__Field *up = NULL;
-    for (size_t i = 0; i < m->n_fields && !up; i++)
-      if (m->fields[i]->id == f->parent_id) up = m->fields[i];
-    f = up;
-  }
-  return f && f->parent_id == -1 ? f : NULL;
+/* The manifest's name for field `id` (the output's names), NULL when it has none. */
+static const char *manifest_name(void *ctx, int32_t id) {
+  const Lance__File__Field *f = manifest_field(ctx, id);
+  return f ? f->name : NULL;
 }
+
+static int32_t top_ancestor(const Lance__Table__Manifest *m, int32_t id);
 
 static int resolve_columns(const lnc_dataset *ds, const char *const *columns, size_t ncolumns,
                            struct take_state *st, struct lnc_error *err) {
@@ -119,7 +116,8 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
   for (size_t k = 0; k < ncolumns; k++) {
     const char *name = columns[k];
     if (!name) return lnc_errf(err, LNC_EINVAL, "column %zu is NULL", k);
-    const Lance__File__Field *want = manifest_find(m, name), *f = manifest_top(m, want);
+    const Lance__File__Field *want = manifest_find(m, name);
+    const Lance__File__Field *f = want ? manifest_field(m, top_ancestor(m, want->id)) : NULL;
     if (!f)
       return lnc_errf(err, LNC_EINVAL, "%s: unknown column '%s'", ds->name, name);
     size_t c;
@@ -180,12 +178,10 @@ static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, struct tak
 /* The top-level ancestor of field `id` (itself at top level), or -1. */
 static int32_t top_ancestor(const Lance__Table__Manifest *m, int32_t id) {
   for (size_t hops = 0; hops <= m->n_fields; hops++) {
-    size_t i;
-    for (i = 0; i < m->n_fields; i++)
-      if (m->fields[i]->id == id) break;
-    if (i == m->n_fields) return -1;
-    if (m->fields[i]->parent_id == -1) return id;
-    id = m->fields[i]->parent_id;
+    const Lance__File__Field *f = manifest_field(m, id);
+    if (!f) return -1;
+    if (f->parent_id == -1) return id;
+    id = f->parent_id;
   }
   return -1;
 }
@@ -363,9 +359,7 @@ static int manifest_schema(const lnc_dataset *ds, struct outcol *c, struct lnc_e
   sch.n_fields = ds->m->n_fields;
   sch.fields = ds->m->fields;
   int rc = lnc_schema_build(tmp, &sch, err);
-  const struct lnc_field *top = NULL;
-  for (size_t i = 0; !rc && i < tmp->n_all_fields && !top; i++)
-    if (tmp->all_fields[i]->id == c->field->id) top = tmp->all_fields[i];
+  const struct lnc_field *top = rc ? NULL : lnc_schema_find_id(tmp, c->field->id);
   if (!rc && !top) rc = lnc_errf(err, LNC_EINTERNAL, "%s: field %d is not in the manifest's schema", ds->name, (int)c->field->id);
   if (!rc) rc = export_projected(c, top, &c->own, err);
   if (!rc) c->schema = &c->own;
@@ -386,11 +380,6 @@ int lnc_dataset_take_ex(lnc_dataset *ds, const uint64_t *ids, size_t n,
                         struct ArrowArray *array, struct lnc_take_stats *stats,
                         struct lnc_error *err) {
   return lnc_ds_take(ds, NULL, ids, n, columns, ncolumns, opts, schema, array, stats, err);
-}
-
-static int over_limit(const lnc_dataset *ds, size_t n, uint64_t max_bytes, struct lnc_error *err) {
-  return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, " LNC_TAKE_LIMIT_TEXT, ds->name, n,
-                  (unsigned long long)max_bytes);
 }
 
 /* The lower bound of part k's distinct rows in Arrow's layout (lnc_arrow_row_bytes). */
@@ -440,10 +429,9 @@ static int check_answer_size(const lnc_dataset *ds, const struct take_state *st,
   free(size);
   free(items);
   free(base);
-  if (total > max_bytes) return over_limit(ds, n, max_bytes, err);
+  if (total > max_bytes) return lnc_take_refuse(err, ds->name, n, max_bytes, "bytes");
   if (nitems > max_items)
-    return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu " LNC_TAKE_ITEMS_TEXT ", " LNC_TAKE_LIMIT_TEXT,
-                    ds->name, n, (unsigned long long)max_items);
+    return lnc_take_refuse(err, ds->name, n, max_items, LNC_TAKE_ITEMS_TEXT);
   return 0;
 }
 
@@ -483,7 +471,7 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
      * (a refusal for list items already names the take's). */
     if (rc == LNC_ELIMIT && use != opts && err && strstr(err->message, LNC_TAKE_LIMIT_TEXT) &&
         !strstr(err->message, LNC_TAKE_ITEMS_TEXT))
-      rc = over_limit(ds, n, opts->max_bytes, err);
+      rc = lnc_take_refuse(err, ds->name, n, opts->max_bytes, "bytes");
     if (!rc && use != opts) {
       uint64_t b = part_bytes(&st, k);
       used = used + b < used ? UINT64_MAX : used + b;

@@ -113,5 +113,8 @@ const struct lnc_field *lnc_schema_unsupported(const struct lnc_field *fld);
 const struct lnc_field *lnc_schema_unsupported_below(const struct lnc_field *fld);
 /* Finds a field by dotted path ("a", "s.b"); NULL when absent. */
 struct lnc_field *lnc_schema_find(struct lnc_file *f, const char *path);
+/* The field with Lance field id `id` (how a dataset names a data file's fields), else NULL;
+ * negative ids (the root, fields we make up) are never found. */
+struct lnc_field *lnc_schema_find_id(struct lnc_file *f, int32_t id);
 
 #endif

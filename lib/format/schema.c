@@ -469,6 +469,14 @@ int lnc_schema_export(const struct lnc_field *fld, struct ArrowSchema *out, stru
   return 0;
 }
 
+struct lnc_field *lnc_schema_find_id(struct lnc_file *f, int32_t id) {
+  /* all_fields lists every field once: schemas are small and a take names few fields, so a
+   * scan beats keeping an index per file. */
+  for (size_t i = 0; id >= 0 && i < f->n_all_fields; i++)
+    if (f->all_fields[i]->id == id) return f->all_fields[i];
+  return NULL;
+}
+
 struct lnc_field *lnc_schema_find(struct lnc_file *f, const char *path) {
   struct lnc_field *cur = &f->root;
   const char *p = path;

@@ -432,9 +432,9 @@ static uint64_t rows_bytes(const struct lnc_field *leaf, const struct lnc_leafro
   return __builtin_add_overflow(total, bits / 8, &total) ? UINT64_MAX : total;
 }
 
-static int over_limit(const struct lnc_file *f, size_t n, uint64_t max_bytes, struct lnc_error *err) {
-  return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu bytes, " LNC_TAKE_LIMIT_TEXT, f->name, n,
-                  (unsigned long long)max_bytes);
+int lnc_take_refuse(struct lnc_error *err, const char *name, size_t n, uint64_t limit, const char *unit) {
+  return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu %s, " LNC_TAKE_LIMIT_TEXT, name, n,
+                  (unsigned long long)limit, unit);
 }
 
 /* Runs the jobs' read rounds, each round one batch for every page of every column, then
@@ -476,7 +476,7 @@ static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena 
     if (rc || !max_bytes || j->c.leaf->blob) continue;
     uint64_t more = rows_bytes(j->c.leaf, j->out, NULL, counted, j->out->n_rows, NULL);
     counted = j->out->n_rows;
-    if (__builtin_add_overflow(decoded, more, &decoded) || decoded > max_bytes) rc = over_limit(f, n, max_bytes, err);
+    if (__builtin_add_overflow(decoded, more, &decoded) || decoded > max_bytes) rc = lnc_take_refuse(err, f->name, n, max_bytes, "bytes");
   }
   for (size_t k = 0; k < jobs->n; k++) lnc_page_release(&jobs->v[k]);
   return rc;
@@ -495,25 +495,14 @@ int lnc_take_ex(lnc_file *f, const uint64_t *ids, size_t n, const char *const *c
   return lnc_take_env(f, NULL, ids, n, &sel, opts, schema, array, stats, err);
 }
 
-/* The field with Lance field id `id` at or beneath f, else NULL. Schemas are small and a
- * dataset's take names few fields, so a walk beats keeping an index per file. */
-static struct lnc_field *field_by_id(struct lnc_field *f, int32_t id) {
-  if (f->id == id) return f;
-  for (size_t i = 0; i < f->n_children; i++) {
-    struct lnc_field *hit = field_by_id(f->children[i], id);
-    if (hit) return hit;
-  }
-  return NULL;
-}
-
 /* The field entry i of the selection names, or NULL (and LNC_EINVAL in err). */
 static struct lnc_field *selected_field(lnc_file *f, const struct lnc_colsel *sel, size_t i,
                                         struct lnc_error *err) {
   struct lnc_field *fld;
   if (sel->ids) {
-    fld = sel->ids[i] >= 0 ? field_by_id(&f->root, sel->ids[i]) : NULL;
-    if (!fld || fld == &f->root) lnc_errf(err, LNC_EINVAL, "no field has id %d", (int)sel->ids[i]);
-    return fld == &f->root ? NULL : fld;
+    fld = lnc_schema_find_id(f, sel->ids[i]);
+    if (!fld) lnc_errf(err, LNC_EINVAL, "no field has id %d", (int)sel->ids[i]);
+    return fld;
   }
   fld = lnc_schema_find(f, sel->names[i]);
   if (fld && fld->id != -2) return fld;
@@ -716,10 +705,9 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
     }
     if (max_bytes) {
       uint64_t col = rows_bytes(leaf, &t->rows[c], t->identity ? NULL : t->perm, 0, n, &items);
-      if (__builtin_add_overflow(total, col, &total) || total > max_bytes) return over_limit(f, n, max_bytes, err);
+      if (__builtin_add_overflow(total, col, &total) || total > max_bytes) return lnc_take_refuse(err, f->name, n, max_bytes, "bytes");
       if (items > lnc_take_max_items(max_bytes))
-        return lnc_errf(err, LNC_ELIMIT, "%s: the %zu rows asked for hold over %llu " LNC_TAKE_ITEMS_TEXT ", " LNC_TAKE_LIMIT_TEXT,
-                        f->name, n, (unsigned long long)lnc_take_max_items(max_bytes));
+        return lnc_take_refuse(err, f->name, n, lnc_take_max_items(max_bytes), LNC_TAKE_ITEMS_TEXT);
     }
     if (t->identity) {
       t->final[c] = &t->rows[c];

@@ -45,6 +45,11 @@ static inline uint64_t lnc_take_max_items(uint64_t max_bytes) {
   return max_bytes / 4 > ((uint64_t)1 << 24) ? max_bytes / 4 : (uint64_t)1 << 24;
 }
 
+/* A take (of file or dataset `name`, n ids) refused by its limit: LNC_ELIMIT, the message
+ * "the n rows asked for hold over <limit> <unit>" naming LNC_TAKE_LIMIT_TEXT; unit is
+ * "bytes" or LNC_TAKE_ITEMS_TEXT. */
+int lnc_take_refuse(struct lnc_error *err, const char *name, size_t n, uint64_t limit, const char *unit);
+
 /* A field in the output: the whole field, or a struct pruned to some children. */
 struct lnc_proj {
   const struct lnc_field *field;
