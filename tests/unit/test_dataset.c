@@ -815,17 +815,25 @@ START_TEST(test_take_max_bytes_stops_early) {
 }
 END_TEST
 
+/* Fixture <name> as a data file, and as the dataset holding it (tests/fixtures/data/<name>). */
+static void open_both(const char *name, lnc_file **f, lnc_dataset **ds) {
+  char *path = tsup_fixture_file(name), dir[256];
+  ck_assert_ptr_nonnull(path);
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, f, &err) == 0, "%s", err.message);
+  free(path);
+  snprintf(dir, sizeof dir, "tests/fixtures/data/%s", name);
+  ck_assert_msg(lnc_dataset_open(dir, 0, ds, &err) == 0, "%s", err.message);
+}
+
 /* Blob v2 descriptors through a dataset: their fields have no ids of their own (-1), and the
  * dataset take once left them out as "dropped from the manifest", which crashed lanced on
  * GET ...enc22/rows?blobs=descriptors. The dataset's answer equals the file's. */
 START_TEST(test_take_blob_descriptors) {
-  char *path = tsup_fixture_file("enc22");
-  ck_assert_ptr_nonnull(path);
   lnc_file *f = NULL;
-  struct lnc_error err = {0};
-  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
   lnc_dataset *ds = NULL;
-  ck_assert_msg(lnc_dataset_open("tests/fixtures/data/enc22", 0, &ds, &err) == 0, "%s", err.message);
+  struct lnc_error err = {0};
+  open_both("enc22", &f, &ds);
   uint64_t ids[] = {0, 1, 2, 1};
   struct lnc_take_options o = {.blobs = LNC_BLOBS_DESCRIPTORS, .max_bytes = 1 << 20};
   for (int mode = 0; mode < 2; mode++) {
@@ -846,7 +854,6 @@ START_TEST(test_take_blob_descriptors) {
   }
   lnc_dataset_close(ds);
   lnc_file_close(f);
-  free(path);
 }
 END_TEST
 
@@ -854,13 +861,10 @@ END_TEST
  * million items to put in order (13-16 bytes of working memory each), refused by the items
  * bound (lnc_take_max_items) in a file take and in a dataset take; 100 copies pass. */
 START_TEST(test_take_max_items) {
-  char *path = tsup_fixture_file("deep21");
-  ck_assert_ptr_nonnull(path);
   lnc_file *f = NULL;
-  struct lnc_error err = {0};
-  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
   lnc_dataset *ds = NULL;
-  ck_assert_msg(lnc_dataset_open("tests/fixtures/data/deep21", 0, &ds, &err) == 0, "%s", err.message);
+  struct lnc_error err = {0};
+  open_both("deep21", &f, &ds);
   uint64_t ids[200];
   for (int i = 0; i < 200; i++) ids[i] = 7;
   const char *col[] = {"lbool"};
@@ -894,8 +898,7 @@ START_TEST(test_take_max_items) {
   }
   lnc_dataset_close(ds);
   lnc_file_close(f);
-  free(path);
-  path = tsup_fixture_file("types21");
+  char *path = tsup_fixture_file("types21");
   ck_assert_ptr_nonnull(path);
   ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
   const char *nine[] = {"bool", "bool_n", "bool_z", "i8", "i8_n", "i8_z", "u8", "u8_n", "u8_z"};
