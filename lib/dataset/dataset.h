@@ -131,6 +131,8 @@ struct lnc_dataset {
   struct lnc_ds_rowmap map;
   uint64_t physical_rows;
   size_t manifest_bytes; /* size of the manifest file, for lnc_ds_memory */
+  int32_t *spread;       /* top-level struct fields spread over data files (spread.c) */
+  size_t nspread;
 };
 
 /* Opens a version of the dataset at loc (its descriptor and prefix consumed in every case);
@@ -151,6 +153,27 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
                             struct lnc_error *err);
 /* Total data files over all fragments (for per-file side tables of callers). */
 size_t lnc_ds_num_files(const lnc_dataset *ds);
+
+/* ---- spread.c: struct columns spread over several data files of a fragment ----------- */
+/* Lists in ds->spread the top-level struct fields that some fragment holds in two data files
+ * or more, or in one that lacks some of its children (2.2 sub-column adds). At open. */
+int lnc_ds_spread_find(lnc_dataset *ds, struct lnc_error *err);
+/* Whether top-level field `top` is in that list. */
+bool lnc_ds_spread_is(const lnc_dataset *ds, int32_t top);
+/* One data file's piece of a struct in a fragment's take: logical row r of the merged struct
+ * is logical row base + r of a (borrowed). */
+struct lnc_ds_piece {
+  const struct ArrowSchema *s;
+  const struct ArrowArray *a;
+  uint64_t base;
+};
+/* The n-row struct of type `target` (the manifest's, projected) from a fragment's pieces in
+ * data-file order, as Lance merges them: children matched by name, one held by several pieces
+ * merged again when a struct else taken from the first, masked by that piece's validity;
+ * children no piece holds are null; the struct valid where a piece not null in every row is
+ * valid. *out owns its memory. LNC_ECORRUPT when a piece's child has another type. */
+int lnc_ds_spread_merge(const struct ArrowSchema *target, const struct lnc_ds_piece *pieces,
+                        size_t np, uint64_t n, struct ArrowArray *out, struct lnc_error *err);
 
 /* ---- take.c: pluggable per-data-file reads ------------------------------------------ */
 /* Reads rows[0..n) (sorted, unique physical rows) of the fields `cols` from data file j of

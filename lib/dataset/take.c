@@ -21,6 +21,7 @@ struct outcol {
   const struct ArrowSchema *schema; /* from the first fragment that had it (borrowed), or own */
   struct ArrowSchema own;           /* from the manifest, when no fragment read had it */
   const struct ArrowArray **parts;  /* per touched fragment */
+  bool spread;                      /* a struct some fragment spreads over data files */
 };
 
 struct sorted_id {
@@ -45,7 +46,9 @@ struct take_state {
   size_t nparts;
   struct result *res;
   size_t nres, capres;
-  struct ArrowArray *nulls; /* ncols * nparts, only some used */
+  size_t *res_from;          /* per part: its first result (its last: the next part's first) */
+  struct ArrowArray *nulls;  /* ncols * nparts, only some used */
+  struct ArrowArray *merged; /* ncols * nparts: spread structs put together (spread.c) */
 };
 
 static int cmp_sid(const void *a, const void *b) {
@@ -107,6 +110,7 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
       if (m->fields[i]->parent_id != -1) continue;
       struct outcol *c = &st->cols[st->ncols++];
       c->field = m->fields[i];
+      c->spread = lnc_ds_spread_is(ds, c->field->id);
       if (!(c->req = malloc(sizeof *c->req)))
         return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
       c->req[c->nreq++] = c->field->id;
@@ -126,6 +130,7 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
     if (c == st->ncols) {
       st->ncols++;
       st->cols[c].field = f;
+      st->cols[c].spread = lnc_ds_spread_is(ds, f->id);
       if (!(st->cols[c].req = malloc(ncolumns * sizeof *st->cols[c].req)))
         return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
     }
@@ -144,7 +149,8 @@ static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, struct tak
   st->touched = malloc(maxparts * sizeof *st->touched);
   st->rows = calloc(maxparts, sizeof *st->rows);
   st->nrows = calloc(maxparts, sizeof *st->nrows);
-  if (!st->sid || !st->refs || !st->touched || !st->rows || !st->nrows)
+  st->res_from = calloc(maxparts, sizeof *st->res_from);
+  if (!st->sid || !st->refs || !st->touched || !st->rows || !st->nrows || !st->res_from)
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   for (size_t i = 0; i < n; i++) {
     int rc = lnc_ds_rowmap_lookup(&ds->map, ids[i], &st->sid[i].frag, &st->sid[i].row, err);
@@ -186,12 +192,27 @@ static int32_t top_ancestor(const Lance__Table__Manifest *m, int32_t id) {
   return -1;
 }
 
-/* A data file holds a top-level field when it lists the field or any field beneath it (in
- * 2.1+ files, list and struct parents have no column and are not listed). */
+/* Whether field `id` is `anc` or beneath it in the manifest's schema. */
+static bool is_below(const Lance__Table__Manifest *m, int32_t id, int32_t anc) {
+  for (size_t hops = 0; hops <= m->n_fields && id != -1; hops++) {
+    if (id == anc) return true;
+    const Lance__File__Field *f = manifest_field(m, id);
+    if (!f) return false;
+    id = f->parent_id;
+  }
+  return false;
+}
+
+/* A data file holds a field when it lists the field, a field beneath it (in 2.1+ files list
+ * and struct parents have no column and are not listed), or one above it (a packed struct is
+ * one column). */
 static int file_holds(const Lance__Table__Manifest *m, const Lance__Table__DataFile *df,
                       int32_t id) {
+  const Lance__File__Field *f = manifest_field(m, id);
   for (size_t k = 0; k < df->n_fields; k++)
-    if (df->fields[k] >= 0 && top_ancestor(m, df->fields[k]) == id) return 1;
+    if (df->fields[k] >= 0 && (is_below(m, df->fields[k], id) ||
+                               (f && f->parent_id != -1 && is_below(m, id, df->fields[k]))))
+      return 1;
   return 0;
 }
 
@@ -220,12 +241,16 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
   size_t fidcap = (st->ncols ? st->ncols : 1) * 8;
   if (!fids) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   int rc = 0;
+  st->res_from[k] = st->nres;
   for (size_t j = 0; j < fr->nfiles && !rc; j++) {
     const Lance__Table__DataFile *df = fr->files[j].pb;
     size_t nn = 0;
     for (size_t c = 0; c < st->ncols; c++) {
       if (!file_holds(ds->m, df, st->cols[c].field->id) || st->cols[c].parts[k]) continue;
       for (size_t q = 0; q < st->cols[c].nreq; q++) {
+        /* A spread struct is read from every data file holding part of it, each asked for
+         * the fields it has; the pieces are merged afterwards (merge_spread). */
+        if (st->cols[c].spread && !file_holds(ds->m, df, st->cols[c].req[q])) continue;
         if (nn == fidcap) {
           int32_t *more = realloc(fids, 2 * fidcap * sizeof *fids);
           if (!more) {
@@ -275,7 +300,7 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
     for (int64_t ch = 0; ch < r->schema.n_children && !rc; ch++) {
       const struct ArrowSchema *cs = r->schema.children[ch];
       for (size_t c = 0; c < st->ncols; c++) {
-        if (!cs->name || strcmp(cs->name, st->cols[c].field->name) != 0) continue;
+        if (st->cols[c].spread || !cs->name || strcmp(cs->name, st->cols[c].field->name) != 0) continue;
         /* The whole type, not only its top: the parts are gathered with the first part's
          * schema, and list<int32> gathered as list<double> reads past its values. */
         if (st->cols[c].schema && !lnc_arrow_same_type(st->cols[c].schema, cs)) {
@@ -304,6 +329,11 @@ static void state_free(struct take_state *st) {
     for (size_t i = 0; i < st->ncols * st->nparts; i++)
       if (st->nulls[i].release) st->nulls[i].release(&st->nulls[i]);
   free(st->nulls);
+  if (st->merged)
+    for (size_t i = 0; i < st->ncols * st->nparts; i++)
+      if (st->merged[i].release) st->merged[i].release(&st->merged[i]);
+  free(st->merged);
+  free(st->res_from);
   for (size_t i = 0; i < st->nres; i++) {
     if (st->res[i].array.release) st->res[i].array.release(&st->res[i].array);
     if (st->res[i].schema.release) st->res[i].schema.release(&st->res[i].schema);
@@ -365,6 +395,46 @@ static int manifest_schema(const lnc_dataset *ds, struct outcol *c, struct lnc_e
   if (!rc) c->schema = &c->own;
   lnc_schema_free(tmp);
   free(tmp);
+  return rc;
+}
+
+/* Part k of each spread struct column from the pieces its data files returned (spread.c), of
+ * the manifest's type; a lone piece of that type is used as it is. No piece: the column reads
+ * as nulls like any column without data. */
+static int merge_spread(const lnc_dataset *ds, struct take_state *st, size_t k, struct lnc_error *err) {
+  size_t from = st->res_from[k], np_max = st->nres - from;
+  struct lnc_ds_piece *pc = calloc(np_max ? np_max : 1, sizeof *pc);
+  if (!pc) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  int rc = 0;
+  for (size_t c = 0; c < st->ncols && !rc; c++) {
+    struct outcol *col = &st->cols[c];
+    if (!col->spread) continue;
+    size_t np = 0;
+    for (size_t i = from; i < st->nres; i++)
+      for (int64_t ch = 0; ch < st->res[i].schema.n_children; ch++) {
+        const struct ArrowSchema *cs = st->res[i].schema.children[ch];
+        if (np < np_max && cs->name && strcmp(cs->name, col->field->name) == 0)
+          pc[np++] = (struct lnc_ds_piece){cs, st->res[i].array.children[ch], 0};
+      }
+    if (np == 0) continue;
+    if (!col->schema && (rc = manifest_schema(ds, col, err))) break;
+    if (np == 1 && lnc_arrow_same_type(pc[0].s, col->schema)) {
+      col->parts[k] = pc[0].a;
+      continue;
+    }
+    if (!st->merged && !(st->merged = calloc(st->ncols * st->nparts, sizeof *st->merged))) {
+      rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+      break;
+    }
+    struct ArrowArray *out = &st->merged[c * st->nparts + k];
+    rc = lnc_ds_spread_merge(col->schema, pc, np, st->nrows[k], out, err);
+    if (rc)
+      lnc_err_prefix(err, "%s: fragment %llu, column '%s'", ds->name,
+                     (unsigned long long)ds->frags[st->touched[k]].pb->id, col->field->name);
+    else
+      col->parts[k] = out;
+  }
+  free(pc);
   return rc;
 }
 
@@ -467,6 +537,7 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
       use = &po;
     }
     rc = take_part(ds, rd, use, k, &st, stats, err);
+    if (!rc) rc = merge_spread(ds, &st, k, err);
     /* A part refused for its share of the bytes: name the whole take's limit, not the part's
      * (a refusal for list items already names the take's). */
     if (rc == LNC_ELIMIT && use != opts && err && strstr(err->message, LNC_TAKE_LIMIT_TEXT) &&

@@ -680,6 +680,57 @@ START_TEST(test_take_renamed) {
 }
 END_TEST
 
+/* Struct children spread over data files (subcol_v22: st.z, later renamed zz, and st.in.q added
+ * by addColumns of a named_struct into st, each written to a new data file of every fragment;
+ * st.w added with no data): only such a struct is flagged at open, its pieces are merged as
+ * Lance merges them, and projections read only the files holding what they ask for. */
+START_TEST(test_take_spread) {
+  lnc_dataset *ds = open_ok("subcol_v22", 2); /* before any sub-column: one file each */
+  ck_assert_uint_eq(ds->nspread, 0);
+  uint64_t ids[] = {1, 10};
+  char *j = take_json(ds, ids, 2, NULL, 0);
+  ck_assert_str_eq(j, "{\"num_rows\":2,\"columns\":[\"id\",\"st\"],\"rows\":[{\"id\":1,\"st\":{\"a\":1,\"b\":\"b1\",\"in\":{\"p\":10}}},"
+                      "{\"id\":10,\"st\":null}]}");
+  free(j);
+  lnc_dataset_close(ds);
+  /* After the first sub-column: st of row 10 was null, and the new piece is valid there, so
+   * Lance reads a struct of nulls with z set. */
+  ds = open_ok("subcol_v22", 3);
+  ck_assert_uint_eq(ds->nspread, 1);
+  ck_assert(lnc_ds_spread_is(ds, 1) && !lnc_ds_spread_is(ds, 0));
+  j = take_json(ds, ids, 2, NULL, 0);
+  ck_assert_str_eq(j, "{\"num_rows\":2,\"columns\":[\"id\",\"st\"],\"rows\":[{\"id\":1,\"st\":{\"a\":1,\"b\":\"b1\",\"in\":{\"p\":10},\"z\":3}},"
+                      "{\"id\":10,\"st\":{\"a\":null,\"b\":null,\"in\":null,\"z\":30}}]}");
+  free(j);
+  lnc_dataset_close(ds);
+  /* Latest: offsets 1, 10 and 120 are ids 1, 12 (frag 0: three data files) and 144 (frag 2:
+   * written whole). One-file projections, the nested piece, and a child without data. */
+  ds = open_ok("subcol_v22", 0);
+  uint64_t three[] = {1, 10, 120};
+  j = take_json(ds, three, 3, (const char *[]){"st.zz", "id"}, 2);
+  ck_assert_str_eq(j, "{\"num_rows\":3,\"columns\":[\"st\",\"id\"],\"rows\":[{\"st\":{\"zz\":3},\"id\":1},"
+                      "{\"st\":{\"zz\":36},\"id\":12},{\"st\":{\"zz\":432},\"id\":144}]}");
+  free(j);
+  j = take_json(ds, three, 3, (const char *[]){"st.in"}, 1);
+  ck_assert_str_eq(j, "{\"num_rows\":3,\"columns\":[\"st\"],\"rows\":[{\"st\":{\"in\":{\"p\":10,\"q\":\"q1\"}}},"
+                      "{\"st\":{\"in\":{\"p\":120,\"q\":\"q12\"}}},{\"st\":{\"in\":{\"p\":1440,\"q\":\"n144\"}}}]}");
+  free(j);
+  /* st.w: no data file of fragment 0 holds it, so there st is Lance's all-null piece. */
+  j = take_json(ds, three, 3, (const char *[]){"st.w"}, 1);
+  ck_assert_str_eq(j, "{\"num_rows\":3,\"columns\":[\"st\"],\"rows\":[{\"st\":null},{\"st\":null},{\"st\":{\"w\":-144}}]}");
+  free(j);
+  lnc_dataset_close(ds);
+  /* Structs held whole by one data file are not flagged (renamed_v22's st lost a child to a
+   * drop; nodata_v22's ws has no data in the older fragments). */
+  const char *whole[] = {"renamed_v22", "nodata_v22", "renamed_v20", "multi_v22"};
+  for (int i = 0; i < 4; i++) {
+    ds = open_ok(whole[i], 0);
+    ck_assert_msg(ds->nspread == 0, "%s: %zu spread", whole[i], ds->nspread);
+    lnc_dataset_close(ds);
+  }
+}
+END_TEST
+
 struct thr_arg {
   lnc_dataset *ds;
   int ok;
@@ -967,6 +1018,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_take_max_bytes_stops_early);
   tcase_add_test(tc, test_take_blob_descriptors);
   tcase_add_test(tc, test_take_max_items);
+  tcase_add_test(tc, test_take_spread);
   suite_add_tcase(s, tc);
   return s;
 }
