@@ -22,10 +22,10 @@
 
 /* ---- open: which struct columns are spread ------------------------------------------ */
 
-struct fid { /* one manifest field, sorted by id for lookups */
-  int32_t id, top;     /* top: its top-level ancestor's id (itself at top level), -1 if none */
-  bool leaf;           /* no field names it as parent */
-  bool top_struct;     /* top is a struct */
+struct fid {       /* one manifest field, sorted by id for lookups */
+  int32_t id, top; /* top: its top-level ancestor's id (itself at top level), -1 if none */
+  bool leaf;       /* no field names it as parent */
+  bool top_struct; /* top is a struct */
 };
 
 static int cmp_fid(const void *a, const void *b) {
@@ -88,10 +88,10 @@ static struct fid *index_fields(const Lance__Table__Manifest *m) {
 /* Per top-level struct while one fragment is scanned. */
 struct tally {
   int32_t top;
-  size_t leaves;   /* manifest leaves beneath it */
-  size_t holders;  /* data files of the fragment listing a field of it */
-  size_t seen;     /* its leaves those files list */
-  bool covered;    /* a file lists it or an inner struct or list of it (2.0 lists parents, a
+  size_t leaves;  /* manifest leaves beneath it */
+  size_t holders; /* data files of the fragment listing a field of it */
+  size_t seen;    /* its leaves those files list */
+  bool covered;   /* a file lists it or an inner struct or list of it (2.0 lists parents, a
                       packed struct is one column): its children come whole from that file */
   size_t last_file;
 };
@@ -117,8 +117,10 @@ static void scan_fragment(lnc_dataset *ds, const Lance__Table__DataFragment *fr,
         if (t[i].top == f->top) s = &t[i];
       if (!s) continue;
       if (s->last_file != j) s->holders++, s->last_file = j;
-      if (f->leaf) s->seen++;
-      else s->covered = true;
+      if (f->leaf)
+        s->seen++;
+      else
+        s->covered = true;
     }
   }
   for (size_t i = 0; i < nt; i++)
