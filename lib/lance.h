@@ -389,7 +389,8 @@ enum lnc_atype {
   LNC_AT_LIST,
   LNC_AT_LARGE_LIST,
   LNC_AT_FIXED_LIST, /* width items */
-  LNC_AT_STRUCT
+  LNC_AT_STRUCT,
+  LNC_AT_MAP /* laid out as a list (int32 offsets) of one "entries" struct of key and value */
 };
 
 enum lnc_tunit { LNC_TU_S = 0,

@@ -38,7 +38,8 @@ static int classify(const struct ArrowSchema *s, struct ktype *t, struct lnc_err
     case LNC_AT_UTF8: t->kind = K_VAR32; return 0;
     case LNC_AT_LARGE_BINARY:
     case LNC_AT_LARGE_UTF8: t->kind = K_VAR64; return 0;
-    case LNC_AT_LIST: t->kind = K_LIST32; return 0;
+    case LNC_AT_LIST:
+    case LNC_AT_MAP: t->kind = K_LIST32; return 0;
     case LNC_AT_LARGE_LIST: t->kind = K_LIST64; return 0;
     case LNC_AT_STRUCT: t->kind = K_STRUCT; return 0;
     case LNC_AT_FIXED_LIST:

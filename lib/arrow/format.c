@@ -168,6 +168,10 @@ int lnc_arrow_parse_format(const char *f, struct lnc_atype_info *t, struct lnc_e
         t->kind = LNC_AT_STRUCT;
         return 0;
       }
+      if (f[1] == 'm') {
+        t->kind = LNC_AT_MAP;
+        return 0;
+      }
     } else if (f[1] == 'w' && f[2] == ':') {
       const char *p = f + 3;
       if (parse_i32(&p, &t->width) && !*p && t->width >= 0) {
@@ -268,11 +272,15 @@ static int validate(const struct ArrowSchema *s, const struct ArrowArray *a, int
   int64_t nc = 0;
   if (t.kind == LNC_AT_STRUCT)
     nc = s->n_children;
-  else if (t.kind == LNC_AT_LIST || t.kind == LNC_AT_LARGE_LIST || t.kind == LNC_AT_FIXED_LIST)
+  else if (lnc_kind_is_list(t.kind) || t.kind == LNC_AT_FIXED_LIST)
     nc = 1;
   if (s->n_children != nc || a->n_children != nc || (nc && (!s->children || !a->children)))
     return lnc_errf(err, LNC_EINVAL, "field \"%s\" (%s): %lld/%lld children, expected %lld", name,
                     s->format, (long long)s->n_children, (long long)a->n_children, (long long)nc);
+  /* Arrow's map: its one child is a struct of exactly key and value. */
+  if (t.kind == LNC_AT_MAP && (!s->children[0]->format || strcmp(s->children[0]->format, "+s") != 0 ||
+                               s->children[0]->n_children != 2))
+    return lnc_errf(err, LNC_EINVAL, "map field \"%s\": entries are not a struct of key and value", name);
   for (int64_t i = 0; i < nc; i++) {
     const struct ArrowArray *c = a->children[i];
     int64_t need = a->offset + a->length;

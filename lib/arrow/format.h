@@ -5,6 +5,12 @@
 #include "../lance.h"
 #include <stdbool.h>
 
+/* Kinds laid out as a list: validity, offsets and one child (a map's is its entries struct).
+ * Only LNC_AT_LARGE_LIST has 64-bit offsets. */
+static inline bool lnc_kind_is_list(enum lnc_atype k) {
+  return k == LNC_AT_LIST || k == LNC_AT_LARGE_LIST || k == LNC_AT_MAP;
+}
+
 /* Number of buffers the C Data Interface gives an array of this kind (incl. validity). */
 int lnc_arrow_n_buffers(enum lnc_atype kind);
 

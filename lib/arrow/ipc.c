@@ -27,6 +27,7 @@ enum { T_NULL = 1,
        T_STRUCT = 13,
        T_FIXED_BINARY = 15,
        T_FIXED_LIST = 16,
+       T_MAP = 17,
        T_DURATION = 18,
        T_LARGE_BINARY = 19,
        T_LARGE_UTF8 = 20,
@@ -209,6 +210,7 @@ static int plan_array(struct ipc *w, const struct ArrowSchema *s, const struct A
   }
   case LNC_AT_LIST:
   case LNC_AT_LARGE_LIST:
+  case LNC_AT_MAP:
     if ((rc = add_offsets(w, b1, t.kind == LNC_AT_LARGE_LIST, j0, len, &rs, &re))) return rc;
     if (re > a->children[0]->length)
       return lnc_errf(w->err, LNC_EINVAL, "arrow ipc: list offset %lld past child length %lld",
@@ -226,8 +228,9 @@ static int plan_array(struct ipc *w, const struct ArrowSchema *s, const struct A
 }
 
 /* ---- schema ------------------------------------------------------------------------------ */
-/* Builds the type table for t; returns the union tag in *tag. */
-static lnc_fb_ref type_table(struct lnc_fb *fb, const struct lnc_atype_info *t, uint8_t *tag) {
+/* Builds the type table for t (flags: the field's C Data flags, for a map's keysSorted);
+ * returns the union tag in *tag. */
+static lnc_fb_ref type_table(struct lnc_fb *fb, const struct lnc_atype_info *t, int64_t flags, uint8_t *tag) {
   lnc_fb_ref tz = 0;
   if (t->kind == LNC_AT_TIMESTAMP && t->tz && *t->tz) tz = lnc_fb_string(fb, t->tz, strlen(t->tz));
   lnc_fb_table_start(fb);
@@ -287,6 +290,10 @@ static lnc_fb_ref type_table(struct lnc_fb *fb, const struct lnc_atype_info *t, 
     lnc_fb_add_i32(fb, 0, t->width);
     break;
   case LNC_AT_STRUCT: *tag = T_STRUCT; break;
+  case LNC_AT_MAP:
+    *tag = T_MAP;
+    lnc_fb_add_u8(fb, 0, (flags & ARROW_FLAG_MAP_KEYS_SORTED) != 0);
+    break;
   }
   return lnc_fb_table_end(fb);
 }
@@ -372,7 +379,7 @@ static int build_field(struct ipc *w, const struct ArrowSchema *s, const struct 
     dict = lnc_fb_table_end(&w->fb);
   }
   uint8_t tag = 0;
-  lnc_fb_ref type = type_table(&w->fb, &vt, &tag);
+  lnc_fb_ref type = type_table(&w->fb, &vt, s->flags, &tag);
   const char *name = s->name ? s->name : "";
   lnc_fb_ref nm = lnc_fb_string(&w->fb, name, strlen(name));
   lnc_fb_ref md;

@@ -1034,12 +1034,14 @@ static int put_varbin(struct jctx *c, const struct jnode *n, int64_t j) {
   return text ? put_string(c->out, d, (size_t)(e - s)) : put_base64(c->out, d, (size_t)(e - s));
 }
 
-/* A list, large list or fixed-size list: its items as a JSON array. */
+/* A list, large list or fixed-size list: its items as a JSON array. A map is its entries
+ * as they are laid out, an array of {"key": k, "value": v} objects (docs/json-rows.md): keys
+ * need not be strings, nor distinct. */
 static int put_list(struct jctx *c, const struct jnode *n, int64_t j) {
   struct lnc_buf *o = c->out;
   int64_t s, e;
   /* A fixed-size list has only its validity buffer: buffers[1] exists for the other two. */
-  if (n->t.kind == LNC_AT_LIST) {
+  if (n->t.kind == LNC_AT_LIST || n->t.kind == LNC_AT_MAP) {
     s = ((const int32_t *)n->a->buffers[1])[j];
     e = ((const int32_t *)n->a->buffers[1])[j + 1];
   } else if (n->t.kind == LNC_AT_LARGE_LIST) {
@@ -1111,6 +1113,7 @@ static int put_value(struct jctx *c, const struct jnode *n, int64_t i) {
     return put_base64(o, (const uint8_t *)a->buffers[1] + (size_t)j * (size_t)n->t.width, (size_t)n->t.width);
   case LNC_AT_LIST:
   case LNC_AT_LARGE_LIST:
+  case LNC_AT_MAP:
   case LNC_AT_FIXED_LIST:
     return put_list(c, n, j);
   case LNC_AT_STRUCT:

@@ -3,6 +3,7 @@
  * structs and blobs count as leaves) and the export to an ArrowSchema. */
 #include "reader.h"
 #include "../arrow/builder.h"
+#include "../arrow/format.h"
 #include "../util/error.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,7 +182,7 @@ static int parse_dict(struct lnc_file *f, struct lnc_field *fld, const char *lt,
   if (!fld->dict_index[0]) goto bad;
   int rc = parse_logical(f, fld, buf, err);
   if (rc) return rc;
-  if (fld->n_children || fld->type == LNC_AT_STRUCT || fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST ||
+  if (fld->n_children || fld->type == LNC_AT_STRUCT || lnc_kind_is_list(fld->type) ||
       fld->type == LNC_AT_BOOL || fld->type == LNC_AT_NULL)
     return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': dictionary of %s values is not supported", fld->name, buf);
   return 0;
@@ -276,6 +277,12 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
     return add_child(fld, item);
   }
   if (strncmp(lt, "dict:", 5) == 0) return parse_dict(f, fld, lt, err);
+  if (strcmp(lt, "map") == 0) {
+    /* Lance writes maps from file version 2.2 on, laid out as a list of entries; the 2.0
+     * reader has no list path for them. Keys are not sorted (Lance's "map" says nothing). */
+    if (f->v20) return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': a map in a 2.0 file", fld->name);
+    return set_format(fld, "+m", err);
+  }
 bad:
   return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': unknown logical type '%s'", fld->name, lt);
 }
@@ -283,7 +290,7 @@ bad:
 static bool is_leaf_column(const struct lnc_field *fld) {
   if (fld->unsupported) return fld->n_children == 0; /* its children's columns, if it has any */
   if (fld->type == LNC_AT_STRUCT) return fld->packed || fld->blob;
-  if (fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST) return false;
+  if (lnc_kind_is_list(fld->type)) return false;
   return true; /* primitives, FSL of primitives (synthetic child), binary, ... */
 }
 
@@ -392,12 +399,14 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
   for (size_t i = start; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
     if (lnc_schema_unsupported_below(fld) == fld) continue;
-    if ((fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST) && fld->n_children != 1)
+    if (lnc_kind_is_list(fld->type) && fld->n_children != 1)
       return lnc_errf(err, LNC_ECORRUPT, "list field '%s' has %zu children", fld->name, fld->n_children);
+    if (fld->type == LNC_AT_MAP && (fld->children[0]->type != LNC_AT_STRUCT || fld->children[0]->n_children != 2))
+      return lnc_errf(err, LNC_ECORRUPT, "map field '%s': its entries are not a struct of key and value", fld->name);
     if (fld->type == LNC_AT_STRUCT && fld->n_children == 0)
       return lnc_errf(err, LNC_ECORRUPT, "struct field '%s' has no children", fld->name);
-    if (fld->type != LNC_AT_STRUCT && fld->type != LNC_AT_LIST && fld->type != LNC_AT_LARGE_LIST &&
-        fld->type != LNC_AT_FIXED_LIST && fld->n_children)
+    if (fld->type != LNC_AT_STRUCT && !lnc_kind_is_list(fld->type) && fld->type != LNC_AT_FIXED_LIST &&
+        fld->n_children)
       return lnc_errf(err, LNC_ECORRUPT, "field '%s' of type %s has children", fld->name, fld->logical_type);
   }
   int next = 0;

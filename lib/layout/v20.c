@@ -11,6 +11,7 @@
  * instead of a state machine per encoding. */
 #include "v20.h"
 #include "../encoding/encoding.h"
+#include "../arrow/format.h"
 #include "../util/buf.h"
 #include "../util/error.h"
 #include "../util/mem.h"
@@ -107,7 +108,7 @@ int lnc_v20_link(struct lnc_file *f, struct lnc_error *err) {
     const struct lnc_field *fld = f->all_fields[i];
     if (fld->col20 < 0 || lnc_schema_unsupported(fld)) continue; /* served by no take */
     struct lnc_column *c = &f->columns[fld->col20];
-    bool list = fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST;
+    bool list = lnc_kind_is_list(fld->type);
     uint64_t items = 0;
     for (uint32_t p = 0; p < c->n_pages; p++) {
       struct v20_page *s = P(&c->pages[p]);
@@ -132,8 +133,8 @@ int lnc_v20_link(struct lnc_file *f, struct lnc_error *err) {
       const struct lnc_column *pc = &f->columns[par->col20];
       want = 0;
       for (uint32_t p = 0; p < pc->n_pages; p++)
-        want += (par->type == LNC_AT_LIST || par->type == LNC_AT_LARGE_LIST) ? P(&pc->pages[p])->enc->list->num_items
-                                                                             : pc->pages[p].rows;
+        want += lnc_kind_is_list(par->type) ? P(&pc->pages[p])->enc->list->num_items
+                                            : pc->pages[p].rows;
     }
     if (rows != want)
       return lnc_errf(err, LNC_ECORRUPT, "%s: column %d (%s) holds %llu values, its parent needs %llu", f->name,
@@ -959,7 +960,7 @@ static int walk(struct v20_walk *W, uint32_t k, uint64_t pos, uint16_t rep) {
   if (k == W->D - 1) return leaf_values(W, pos, 1, rep, rep);
   if (f->type == LNC_AT_STRUCT) return walk(W, k + 1, pos, rep); /* 2.0 stores no struct validity */
   uint32_t layer = W->D - 1 - k, m = 0;
-  for (uint32_t x = 0; x <= k; x++) m += W->path[x]->type == LNC_AT_LIST || W->path[x]->type == LNC_AT_LARGE_LIST;
+  for (uint32_t x = 0; x <= k; x++) m += lnc_kind_is_list(W->path[x]->type);
   uint64_t s = 0, e = 0;
   bool valid = false;
   if ((rc = list_range(W, f, pos, &s, &e, &valid))) return rc;
@@ -1003,7 +1004,7 @@ static int walk_init(struct v20_walk *W, struct lnc_page_job *j, struct v20_job 
   for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
     W->path[--k] = x;
     if (x->col20 < 0) return lnc_page_err(&j->c, LNC_ECORRUPT, "field '%s' has no column", x->name);
-    if (x->type == LNC_AT_LIST || x->type == LNC_AT_LARGE_LIST) {
+    if (lnc_kind_is_list(x->type)) {
       W->lists++;
       if (W->first_list == D) W->first_list = D - 1 - k;
     }

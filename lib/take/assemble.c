@@ -5,6 +5,7 @@
  * line up one-to-one with its values. */
 #include "take.h"
 #include "../arrow/builder.h"
+#include "../arrow/format.h"
 #include "../arrow/dict.h"
 #include "../util/error.h"
 #include <stdlib.h>
@@ -148,7 +149,7 @@ static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd
     }
     goto done;
   }
-  if (fld->type == LNC_AT_LIST || fld->type == LNC_AT_LARGE_LIST) {
+  if (lnc_kind_is_list(fld->type)) {
     bool large = fld->type == LNC_AT_LARGE_LIST;
     struct ctx_node cn = {nd.k + 1, nd.lists + 1, nd.k + 1};
     /* Count child slots per list slot by walking levels once. */

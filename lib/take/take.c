@@ -4,6 +4,7 @@
 #include "take.h"
 #include "../layout/page.h"
 #include "../arrow/builder.h"
+#include "../arrow/format.h"
 #include "../io/s3.h"
 #include "../util/error.h"
 #include <stdlib.h>
@@ -199,7 +200,7 @@ static bool ctx_init(struct lnc_take_ctx *tc, struct lnc_file *f, uint32_t col, 
   bool has_list = false, nullable = false;
   for (const struct lnc_field *x = leaf; x && x->parent; x = x->parent) {
     tc->depth++;
-    if (x->type == LNC_AT_LIST || x->type == LNC_AT_LARGE_LIST) has_list = true;
+    if (lnc_kind_is_list(x->type)) has_list = true;
     if (x->nullable) nullable = true;
   }
   tc->levels = has_list || nullable;
@@ -529,6 +530,15 @@ static void prune_unnamed(struct lnc_proj *p, const struct lnc_colsel *sel) {
 
 /* Step 1 of a take: the projection tree for the selection (all fields when none are named):
  * top-level fields in request order, nested names pruning inside their top-level field. */
+/* A map is read whole: a path into one (m.entries.key) selects the map, since entries without
+ * both key and value are not a map. The outermost map above fld, else fld. */
+static struct lnc_field *widen_to_map(struct lnc_field *fld, const struct lnc_field *root) {
+  struct lnc_field *w = fld;
+  for (struct lnc_field *a = fld->parent; a && a != root; a = a->parent)
+    if (a->type == LNC_AT_MAP) w = a;
+  return w;
+}
+
 static int build_projection(lnc_file *f, const struct lnc_colsel *sel, struct lnc_proj *root,
                             struct lnc_error *err) {
   *root = (struct lnc_proj){.field = &f->root};
@@ -542,6 +552,7 @@ static int build_projection(lnc_file *f, const struct lnc_colsel *sel, struct ln
   for (size_t i = 0; i < sel->n; i++) {
     struct lnc_field *fld = selected_field(f, sel, i, err);
     if (!fld) return LNC_EINVAL;
+    fld = widen_to_map(fld, &f->root);
     const struct lnc_field *top = fld;
     while (top->parent != &f->root) top = top->parent;
     size_t k = 0;
@@ -670,7 +681,7 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
     if (!t->need[c]) continue;
     for (const struct lnc_field *x = f->columns[c].leaf; x && x->parent; x = x->parent) {
       t->depth[c]++;
-      if (x->type == LNC_AT_LIST || x->type == LNC_AT_LARGE_LIST) t->lists[c]++;
+      if (lnc_kind_is_list(x->type)) t->lists[c]++;
     }
     rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, max_bytes, stats, &jobs, err);
   }

@@ -2,8 +2,9 @@
 // the fixture's .answers file (ids, columns, Lance's body) is fetched with format=arrow, read
 // with apache-arrow and turned into the JSON rows body by the fixtures' own converter, then
 // compared byte for byte (so 64-bit integers, NaN payloads and nested values are exact).
-// Dictionary-typed columns must also come back as Lance returns them, Dictionary<index, value>
-// (the fixture's written type, recorded in index.json; Lance's toArrow() shows the same).
+// Dictionary-typed and map columns must also come back as Lance returns them,
+// Dictionary<index, value> and Map<{key, value}> (the fixture's written type, recorded in
+// index.json; Lance's toArrow() shows the same).
 // Usage: node daemon_arrow_answers.mjs BASE_URL FILE_PATH ANSWERS [MAX_CASES]
 import fs from "node:fs";
 import { tableFromIPC } from "apache-arrow";
@@ -12,7 +13,7 @@ import { tableToJsonRows } from "../fixtures/jsonrows.mjs";
 const [base, file, answers, max = "12"] = process.argv.slice(2);
 const lines = fs.readFileSync(answers, "utf8").split("\n").filter(Boolean);
 const entry = JSON.parse(fs.readFileSync("tests/fixtures/index.json", "utf8")).fixtures.find((f) => f.answers === answers);
-const dictTypes = new Map((entry?.columns ?? []).filter((c) => c.type.startsWith("Dictionary<")).map((c) => [c.name, c.type]));
+const dictTypes = new Map((entry?.columns ?? []).filter((c) => c.type.startsWith("Dictionary<") || c.type.startsWith("Map<")).map((c) => [c.name, c.type]));
 // Spread the cases over the file (single ids, boundaries, batches, duplicates, projections).
 const step = Math.max(1, Math.floor(lines.length / Number(max)));
 let n = 0, bad = 0;

@@ -97,14 +97,18 @@ if [[ -n $FILE ]]; then
   echo "answers: $((n_ans - n_ans_fail))/$n_ans bodies identical to Lance's"
   healthy "answers"
 
-  # ---- a file with columns lanced cannot serve (a map, a dictionary of bools) ---------------
+  # ---- a file with a column lanced cannot serve (a dictionary of bools) beside a map --------
   U=$(node -e 'const f=require("./tests/fixtures/index.json").fixtures.find(x=>x.name==="unsup22");if(f)console.log(f.file.replace(/^tests\/fixtures\//,""))')
   if [[ -n $U ]]; then
     expect "unsupported: describe" 200 "$URL/files/$U"
     grep -q '"unsupported"' "$WORK/body" && ok "describe marks the unserved columns" || bad "describe unsupported" "$(head -c 300 "$WORK/body")"
     expect "unsupported: other columns" 200 "$URL/files/$U/rows?ids=0,299&columns=id,s,x"
     expect "unsupported: all columns" 422 "$URL/files/$U/rows?ids=0"
-    grep -q "column 'm' cannot be served" "$WORK/body" && ok "all columns names the unserved one" || bad "unsupported message" "$(head -c 300 "$WORK/body")"
+    grep -q "column 'db' cannot be served" "$WORK/body" && ok "all columns names the unserved one" || bad "unsupported message" "$(head -c 300 "$WORK/body")"
+    expect "unsupported: the map beside it" 200 "$URL/files/$U/rows?ids=2&columns=m"
+    grep -qF '"m":[{"key":"k2","value":2}]' "$WORK/body" && ok "the map's entries in JSON" || bad "map JSON" "$(head -c 300 "$WORK/body")"
+    expect "a map as Arrow" 200 "$URL/files/$U/rows?ids=2&columns=m" -H 'Accept: application/vnd.apache.arrow.stream'
+    expect "a map over protobuf: use Arrow" 501 "$URL/files/$U/rows?ids=2&columns=m&format=proto"
     expect "unsupported: the column itself" 422 "$URL/files/$U/rows?ids=0&columns=db"
     expect "unsupported: dataset describe" 200 "$URL/files/data/unsup22"
     expect "unsupported: dataset rows of the other columns" 200 "$URL/files/data/unsup22/rows?ids=0,1&columns=x,id"
@@ -211,8 +215,9 @@ if [[ -n $FILE ]]; then
   if node tests/integration/daemon_arrow.mjs "$URL" "$FILE" > "$WORK/arrow.out" 2>&1; then ok "arrow client"
   else bad "arrow client" "$(tail -5 "$WORK/arrow.out")"; fi
   # File version 2.0 decodes through its own tree (lib/layout/v20.c), dictionary columns are
-  # re-encoded as dictionaries: Arrow bodies of those fixtures against Lance's answers.
-  node -e 'for (const f of require("./tests/fixtures/index.json").fixtures) if (f.version === "2.0" || f.name.startsWith("dict")) console.log(f.file.replace(/^tests\/fixtures\//, "") + "\t" + f.answers)' > "$WORK/fx20"
+  # re-encoded as dictionaries, maps written as Arrow maps: Arrow bodies of those fixtures
+  # against Lance's answers.
+  node -e 'for (const f of require("./tests/fixtures/index.json").fixtures) if (f.version === "2.0" || f.name.startsWith("dict") || f.name.startsWith("map")) console.log(f.file.replace(/^tests\/fixtures\//, "") + "\t" + f.answers)' > "$WORK/fx20"
   while IFS=$'\t' read -r f20 a20; do
     if node tests/integration/daemon_arrow_answers.mjs "$URL" "$f20" "$a20" > "$WORK/arrow20.out" 2>&1; then ok "$(tail -1 "$WORK/arrow20.out")"
     else bad "arrow bodies of 2.0 $f20" "$(tail -5 "$WORK/arrow20.out")"; fi

@@ -500,7 +500,7 @@ END_TEST
 
 START_TEST(test_errors) {
   static const int32_t v[] = {1};
-  struct ArrowSchema *col = tb_schema("+m", "x", 0);
+  struct ArrowSchema *col = tb_schema("+ud:0", "x", 0); /* a union */
   struct ArrowArray *arr = tb_prim(1, v);
   struct ArrowSchema *s;
   struct ArrowArray *a;
@@ -508,7 +508,12 @@ START_TEST(test_errors) {
   struct lnc_buf b = {0};
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_encode_arrow_ipc(s, a, &b, &err), LNC_EUNSUPPORTED);
-  ck_assert_ptr_nonnull(strstr(err.message, "+m"));
+  ck_assert_ptr_nonnull(strstr(err.message, "+ud:0"));
+  ck_assert_uint_eq(b.len, 0);
+  /* A map whose one child is not a struct of key and value is not a map. */
+  col = tb_schema("+m", "x", 0);
+  tb_batch(1, &col, &arr, 1, &s, &a);
+  ck_assert_int_eq(lnc_encode_arrow_ipc(s, a, &b, &err), LNC_EINVAL);
   ck_assert_uint_eq(b.len, 0);
   col = tb_schema("i", "x", 0);
   tb_batch(1, &col, &arr, 1, &s, &a);
