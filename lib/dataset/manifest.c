@@ -4,31 +4,50 @@
 #include "dataset.h"
 #include "../util/error.h"
 #include "../util/mem.h"
+#include <stdlib.h>
 #include <string.h>
 
 #define TAIL 16
 
 
+struct id_at {
+  int32_t id;
+  size_t at; /* index in the manifest's field list */
+};
+
+static int cmp_id_at(const void *a, const void *b) {
+  const struct id_at *x = a, *y = b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Ids unique and not negative, every parent an earlier field (what readers of the schema rely
+ * on: no cycles, pre-order). Sorted once, so a manifest of 30,000 fields checks in
+ * milliseconds, where comparing each field with every earlier one took a second. */
 static int check_fields(const Lance__Table__Manifest *m, const char *what,
                         struct lnc_error *err) {
   if (m->n_fields == 0) return lnc_errf(err, LNC_ECORRUPT, "%s: manifest has no schema fields", what);
-  for (size_t i = 0; i < m->n_fields; i++) {
+  for (size_t i = 0; i < m->n_fields; i++)
+    if (m->fields[i]->id < 0 || !m->fields[i]->name)
+      return lnc_errf(err, LNC_ECORRUPT, "%s: schema field %zu has id %d", what, i, m->fields[i]->id);
+  struct id_at *ix = malloc(m->n_fields * sizeof *ix);
+  if (!ix) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", what);
+  for (size_t i = 0; i < m->n_fields; i++) ix[i] = (struct id_at){m->fields[i]->id, i};
+  qsort(ix, m->n_fields, sizeof *ix, cmp_id_at);
+  int rc = 0;
+  for (size_t i = 1; i < m->n_fields && !rc; i++)
+    if (ix[i].id == ix[i - 1].id)
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: schema field id %d appears twice", what, ix[i].id);
+  for (size_t i = 0; i < m->n_fields && !rc; i++) {
     const Lance__File__Field *f = m->fields[i];
-    if (f->id < 0 || !f->name)
-      return lnc_errf(err, LNC_ECORRUPT, "%s: schema field %zu has id %d", what, i, f->id);
-    for (size_t j = 0; j < i; j++)
-      if (m->fields[j]->id == f->id)
-        return lnc_errf(err, LNC_ECORRUPT, "%s: schema field id %d appears twice", what, f->id);
-    if (f->parent_id != -1) {
-      size_t j;
-      for (j = 0; j < i; j++)
-        if (m->fields[j]->id == f->parent_id) break;
-      if (j == i)
-        return lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' has parent %d, not an earlier field",
-                        what, f->name, f->parent_id);
-    }
+    if (f->parent_id == -1) continue;
+    struct id_at key = {f->parent_id, 0};
+    const struct id_at *p = bsearch(&key, ix, m->n_fields, sizeof *ix, cmp_id_at);
+    if (!p || p->at >= i)
+      rc = lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' has parent %d, not an earlier field", what, f->name,
+                    f->parent_id);
   }
-  return 0;
+  free(ix);
+  return rc;
 }
 
 static int check_fragment(const Lance__Table__DataFragment *fr, size_t idx, const char *what,

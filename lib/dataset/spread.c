@@ -22,10 +22,15 @@
 
 /* ---- open: which struct columns are spread ------------------------------------------ */
 
-struct fid {       /* one manifest field, sorted by id for lookups */
-  int32_t id, top; /* top: its top-level ancestor's id (itself at top level), -1 if none */
-  bool leaf;       /* no field names it as parent */
-  bool top_struct; /* top is a struct */
+/* Runs once per dataset version opened, over every data file's field list: n log n in the
+ * manifest's fields plus (listed fields) log n per fragment, whatever the shape (a chain of
+ * 30,000 nested structs, or 1,000 struct columns over 5,000 fragments, must not cost
+ * seconds per open). */
+
+struct fid { /* one manifest field, sorted by id for lookups */
+  int32_t id;
+  int32_t tally; /* index of its top-level struct's tally, -1 when not under one */
+  bool leaf;     /* no field names it as parent */
 };
 
 static int cmp_fid(const void *a, const void *b) {
@@ -33,68 +38,89 @@ static int cmp_fid(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static struct fid *fid_find(struct fid *ix, size_t n, int32_t id) {
+static const struct fid *fid_find(const struct fid *ix, size_t n, int32_t id) {
   struct fid key = {.id = id};
   return bsearch(&key, ix, n, sizeof *ix, cmp_fid);
 }
 
-static bool is_struct(const Lance__File__Field *f) {
-  return f->logical_type && strcmp(f->logical_type, "struct") == 0;
+/* The fields by id for the fragment scan: a table indexed by id when the ids are dense (Lance
+ * numbers fields 0, 1, 2, ...: one load per listed field), else the sorted array. */
+struct fids {
+  const struct fid *ix;
+  size_t n;
+  const struct fid **byid; /* NULL, or nbyid entries (NULL where no field has the id) */
+  size_t nbyid;
+};
+
+static const struct fid *fids_get(const struct fids *F, int32_t id) {
+  if (id < 0) return NULL;
+  if (F->byid) return (size_t)id < F->nbyid ? F->byid[id] : NULL;
+  return fid_find(F->ix, F->n, id);
 }
 
-/* The manifest's fields by id, with each one's top-level ancestor. Walks parents through the
- * index, so building it is n log n per level. The manifest check makes every parent an
- * earlier field; should two fields share an id, lookups find one of them and every walk still
- * ends within the field count (a wrong answer for a broken manifest, never a loop). */
-static struct fid *index_fields(const Lance__Table__Manifest *m) {
-  size_t n = m->n_fields;
-  struct fid *ix = calloc(n ? n : 1, sizeof *ix);
-  int32_t *parent = calloc(n ? n : 1, sizeof *parent);
-  if (!ix || !parent) {
-    free(ix);
-    free(parent);
-    return NULL;
-  }
-  for (size_t i = 0; i < n; i++) ix[i] = (struct fid){.id = m->fields[i]->id, .top = -1, .leaf = true};
-  qsort(ix, n, sizeof *ix, cmp_fid);
-  for (size_t i = 0; i < n; i++) {
-    struct fid *me = fid_find(ix, n, m->fields[i]->id);
-    parent[me - ix] = m->fields[i]->parent_id;
-    struct fid *up = fid_find(ix, n, m->fields[i]->parent_id);
-    if (up) up->leaf = false;
-  }
-  for (size_t i = 0; i < n; i++) {
-    int32_t id = ix[i].id;
-    for (size_t hops = 0; hops <= n; hops++) {
-      struct fid *f = fid_find(ix, n, id);
-      if (!f) break;
-      if (parent[f - ix] == -1) {
-        ix[i].top = id;
-        break;
-      }
-      id = parent[f - ix];
-    }
-  }
-  for (size_t i = 0; i < n; i++) {
-    const Lance__File__Field *f = m->fields[i];
-    if (f->parent_id != -1 || !is_struct(f)) continue;
-    for (size_t k = 0; k < n; k++)
-      if (ix[k].top == f->id) ix[k].top_struct = true;
-  }
-  free(parent);
-  return ix;
+/* Top-level fields whose children a data file can lack: structs and lists of structs. */
+static bool is_mergeable(const Lance__File__Field *f) {
+  static const char *const types[] = {"struct", "list.struct", "large_list.struct"};
+  for (size_t i = 0; f->logical_type && i < sizeof types / sizeof types[0]; i++)
+    if (strcmp(f->logical_type, types[i]) == 0) return true;
+  return false;
 }
 
-/* Per top-level struct while one fragment is scanned. */
+/* Per top-level struct while one fragment is scanned (reset lazily: `frag` stamps it). */
 struct tally {
   int32_t top;
   size_t leaves;  /* manifest leaves beneath it */
+  size_t frag;    /* the fragment the counts below are for */
   size_t holders; /* data files of the fragment listing a field of it */
   size_t seen;    /* its leaves those files list */
   bool covered;   /* a file lists it or an inner struct or list of it (2.0 lists parents, a
                       packed struct is one column): its children come whole from that file */
   size_t last_file;
 };
+
+/* The manifest's fields by id, each with its top-level struct's tally (t[], filled with the
+ * top-level structs and their leaf counts). The manifest check makes every parent an earlier
+ * field and its ids unique (lnc_ds_manifest_parse refuses others), so one pass in manifest
+ * order finds every field's tally through its parent's. */
+static struct fid *index_fields(const Lance__Table__Manifest *m, struct tally *t) {
+  size_t n = m->n_fields;
+  struct fid *ix = calloc(n ? n : 1, sizeof *ix);
+  size_t *inv = calloc(n ? n : 1, sizeof *inv);      /* ix index -> manifest index */
+  int32_t *tally = calloc(n ? n : 1, sizeof *tally); /* manifest index -> tally, -1 */
+  if (!ix || !inv || !tally) {
+    free(ix);
+    free(inv);
+    free(tally);
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) ix[i] = (struct fid){.id = m->fields[i]->id, .tally = -1, .leaf = true};
+  qsort(ix, n, sizeof *ix, cmp_fid);
+  for (size_t i = 0; i < n; i++) {
+    inv[fid_find(ix, n, m->fields[i]->id) - ix] = i;
+    tally[i] = -1;
+  }
+  size_t nt = 0;
+  for (size_t i = 0; i < n; i++) {
+    const Lance__File__Field *f = m->fields[i];
+    if (f->parent_id == -1) {
+      if (is_mergeable(f)) t[nt] = (struct tally){.top = f->id, .frag = SIZE_MAX}, tally[i] = (int32_t)nt++;
+      continue;
+    }
+    struct fid *up = (struct fid *)fid_find(ix, n, f->parent_id);
+    if (!up) continue;
+    up->leaf = false;
+    tally[i] = tally[inv[up - ix]]; /* an earlier field: already set */
+  }
+  for (size_t i = 0; i < n; i++) {
+    struct fid *me = (struct fid *)fid_find(ix, n, m->fields[i]->id);
+    if (inv[me - ix] == i) me->tally = tally[i];
+  }
+  for (size_t i = 0; i < n; i++)
+    if (ix[i].leaf && ix[i].tally >= 0 && ix[i].id != t[ix[i].tally].top) t[ix[i].tally].leaves++;
+  free(inv);
+  free(tally);
+  return ix;
+}
 
 static void add_spread(lnc_dataset *ds, int32_t top) {
   for (size_t i = 0; i < ds->nspread; i++)
@@ -103,19 +129,20 @@ static void add_spread(lnc_dataset *ds, int32_t top) {
 }
 
 /* One fragment: a struct held by two data files or more, or by one that lacks some of its
- * leaves (a child added without data), is spread. */
-static void scan_fragment(lnc_dataset *ds, const Lance__Table__DataFragment *fr, struct fid *ix,
-                          size_t nix, struct tally *t, size_t nt) {
-  for (size_t i = 0; i < nt; i++) t[i].holders = t[i].seen = 0, t[i].covered = false, t[i].last_file = SIZE_MAX;
+ * leaves (a child added without data), is spread. `touched` lists the tallies it counted. */
+static void scan_fragment(lnc_dataset *ds, size_t fi, const struct fids *F, struct tally *t, size_t *touched) {
+  const Lance__Table__DataFragment *fr = ds->m->fragments[fi];
+  size_t nt = 0;
   for (size_t j = 0; j < fr->n_files; j++) {
     const Lance__Table__DataFile *df = fr->files[j];
     for (size_t k = 0; k < df->n_fields; k++) {
-      struct fid *f = df->fields[k] >= 0 ? fid_find(ix, nix, df->fields[k]) : NULL;
-      if (!f || !f->top_struct) continue;
-      struct tally *s = NULL;
-      for (size_t i = 0; i < nt && !s; i++)
-        if (t[i].top == f->top) s = &t[i];
-      if (!s) continue;
+      const struct fid *f = fids_get(F, df->fields[k]);
+      if (!f || f->tally < 0) continue;
+      struct tally *s = &t[f->tally];
+      if (s->frag != fi) {
+        *s = (struct tally){.top = s->top, .leaves = s->leaves, .frag = fi, .last_file = SIZE_MAX};
+        touched[nt++] = (size_t)f->tally;
+      }
       if (s->last_file != j) s->holders++, s->last_file = j;
       if (f->leaf)
         s->seen++;
@@ -123,33 +150,40 @@ static void scan_fragment(lnc_dataset *ds, const Lance__Table__DataFragment *fr,
         s->covered = true;
     }
   }
-  for (size_t i = 0; i < nt; i++)
-    if (t[i].holders > 1 || (t[i].holders == 1 && !t[i].covered && t[i].seen < t[i].leaves))
-      add_spread(ds, t[i].top);
+  for (size_t i = 0; i < nt; i++) {
+    const struct tally *s = &t[touched[i]];
+    if (s->holders > 1 || (s->holders == 1 && !s->covered && s->seen < s->leaves)) add_spread(ds, s->top);
+  }
 }
 
 int lnc_ds_spread_find(lnc_dataset *ds, struct lnc_error *err) {
   const Lance__Table__Manifest *m = ds->m;
   size_t nt = 0;
-  for (size_t i = 0; i < m->n_fields; i++) nt += m->fields[i]->parent_id == -1 && is_struct(m->fields[i]);
+  for (size_t i = 0; i < m->n_fields; i++) nt += m->fields[i]->parent_id == -1 && is_mergeable(m->fields[i]);
   if (nt == 0) return 0; /* the common case: nothing to scan */
-  struct fid *ix = index_fields(m);
   struct tally *t = calloc(nt, sizeof *t);
+  size_t *touched = calloc(nt, sizeof *touched);
+  struct fid *ix = t ? index_fields(m, t) : NULL;
   ds->spread = calloc(nt, sizeof *ds->spread);
-  if (!ix || !t || !ds->spread) {
+  if (!ix || !t || !touched || !ds->spread) {
     free(ix);
     free(t);
+    free(touched);
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   }
-  nt = 0;
-  for (size_t i = 0; i < m->n_fields; i++)
-    if (m->fields[i]->parent_id == -1 && is_struct(m->fields[i])) t[nt++].top = m->fields[i]->id;
-  for (size_t k = 0; k < m->n_fields; k++)
-    for (size_t i = 0; i < nt; i++)
-      if (ix[k].leaf && ix[k].top == t[i].top && ix[k].id != t[i].top) t[i].leaves++;
-  for (size_t f = 0; f < m->n_fragments && ds->nspread < nt; f++) scan_fragment(ds, m->fragments[f], ix, m->n_fields, t, nt);
+  struct fids F = {.ix = ix, .n = m->n_fields};
+  int32_t maxid = -1;
+  for (size_t i = 0; i < m->n_fields; i++) maxid = ix[i].id > maxid ? ix[i].id : maxid;
+  if (maxid >= 0 && (size_t)maxid < 4 * m->n_fields + 1024 && (F.byid = calloc((size_t)maxid + 1, sizeof *F.byid))) {
+    F.nbyid = (size_t)maxid + 1;
+    for (size_t i = 0; i < m->n_fields; i++)
+      if (ix[i].id >= 0) F.byid[ix[i].id] = &ix[i];
+  }
+  for (size_t f = 0; f < m->n_fragments && ds->nspread < nt; f++) scan_fragment(ds, f, &F, t, touched);
+  free(F.byid);
   free(ix);
   free(t);
+  free(touched);
   return 0;
 }
 
@@ -168,37 +202,27 @@ static bool row_valid(const struct lnc_ds_piece *p, uint64_t r) {
   return (v[i >> 3] >> (i & 7)) & 1;
 }
 
-/* The struct's validity as Lance's merge makes it: valid where any piece is valid, leaving
- * out pieces null in every row read (Lance takes those for placeholders); all valid when no
- * piece is left. NULL with *nulls 0 when every row is valid. */
+/* The struct's validity as Lance's merge makes it: valid where any piece is valid (a piece
+ * without a validity buffer is valid everywhere). A piece of nulls for children no file holds
+ * changes nothing, so it is not modelled. NULL with *nulls 0 when every row is valid. (The
+ * Lance source mirrored for reference, 1.0.0-beta.1, also leaves out pieces null in every row
+ * read, so a row's answer would depend on the rows read with it; Lance 10.0.0, in LanceDB
+ * 0.37.1, which lanced is checked against, does not.) */
 static int merged_validity(const struct lnc_ds_piece *p, size_t np, uint64_t n, uint8_t **out,
                            int64_t *nulls) {
   *out = NULL;
   *nulls = 0;
-  bool *keep = calloc(np ? np : 1, sizeof *keep);
-  if (!keep) return LNC_ENOMEM;
-  size_t kept = 0;
-  for (size_t i = 0; i < np; i++) {
-    uint64_t valid = 0;
-    for (uint64_t r = 0; r < n && !valid; r++) valid += row_valid(&p[i], r);
-    keep[i] = valid > 0 || n == 0;
-    kept += keep[i];
-  }
-  for (uint64_t r = 0; r < n && kept; r++) {
+  for (uint64_t r = 0; r < n; r++) {
     bool v = false;
-    for (size_t i = 0; i < np && !v; i++) v = keep[i] && row_valid(&p[i], r);
+    for (size_t i = 0; i < np && !v; i++) v = row_valid(&p[i], r);
     if (v) continue;
     if (!*out) {
-      if (!(*out = malloc((size_t)(n + 7) / 8))) {
-        free(keep);
-        return LNC_ENOMEM;
-      }
+      if (!(*out = malloc((size_t)(n + 7) / 8))) return LNC_ENOMEM;
       memset(*out, 0xff, (size_t)(n + 7) / 8);
     }
     (*out)[r >> 3] &= (uint8_t) ~(1u << (r & 7));
     (*nulls)++;
   }
-  free(keep);
   return 0;
 }
 
@@ -223,6 +247,77 @@ static int masked_child(const struct ArrowSchema *tc, const struct lnc_ds_piece 
 static int merge(const struct ArrowSchema *target, const struct lnc_ds_piece *p, size_t np,
                  uint64_t n, unsigned depth, struct ArrowArray *out, struct lnc_error *err);
 
+static bool is_list_of_struct(const struct ArrowSchema *s) {
+  return (strcmp(s->format, "+l") == 0 || strcmp(s->format, "+L") == 0) && s->n_children == 1 &&
+         strcmp(s->children[0]->format, "+s") == 0;
+}
+
+/* Offset of row r of list piece p (logical, before the list's own offset). */
+static int64_t list_off(const struct lnc_ds_piece *p, bool large, uint64_t r) {
+  uint64_t i = (uint64_t)p->a->offset + p->base + r;
+  return large ? ((const int64_t *)p->a->buffers[1])[i] : ((const int32_t *)p->a->buffers[1])[i];
+}
+
+static bool all_null(const struct lnc_ds_piece *p, uint64_t n) {
+  for (uint64_t r = 0; r < n; r++)
+    if (row_valid(p, r)) return false;
+  return true;
+}
+
+/* A list of structs held by several pieces (or by one that lacks some of the item's children),
+ * as Lance merges one: the lists of the pieces that are not null in every row read must have
+ * the same offsets; the first of them gives the offsets and the list validity, and the items
+ * are those pieces' item structs merged. Pieces null in every row read add nothing. */
+static int merge_list(const struct ArrowSchema *tc, const struct lnc_ds_piece *p, size_t np, uint64_t n,
+                      unsigned depth, struct ArrowArray *out, struct lnc_error *err) {
+  bool large = tc->format[1] == 'L';
+  size_t lead = np - 1, nk = 0;
+  struct lnc_ds_piece *items = calloc(np, sizeof *items);
+  if (!items) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  for (size_t i = np; i-- > 0;)
+    if (!all_null(&p[i], n)) lead = i;
+  int64_t o0 = list_off(&p[lead], large, 0), total = list_off(&p[lead], large, n) - o0;
+  int rc = 0;
+  for (size_t i = 0; i < np && !rc; i++) {
+    if (i != lead && all_null(&p[i], n)) continue;
+    int64_t b = list_off(&p[i], large, 0);
+    for (uint64_t r = 1; r <= n && !rc; r++)
+      if (list_off(&p[i], large, r) - b != list_off(&p[lead], large, r) - o0)
+        rc = lnc_errf(err, LNC_ECORRUPT, "'%s': the data files' lists have different lengths in a row", tc->name);
+    items[nk++] = (struct lnc_ds_piece){p[i].s->children[0], p[i].a->children[0], (uint64_t)b};
+  }
+  if (!rc && (total < 0 || o0 < 0)) rc = lnc_errf(err, LNC_ECORRUPT, "'%s': bad list offsets", tc->name);
+  int64_t nulls = 0;
+  for (uint64_t r = 0; r < n; r++) nulls += !row_valid(&p[lead], r);
+  void *offs = NULL;
+  uint8_t *valid = NULL;
+  if (!rc) {
+    offs = malloc((size_t)(n + 1) * (large ? 8 : 4));
+    valid = nulls ? calloc((size_t)(n + 7) / 8, 1) : NULL;
+    if (!offs || (nulls && !valid) || lnc_array_init(out, (int64_t)n, nulls, 2, 1)) {
+      free(offs);
+      free(valid);
+      rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    }
+  }
+  if (!rc) {
+    for (uint64_t r = 0; r <= n; r++) {
+      int64_t v = list_off(&p[lead], large, r) - o0;
+      if (large)
+        ((int64_t *)offs)[r] = v;
+      else
+        ((int32_t *)offs)[r] = (int32_t)v;
+      if (r < n && valid && row_valid(&p[lead], r)) valid[r >> 3] |= (uint8_t)(1u << (r & 7));
+    }
+    lnc_array_set_buffer(out, 0, valid);
+    lnc_array_set_buffer(out, 1, offs);
+    rc = merge(tc->children[0], items, nk, (uint64_t)total, depth + 1, out->children[0], err);
+    if (rc) out->release(out);
+  }
+  free(items);
+  return rc;
+}
+
 /* Child i of the target: from the pieces that have it (by name, as Lance matches them). */
 static int merge_child(const struct ArrowSchema *tc, const struct lnc_ds_piece *p, size_t np,
                        uint64_t n, unsigned depth, struct ArrowArray *out, struct lnc_error *err) {
@@ -244,10 +339,13 @@ static int merge_child(const struct ArrowSchema *tc, const struct lnc_ds_piece *
     }
   int rc;
   bool nested = strcmp(tc->format, "+s") == 0;
+  bool split = ns > 1 || (ns == 1 && !lnc_arrow_same_type(sub[0].s, tc));
   if (ns == 0) /* no data file holds it: nulls, as Lance's piece of nulls reads */
     rc = lnc_arrow_make_nulls(tc, n, out, err);
-  else if (nested && (ns > 1 || !lnc_arrow_same_type(sub[0].s, tc)))
+  else if (nested && split)
     rc = merge(tc, sub, ns, n, depth + 1, out, err);
+  else if (split && is_list_of_struct(tc) && is_list_of_struct(sub[0].s) && strcmp(sub[0].s->format, tc->format) == 0)
+    rc = merge_list(tc, sub, ns, n, depth + 1, out, err);
   else if (!lnc_arrow_same_type(sub[0].s, tc)) {
     char here[128], want[128];
     rc = lnc_errf(err, LNC_ECORRUPT, "'%s' is '%s' in a data file but '%s' in the manifest", tc->name,
@@ -280,6 +378,14 @@ static int merge(const struct ArrowSchema *target, const struct lnc_ds_piece *p,
 
 int lnc_ds_spread_merge(const struct ArrowSchema *target, const struct lnc_ds_piece *pieces,
                         size_t np, uint64_t n, struct ArrowArray *out, struct lnc_error *err) {
-  LNC_ASSERT(strcmp(target->format, "+s") == 0);
-  return merge(target, pieces, np, n, 0, out, err);
+  LNC_ASSERT(np > 0);
+  if (strcmp(target->format, "+s") == 0) return merge(target, pieces, np, n, 0, out, err);
+  for (size_t i = 0; i < np; i++)
+    if (!is_list_of_struct(target) || strcmp(pieces[i].s->format, target->format) != 0 ||
+        !is_list_of_struct(pieces[i].s)) {
+      char here[128], want[128];
+      return lnc_errf(err, LNC_ECORRUPT, "'%s' is '%s' in a data file but '%s' in the manifest", target->name,
+                      lnc_arrow_type_str(pieces[i].s, here, sizeof here), lnc_arrow_type_str(target, want, sizeof want));
+    }
+  return merge_list(target, pieces, np, n, 0, out, err);
 }

@@ -60,6 +60,7 @@ const struct tsup_ds_fixture tsup_ds_fixtures[] = {
     {"nodata_v21", 7},
     {"nodata_v22", 7},
     {"subcol_v22", 8},
+    {"subnull_v22", 7},
     {"map_v22", 4},
 };
 const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
