@@ -111,6 +111,15 @@ struct lnc_ds_datafile {
   const Lance__Table__DataFile *pb;
   pthread_mutex_t lock; /* guards file: an lnc_file serves one thread at a time */
   lnc_file *file;       /* opened on first take */
+  int32_t *tops;        /* the top-level fields it holds part of, sorted (fields.c) */
+  size_t ntops;
+};
+/* A manifest field by id (fields.c). */
+struct lnc_ds_fref {
+  int32_t id;
+  int32_t top; /* its top-level ancestor's id (itself at top level), -1 if none */
+  bool leaf;   /* no field names it as parent */
+  const Lance__File__Field *f;
 };
 
 struct lnc_ds_fragment {
@@ -133,6 +142,10 @@ struct lnc_dataset {
   size_t manifest_bytes; /* size of the manifest file, for lnc_ds_memory */
   int32_t *spread;       /* top-level struct fields spread over data files (spread.c) */
   size_t nspread;
+  struct lnc_ds_fref *fidx; /* the manifest's fields sorted by id (fields.c) */
+  size_t nfidx;
+  const struct lnc_ds_fref **fdense; /* by id when the ids are dense, else NULL */
+  size_t nfdense;
 };
 
 /* Opens a version of the dataset at loc (its descriptor and prefix consumed in every case);
@@ -153,6 +166,17 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
                             struct lnc_error *err);
 /* Total data files over all fragments (for per-file side tables of callers). */
 size_t lnc_ds_num_files(const lnc_dataset *ds);
+
+/* ---- fields.c: the schema by field id ------------------------------------------------ */
+/* At open, after the fragments' data files are set up: ds->fidx / fdense and every data
+ * file's tops. */
+int lnc_ds_index_fields(lnc_dataset *ds, struct lnc_error *err);
+/* The manifest's field `id` with its top-level ancestor, NULL when there is none. */
+const struct lnc_ds_fref *lnc_ds_fref(const lnc_dataset *ds, int32_t id);
+/* Whether a data file lists a field of top-level field `top` (itself or one beneath it). */
+bool lnc_ds_file_holds_top(const struct lnc_ds_datafile *df, int32_t top);
+/* Heap bytes of the index and the tops, for lnc_ds_memory. */
+size_t lnc_ds_fields_memory(const lnc_dataset *ds);
 
 /* ---- spread.c: struct columns spread over several data files of a fragment ----------- */
 /* Lists in ds->spread the top-level struct fields that some fragment holds in two data files

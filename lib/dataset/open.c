@@ -20,6 +20,7 @@ void lnc_dataset_close(lnc_dataset *ds) {
     for (size_t j = 0; j < f->nfiles; j++) {
       if (f->files[j].file) lnc_file_close(f->files[j].file);
       pthread_mutex_destroy(&f->files[j].lock);
+      free(f->files[j].tops);
     }
     free(f->files);
     free(f->del.runs);
@@ -28,6 +29,8 @@ void lnc_dataset_close(lnc_dataset *ds) {
   free(ds->dels);
   free(ds->map.live_start);
   free(ds->spread);
+  free(ds->fidx);
+  free(ds->fdense);
   if (ds->m) lance__table__manifest__free_unpacked(ds->m, NULL);
   if (ds->loc.fd >= 0) close(ds->loc.fd);
   free(ds->loc.prefix);
@@ -102,7 +105,8 @@ static int build(lnc_dataset *ds, struct lnc_error *err) {
   ds->map.live_start[ds->nfrag] = live;
   ds->map.nfrag = ds->nfrag;
   ds->map.del = ds->dels;
-  return lnc_ds_spread_find(ds, err);
+  int rc = lnc_ds_index_fields(ds, err);
+  return rc ? rc : lnc_ds_spread_find(ds, err);
 }
 
 int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, lnc_dataset **out,
@@ -182,7 +186,7 @@ size_t lnc_ds_memory(const lnc_dataset *ds) {
   for (size_t i = 0; i < ds->nfrag; i++)
     b += sizeof ds->frags[i] + sizeof ds->dels[i] + ds->frags[i].del.nruns * sizeof(struct lnc_ds_delrun) +
          ds->frags[i].nfiles * sizeof(struct lnc_ds_datafile);
-  return b + ds->nspread * sizeof *ds->spread;
+  return b + ds->nspread * sizeof *ds->spread + lnc_ds_fields_memory(ds);
 }
 
 uint64_t lnc_dataset_num_rows(const lnc_dataset *ds) { return ds->map.live_start[ds->nfrag]; }

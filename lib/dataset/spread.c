@@ -22,41 +22,10 @@
 
 /* ---- open: which struct columns are spread ------------------------------------------ */
 
-/* Runs once per dataset version opened, over every data file's field list: n log n in the
- * manifest's fields plus (listed fields) log n per fragment, whatever the shape (a chain of
- * 30,000 nested structs, or 1,000 struct columns over 5,000 fragments, must not cost
- * seconds per open). */
-
-struct fid { /* one manifest field, sorted by id for lookups */
-  int32_t id;
-  int32_t tally; /* index of its top-level struct's tally, -1 when not under one */
-  bool leaf;     /* no field names it as parent */
-};
-
-static int cmp_fid(const void *a, const void *b) {
-  const struct fid *x = a, *y = b;
-  return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static const struct fid *fid_find(const struct fid *ix, size_t n, int32_t id) {
-  struct fid key = {.id = id};
-  return bsearch(&key, ix, n, sizeof *ix, cmp_fid);
-}
-
-/* The fields by id for the fragment scan: a table indexed by id when the ids are dense (Lance
- * numbers fields 0, 1, 2, ...: one load per listed field), else the sorted array. */
-struct fids {
-  const struct fid *ix;
-  size_t n;
-  const struct fid **byid; /* NULL, or nbyid entries (NULL where no field has the id) */
-  size_t nbyid;
-};
-
-static const struct fid *fids_get(const struct fids *F, int32_t id) {
-  if (id < 0) return NULL;
-  if (F->byid) return (size_t)id < F->nbyid ? F->byid[id] : NULL;
-  return fid_find(F->ix, F->n, id);
-}
+/* Runs once per dataset version opened, over every data file's field list, with the schema
+ * index of fields.c: one lookup per listed field, whatever the shape (a chain of 30,000
+ * nested structs, or 1,000 struct columns over 5,000 fragments, must not cost seconds per
+ * open). */
 
 /* Top-level fields whose children a data file can lack: structs and lists of structs. */
 static bool is_mergeable(const Lance__File__Field *f) {
@@ -66,7 +35,8 @@ static bool is_mergeable(const Lance__File__Field *f) {
   return false;
 }
 
-/* Per top-level struct while one fragment is scanned (reset lazily: `frag` stamps it). */
+/* Per top-level mergeable field while one fragment is scanned (reset lazily: `frag` stamps
+ * it). */
 struct tally {
   int32_t top;
   size_t leaves;  /* manifest leaves beneath it */
@@ -78,50 +48,6 @@ struct tally {
   size_t last_file;
 };
 
-/* The manifest's fields by id, each with its top-level struct's tally (t[], filled with the
- * top-level structs and their leaf counts). The manifest check makes every parent an earlier
- * field and its ids unique (lnc_ds_manifest_parse refuses others), so one pass in manifest
- * order finds every field's tally through its parent's. */
-static struct fid *index_fields(const Lance__Table__Manifest *m, struct tally *t) {
-  size_t n = m->n_fields;
-  struct fid *ix = calloc(n ? n : 1, sizeof *ix);
-  size_t *inv = calloc(n ? n : 1, sizeof *inv);      /* ix index -> manifest index */
-  int32_t *tally = calloc(n ? n : 1, sizeof *tally); /* manifest index -> tally, -1 */
-  if (!ix || !inv || !tally) {
-    free(ix);
-    free(inv);
-    free(tally);
-    return NULL;
-  }
-  for (size_t i = 0; i < n; i++) ix[i] = (struct fid){.id = m->fields[i]->id, .tally = -1, .leaf = true};
-  qsort(ix, n, sizeof *ix, cmp_fid);
-  for (size_t i = 0; i < n; i++) {
-    inv[fid_find(ix, n, m->fields[i]->id) - ix] = i;
-    tally[i] = -1;
-  }
-  size_t nt = 0;
-  for (size_t i = 0; i < n; i++) {
-    const Lance__File__Field *f = m->fields[i];
-    if (f->parent_id == -1) {
-      if (is_mergeable(f)) t[nt] = (struct tally){.top = f->id, .frag = SIZE_MAX}, tally[i] = (int32_t)nt++;
-      continue;
-    }
-    struct fid *up = (struct fid *)fid_find(ix, n, f->parent_id);
-    if (!up) continue;
-    up->leaf = false;
-    tally[i] = tally[inv[up - ix]]; /* an earlier field: already set */
-  }
-  for (size_t i = 0; i < n; i++) {
-    struct fid *me = (struct fid *)fid_find(ix, n, m->fields[i]->id);
-    if (inv[me - ix] == i) me->tally = tally[i];
-  }
-  for (size_t i = 0; i < n; i++)
-    if (ix[i].leaf && ix[i].tally >= 0 && ix[i].id != t[ix[i].tally].top) t[ix[i].tally].leaves++;
-  free(inv);
-  free(tally);
-  return ix;
-}
-
 static void add_spread(lnc_dataset *ds, int32_t top) {
   for (size_t i = 0; i < ds->nspread; i++)
     if (ds->spread[i] == top) return;
@@ -129,19 +55,20 @@ static void add_spread(lnc_dataset *ds, int32_t top) {
 }
 
 /* One fragment: a struct held by two data files or more, or by one that lacks some of its
- * leaves (a child added without data), is spread. `touched` lists the tallies it counted. */
-static void scan_fragment(lnc_dataset *ds, size_t fi, const struct fids *F, struct tally *t, size_t *touched) {
+ * leaves (a child added without data), is spread. tally_at: per schema index entry, its
+ * top's tally or -1; `touched` lists the tallies the fragment counted. */
+static void scan_fragment(lnc_dataset *ds, size_t fi, const int32_t *tally_at, struct tally *t, size_t *touched) {
   const Lance__Table__DataFragment *fr = ds->m->fragments[fi];
   size_t nt = 0;
   for (size_t j = 0; j < fr->n_files; j++) {
     const Lance__Table__DataFile *df = fr->files[j];
     for (size_t k = 0; k < df->n_fields; k++) {
-      const struct fid *f = fids_get(F, df->fields[k]);
-      if (!f || f->tally < 0) continue;
-      struct tally *s = &t[f->tally];
+      const struct lnc_ds_fref *f = lnc_ds_fref(ds, df->fields[k]);
+      if (!f || tally_at[f - ds->fidx] < 0) continue;
+      struct tally *s = &t[tally_at[f - ds->fidx]];
       if (s->frag != fi) {
         *s = (struct tally){.top = s->top, .leaves = s->leaves, .frag = fi, .last_file = SIZE_MAX};
-        touched[nt++] = (size_t)f->tally;
+        touched[nt++] = (size_t)(s - t);
       }
       if (s->last_file != j) s->holders++, s->last_file = j;
       if (f->leaf)
@@ -157,33 +84,36 @@ static void scan_fragment(lnc_dataset *ds, size_t fi, const struct fids *F, stru
 }
 
 int lnc_ds_spread_find(lnc_dataset *ds, struct lnc_error *err) {
-  const Lance__Table__Manifest *m = ds->m;
-  size_t nt = 0;
-  for (size_t i = 0; i < m->n_fields; i++) nt += m->fields[i]->parent_id == -1 && is_mergeable(m->fields[i]);
+  LNC_ASSERT(ds->fidx || ds->nfidx == 0); /* lnc_ds_index_fields ran */
+  size_t nt = 0, n = ds->nfidx;
+  for (size_t i = 0; i < n; i++) nt += ds->fidx[i].f->parent_id == -1 && is_mergeable(ds->fidx[i].f);
   if (nt == 0) return 0; /* the common case: nothing to scan */
   struct tally *t = calloc(nt, sizeof *t);
   size_t *touched = calloc(nt, sizeof *touched);
-  struct fid *ix = t ? index_fields(m, t) : NULL;
+  int32_t *tally_at = malloc(n * sizeof *tally_at);
   ds->spread = calloc(nt, sizeof *ds->spread);
-  if (!ix || !t || !touched || !ds->spread) {
-    free(ix);
+  if (!t || !touched || !tally_at || !ds->spread) {
     free(t);
     free(touched);
+    free(tally_at);
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   }
-  struct fids F = {.ix = ix, .n = m->n_fields};
-  int32_t maxid = -1;
-  for (size_t i = 0; i < m->n_fields; i++) maxid = ix[i].id > maxid ? ix[i].id : maxid;
-  if (maxid >= 0 && (size_t)maxid < 4 * m->n_fields + 1024 && (F.byid = calloc((size_t)maxid + 1, sizeof *F.byid))) {
-    F.nbyid = (size_t)maxid + 1;
-    for (size_t i = 0; i < m->n_fields; i++)
-      if (ix[i].id >= 0) F.byid[ix[i].id] = &ix[i];
+  /* A top's own entry first holds its tally (tops are top-level fields, in the index too). */
+  for (size_t i = 0, k = 0; i < n; i++) {
+    bool top = ds->fidx[i].f->parent_id == -1 && is_mergeable(ds->fidx[i].f);
+    tally_at[i] = top ? (int32_t)k : -1;
+    if (top) t[k++] = (struct tally){.top = ds->fidx[i].id, .frag = SIZE_MAX};
   }
-  for (size_t f = 0; f < m->n_fragments && ds->nspread < nt; f++) scan_fragment(ds, f, &F, t, touched);
-  free(F.byid);
-  free(ix);
+  for (size_t i = 0; i < n; i++) {
+    const struct lnc_ds_fref *top = lnc_ds_fref(ds, ds->fidx[i].top);
+    if (top && ds->fidx[i].f->parent_id != -1) tally_at[i] = tally_at[top - ds->fidx];
+  }
+  for (size_t i = 0; i < n; i++)
+    if (ds->fidx[i].leaf && tally_at[i] >= 0 && ds->fidx[i].f->parent_id != -1) t[tally_at[i]].leaves++;
+  for (size_t f = 0; f < ds->m->n_fragments && ds->nspread < nt; f++) scan_fragment(ds, f, tally_at, t, touched);
   free(t);
   free(touched);
+  free(tally_at);
   return 0;
 }
 

@@ -21,7 +21,7 @@ struct outcol {
   const struct ArrowSchema *schema; /* from the first fragment that had it (borrowed), or own */
   struct ArrowSchema own;           /* from the manifest, when no fragment read had it */
   const struct ArrowArray **parts;  /* per touched fragment */
-  bool spread;                      /* a struct some fragment spreads over data files */
+  bool spread;                      /* a struct (or list of structs) some fragment spreads */
 };
 
 struct sorted_id {
@@ -85,10 +85,9 @@ static const Lance__File__Field *manifest_find(const Lance__Table__Manifest *m, 
 }
 
 /* The manifest's field with id `id`, else NULL. */
-static const Lance__File__Field *manifest_field(const Lance__Table__Manifest *m, int32_t id) {
-  for (size_t i = 0; i < m->n_fields; i++)
-    if (m->fields[i]->id == id) return m->fields[i];
-  return NULL;
+static const Lance__File__Field *manifest_field(const lnc_dataset *ds, int32_t id) {
+  const struct lnc_ds_fref *r = lnc_ds_fref(ds, id);
+  return r ? r->f : NULL;
 }
 
 /* The manifest's name for field `id` (the output's names), NULL when it has none. */
@@ -97,7 +96,11 @@ static const char *manifest_name(void *ctx, int32_t id) {
   return f ? f->name : NULL;
 }
 
-static int32_t top_ancestor(const Lance__Table__Manifest *m, int32_t id);
+/* The top-level ancestor of field `id` (itself at top level), or -1. */
+static int32_t top_ancestor(const lnc_dataset *ds, int32_t id) {
+  const struct lnc_ds_fref *r = lnc_ds_fref(ds, id);
+  return r ? r->top : -1;
+}
 
 static int resolve_columns(const lnc_dataset *ds, const char *const *columns, size_t ncolumns,
                            struct take_state *st, struct lnc_error *err) {
@@ -121,7 +124,7 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
     const char *name = columns[k];
     if (!name) return lnc_errf(err, LNC_EINVAL, "column %zu is NULL", k);
     const Lance__File__Field *want = manifest_find(m, name);
-    const Lance__File__Field *f = want ? manifest_field(m, top_ancestor(m, want->id)) : NULL;
+    const Lance__File__Field *f = want ? manifest_field(ds, top_ancestor(ds, want->id)) : NULL;
     if (!f)
       return lnc_errf(err, LNC_EINVAL, "%s: unknown column '%s'", ds->name, name);
     size_t c;
@@ -181,22 +184,12 @@ static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, struct tak
   return 0;
 }
 
-/* The top-level ancestor of field `id` (itself at top level), or -1. */
-static int32_t top_ancestor(const Lance__Table__Manifest *m, int32_t id) {
-  for (size_t hops = 0; hops <= m->n_fields; hops++) {
-    const Lance__File__Field *f = manifest_field(m, id);
-    if (!f) return -1;
-    if (f->parent_id == -1) return id;
-    id = f->parent_id;
-  }
-  return -1;
-}
-
-/* Whether field `id` is `anc` or beneath it in the manifest's schema. */
-static bool is_below(const Lance__Table__Manifest *m, int32_t id, int32_t anc) {
-  for (size_t hops = 0; hops <= m->n_fields && id != -1; hops++) {
+/* Whether field `id` is `anc` or beneath it in the manifest's schema (parents are earlier
+ * fields, so the walk ends). */
+static bool is_below(const lnc_dataset *ds, int32_t id, int32_t anc) {
+  for (size_t hops = 0; hops <= ds->nfidx && id != -1; hops++) {
     if (id == anc) return true;
-    const Lance__File__Field *f = manifest_field(m, id);
+    const Lance__File__Field *f = manifest_field(ds, id);
     if (!f) return false;
     id = f->parent_id;
   }
@@ -205,13 +198,14 @@ static bool is_below(const Lance__Table__Manifest *m, int32_t id, int32_t anc) {
 
 /* A data file holds a field when it lists the field, a field beneath it (in 2.1+ files list
  * and struct parents have no column and are not listed), or one above it (a packed struct is
- * one column). */
-static int file_holds(const Lance__Table__Manifest *m, const Lance__Table__DataFile *df,
-                      int32_t id) {
-  const Lance__File__Field *f = manifest_field(m, id);
-  for (size_t k = 0; k < df->n_fields; k++)
-    if (df->fields[k] >= 0 && (is_below(m, df->fields[k], id) ||
-                               (f && f->parent_id != -1 && is_below(m, id, df->fields[k]))))
+ * one column). A top-level field: a lookup in the file's tops; a nested one (the fields of a
+ * spread struct) walks the file's list. */
+static int file_holds(const lnc_dataset *ds, const struct lnc_ds_datafile *df, int32_t id) {
+  const struct lnc_ds_fref *r = lnc_ds_fref(ds, id);
+  if (r && r->top == id) return lnc_ds_file_holds_top(df, id);
+  if (r && !lnc_ds_file_holds_top(df, r->top)) return 0;
+  for (size_t k = 0; k < df->pb->n_fields; k++)
+    if (df->pb->fields[k] >= 0 && (is_below(ds, df->pb->fields[k], id) || (r && is_below(ds, id, df->pb->fields[k]))))
       return 1;
   return 0;
 }
@@ -246,11 +240,11 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
     const Lance__Table__DataFile *df = fr->files[j].pb;
     size_t nn = 0;
     for (size_t c = 0; c < st->ncols; c++) {
-      if (!file_holds(ds->m, df, st->cols[c].field->id) || st->cols[c].parts[k]) continue;
+      if (!file_holds(ds, &fr->files[j], st->cols[c].field->id) || st->cols[c].parts[k]) continue;
       for (size_t q = 0; q < st->cols[c].nreq; q++) {
         /* A spread struct is read from every data file holding part of it, each asked for
          * the fields it has; the pieces are merged afterwards (merge_spread). */
-        if (st->cols[c].spread && !file_holds(ds->m, df, st->cols[c].req[q])) continue;
+        if (st->cols[c].spread && !file_holds(ds, &fr->files[j], st->cols[c].req[q])) continue;
         if (nn == fidcap) {
           int32_t *more = realloc(fids, 2 * fidcap * sizeof *fids);
           if (!more) {
@@ -276,7 +270,7 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
     }
     struct result *r = &st->res[st->nres];
     memset(r, 0, sizeof *r);
-    const struct lnc_colsel sel = {.ids = fids, .n = nn, .rename = manifest_name, .ctx = (void *)ds->m};
+    const struct lnc_colsel sel = {.ids = fids, .n = nn, .rename = manifest_name, .ctx = (void *)ds};
     rc = rd->take(rd->ctx, ds, fi, j, st->rows[k], st->nrows[k], &sel, opts, &r->schema, &r->array, stats, err);
     if (rc) {
       /* The columns were checked against the manifest's schema: a data file refusing one
@@ -402,6 +396,7 @@ static int manifest_schema(const lnc_dataset *ds, struct outcol *c, struct lnc_e
  * the manifest's type; a lone piece of that type is used as it is. No piece: the column reads
  * as nulls like any column without data. */
 static int merge_spread(const lnc_dataset *ds, struct take_state *st, size_t k, struct lnc_error *err) {
+  if (ds->nspread == 0) return 0;
   size_t from = st->res_from[k], np_max = st->nres - from;
   struct lnc_ds_piece *pc = calloc(np_max ? np_max : 1, sizeof *pc);
   if (!pc) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);

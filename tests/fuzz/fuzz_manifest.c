@@ -9,11 +9,14 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Lance__Table__Manifest *m = NULL;
   if (lnc_ds_manifest_parse(data, size, "fuzz", &m, NULL) == 0) {
-    /* What open does next with the schema and the fragments' field lists alone: which struct
-     * columns are spread over data files (lib/dataset/spread.c). */
+    /* What open does next with the schema and the fragments' field lists alone: the schema
+     * index (lib/dataset/fields.c) and which struct columns are spread over data files
+     * (spread.c). No fragment is set up here, so no data file's tops. */
     lnc_dataset ds = {.name = "fuzz", .m = m};
-    (void)lnc_ds_spread_find(&ds, NULL);
+    if (lnc_ds_index_fields(&ds, NULL) == 0) (void)lnc_ds_spread_find(&ds, NULL);
     free(ds.spread);
+    free(ds.fidx);
+    free(ds.fdense);
     lance__table__manifest__free_unpacked(m, NULL);
   }
   struct lnc_error err;
