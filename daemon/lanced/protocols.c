@@ -92,11 +92,18 @@ void ld_arrow_type_name(const struct ArrowSchema *s, struct lnc_buf *o) {
     if (s->n_children > 0) ld_arrow_type_name(s->children[0], o);
     ld_buf_puts(o, ">");
     if (f[1] == 'w') ld_buf_printf(o, "[%s]", f + 3);
-  } else if (!strcmp(f, "+s") || !strcmp(f, "+m")) {
-    ld_buf_puts(o, f[1] == 's' ? "struct<" : "map<");
+  } else if (!strcmp(f, "+m") && s->n_children == 1 && s->children[0]->n_children == 2) {
+    /* Arrow's spelling: map<key, value>, the entries struct left out */
+    ld_buf_puts(o, "map<");
+    ld_arrow_type_name(s->children[0]->children[0], o);
+    ld_buf_puts(o, ", ");
+    ld_arrow_type_name(s->children[0]->children[1], o);
+    ld_buf_puts(o, ">");
+  } else if (!strcmp(f, "+s")) {
+    ld_buf_puts(o, "struct<");
     for (int64_t i = 0; i < s->n_children; i++) {
       if (i) ld_buf_puts(o, ", ");
-      if (f[1] == 's') ld_buf_printf(o, "%s: ", s->children[i]->name ? s->children[i]->name : "");
+      ld_buf_printf(o, "%s: ", s->children[i]->name ? s->children[i]->name : "");
       ld_arrow_type_name(s->children[i], o);
     }
     ld_buf_puts(o, ">");

@@ -403,6 +403,10 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
       return lnc_errf(err, LNC_ECORRUPT, "list field '%s' has %zu children", fld->name, fld->n_children);
     if (fld->type == LNC_AT_MAP && (fld->children[0]->type != LNC_AT_STRUCT || fld->children[0]->n_children != 2))
       return lnc_errf(err, LNC_ECORRUPT, "map field '%s': its entries are not a struct of key and value", fld->name);
+    /* Arrow's map: entries and keys never null (Lance writes them so; LanceDB refuses
+     * nullable keys). Anything else would be served as a map that is not one. */
+    if (fld->type == LNC_AT_MAP && (fld->children[0]->nullable || fld->children[0]->children[0]->nullable))
+      return lnc_errf(err, LNC_ECORRUPT, "map field '%s': its entries or keys are nullable", fld->name);
     if (fld->type == LNC_AT_STRUCT && fld->n_children == 0)
       return lnc_errf(err, LNC_ECORRUPT, "struct field '%s' has no children", fld->name);
     if (fld->type != LNC_AT_STRUCT && !lnc_kind_is_list(fld->type) && fld->type != LNC_AT_FIXED_LIST &&

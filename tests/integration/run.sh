@@ -102,6 +102,7 @@ if [[ -n $FILE ]]; then
   if [[ -n $U ]]; then
     expect "unsupported: describe" 200 "$URL/files/$U"
     grep -q '"unsupported"' "$WORK/body" && ok "describe marks the unserved columns" || bad "describe unsupported" "$(head -c 300 "$WORK/body")"
+    grep -qF '"map<utf8, int32>"' "$WORK/body" && ok "describe names the map as Arrow does" || bad "describe map type" "$(grep -o '"type":"map[^"]*"' "$WORK/body" | head -2)"
     expect "unsupported: other columns" 200 "$URL/files/$U/rows?ids=0,299&columns=id,s,x"
     expect "unsupported: all columns" 422 "$URL/files/$U/rows?ids=0"
     grep -q "column 'db' cannot be served" "$WORK/body" && ok "all columns names the unserved one" || bad "unsupported message" "$(head -c 300 "$WORK/body")"

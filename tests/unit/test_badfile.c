@@ -676,6 +676,63 @@ START_TEST(test_v20_encodings_that_lie) {
 }
 END_TEST
 
+/* Maps whose shape is not Arrow's (a crafted schema; Lance writes entries and keys non-null
+ * and the entries a struct of key and value): refused at open, not served as a map that is
+ * not one (nullable keys came out as JSON entries holding null). */
+static const char *g_map_field, *g_map_set;
+static Lance__File__Field *g_map_fld;
+static protobuf_c_boolean g_map_saved_nullable;
+static char *g_map_saved_lt;
+
+static void map_mod(Lance__File__FileDescriptor *fd, bool undo) {
+  if (undo) {
+    g_map_fld->nullable = g_map_saved_nullable;
+    g_map_fld->logical_type = g_map_saved_lt;
+    return;
+  }
+  g_map_fld = NULL;
+  for (size_t i = 0; i < fd->schema->n_fields && !g_map_fld; i++)
+    if (fd->schema->fields[i]->id == atoi(g_map_field)) g_map_fld = fd->schema->fields[i];
+  ck_assert_ptr_nonnull(g_map_fld);
+  g_map_saved_nullable = g_map_fld->nullable;
+  g_map_saved_lt = g_map_fld->logical_type;
+  if (strcmp(g_map_set, "nullable") == 0)
+    g_map_fld->nullable = 1;
+  else
+    g_map_fld->logical_type = (char *)g_map_set;
+}
+
+START_TEST(test_map_shapes_checked) {
+  char *path = tsup_fixture_file("map22");
+  ck_assert_ptr_nonnull(path);
+  size_t mlen;
+  uint8_t *src = tsup_read_file(path, &mlen);
+  ck_assert_ptr_nonnull(src);
+  uint8_t *keep = g_src;
+  size_t keep_len = g_len;
+  g_src = src, g_len = mlen;
+  /* map22: id 0, then m (id 1) -> entries (2) -> key (3), value (4) */
+  struct {
+    const char *field, *set, *want;
+  } cases[] = {
+      {"2", "nullable", "entries or keys are nullable"},
+      {"3", "nullable", "entries or keys are nullable"},
+      {"2", "int32", "entries are not a struct of key and value"},
+      {"2", "list", "entries are not a struct of key and value"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    g_map_field = cases[i].field, g_map_set = cases[i].set;
+    size_t len;
+    uint8_t *b = rebuild_with(NULL, NULL, map_mod, &len);
+    expect_open_fail("map.lance", b, len, LNC_ECORRUPT, "'m'", cases[i].want);
+    free(b);
+  }
+  g_src = keep, g_len = keep_len;
+  free(src);
+  free(path);
+}
+END_TEST
+
 /* ---- take on damaged pages ------------------------------------------------------------------ */
 struct buf_ref {
   uint64_t off, len;
@@ -928,6 +985,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_schema_depth_bounded);
   tcase_add_test(tc, test_blob_flag_on_other_types);
   tcase_add_test(tc, test_v20_encodings_that_lie);
+  tcase_add_test(tc, test_map_shapes_checked);
   tcase_add_test(tc, test_not_a_file);
   suite_add_tcase(s, tc);
   tc = tcase_create("take");
