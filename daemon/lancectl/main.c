@@ -308,7 +308,7 @@ static int cmd_take(int argc, char **argv) {
     lnc_dataset *ds;
     rc = lnc_dataset_open(path, version, &ds, &err);
     if (!rc) {
-      rc = lnc_dataset_take(ds, ids, n, (const char *const *)cols, ncols, &schema, &array, NULL, &err);
+      rc = lnc_dataset_take_ex(ds, ids, n, (const char *const *)cols, ncols, &opts, &schema, &array, NULL, &err);
       lnc_dataset_close(ds);
     }
   } else if (is_s3(path)) {

@@ -111,8 +111,9 @@ struct lnc_ds_datafile {
   const Lance__Table__DataFile *pb;
   pthread_mutex_t lock; /* guards file: an lnc_file serves one thread at a time */
   lnc_file *file;       /* opened on first take */
-  int32_t *tops;        /* the top-level fields it holds part of, sorted (fields.c) */
-  size_t ntops;
+  int32_t *tops;        /* the top-level fields it holds part of, sorted (fields.c): malloc'd, */
+  size_t ntops;         /* or (tops_borrowed) its own field list when that is exactly them, or */
+  bool tops_borrowed;   /* an earlier data file's tops when it lists the same fields */
 };
 /* A manifest field by id (fields.c). */
 struct lnc_ds_fref {

@@ -20,7 +20,7 @@ void lnc_dataset_close(lnc_dataset *ds) {
     for (size_t j = 0; j < f->nfiles; j++) {
       if (f->files[j].file) lnc_file_close(f->files[j].file);
       pthread_mutex_destroy(&f->files[j].lock);
-      free(f->files[j].tops);
+      if (!f->files[j].tops_borrowed) free(f->files[j].tops);
     }
     free(f->files);
     free(f->del.runs);

@@ -104,6 +104,14 @@ ENC=$(fixture_field enc21 file)
 NESTED=$(fixture_field nested21 file)
 TYPES22=$(fixture_field types22 file)
 
+# --blobs descriptors reaches a dataset's take as well as a file's (a dataset answered bytes).
+ENCDS=$(fixture_field enc21 dataset)
+for target in "$ENC" "$ENCDS"; do
+  run_ctl "$WORK/out" "$WORK/err" take "$target" --ids 0 --columns blob --blobs descriptors
+  if [[ $RC -eq 0 ]] && grep -q '"blob":{"position":0,"size":' "$WORK/out"; then ok "blob descriptors of $target"
+  else bad "blob descriptors of $target" "exit $RC: $(head -c 200 "$WORK/out" "$WORK/err")"; fi
+done
+
 # A few cases: single ids, a page-boundary triple, duplicates, projections, nested, 2.2 types.
 for n in 1 3 8; do take_case core21 "$n"; done
 for n in 1 5; do take_case emb21 "$n"; done
