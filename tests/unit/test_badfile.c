@@ -504,6 +504,17 @@ END_TEST
  * fixed fields, which has no offsets): take answers a corrupt-file error. It read 16 bytes per
  * row of an 4-byte array, and followed a NULL offsets array. */
 static int take_some(lnc_file *f, const char *col, struct lnc_error *err);
+
+/* The footer schema's field named `name` (or, name NULL, with id `id`); asserted to exist. */
+static Lance__File__Field *fd_field(Lance__File__FileDescriptor *fd, const char *name, int32_t id) {
+  for (size_t i = 0; i < fd->schema->n_fields; i++) {
+    Lance__File__Field *f = fd->schema->fields[i];
+    if (name ? !strcmp(f->name, name) : f->id == id) return f;
+  }
+  ck_abort_msg("no field %s (id %d) in the schema", name ? name : "", id);
+  return NULL;
+}
+
 static const char *g_blob_field;
 static Lance__File__Field__MetadataEntry g_blob_entry = LANCE__FILE__FIELD__METADATA_ENTRY__INIT;
 static Lance__File__Field__MetadataEntry **g_saved_meta, *g_meta[64];
@@ -516,10 +527,7 @@ static void mark_blob(Lance__File__FileDescriptor *fd, bool undo) {
     g_blob_fld->n_metadata = g_saved_n;
     return;
   }
-  g_blob_fld = NULL;
-  for (size_t i = 0; i < fd->schema->n_fields && !g_blob_fld; i++)
-    if (!strcmp(fd->schema->fields[i]->name, g_blob_field)) g_blob_fld = fd->schema->fields[i];
-  ck_assert_ptr_nonnull(g_blob_fld);
+  g_blob_fld = fd_field(fd, g_blob_field, 0);
   ck_assert_uint_lt(g_blob_fld->n_metadata, 63);
   g_saved_meta = g_blob_fld->metadata;
   g_saved_n = g_blob_fld->n_metadata;
@@ -690,10 +698,7 @@ static void map_mod(Lance__File__FileDescriptor *fd, bool undo) {
     g_map_fld->logical_type = g_map_saved_lt;
     return;
   }
-  g_map_fld = NULL;
-  for (size_t i = 0; i < fd->schema->n_fields && !g_map_fld; i++)
-    if (fd->schema->fields[i]->id == atoi(g_map_field)) g_map_fld = fd->schema->fields[i];
-  ck_assert_ptr_nonnull(g_map_fld);
+  g_map_fld = fd_field(fd, NULL, atoi(g_map_field));
   g_map_saved_nullable = g_map_fld->nullable;
   g_map_saved_lt = g_map_fld->logical_type;
   if (strcmp(g_map_set, "nullable") == 0)
