@@ -505,11 +505,21 @@ END_TEST
  * row of an 4-byte array, and followed a NULL offsets array. */
 static int take_some(lnc_file *f, const char *col, struct lnc_error *err);
 
-/* The footer schema's field named `name` (or, name NULL, with id `id`); asserted to exist. */
-static Lance__File__Field *fd_field(Lance__File__FileDescriptor *fd, const char *name, int32_t id) {
+/* For an fd_mod that edits one footer schema field: on the way in, the field named `name`
+ * (or, name NULL, with id `id`; asserted to exist), saved whole; on undo the saved copy is put
+ * back and NULL returned. */
+static Lance__File__Field *g_edit_fld, g_edit_saved;
+static Lance__File__Field *fd_field_edit(Lance__File__FileDescriptor *fd, const char *name, int32_t id, bool undo) {
+  if (undo) {
+    *g_edit_fld = g_edit_saved;
+    return NULL;
+  }
   for (size_t i = 0; i < fd->schema->n_fields; i++) {
     Lance__File__Field *f = fd->schema->fields[i];
-    if (name ? !strcmp(f->name, name) : f->id == id) return f;
+    if (name ? !strcmp(f->name, name) : f->id == id) {
+      g_edit_fld = f, g_edit_saved = *f;
+      return f;
+    }
   }
   ck_abort_msg("no field %s (id %d) in the schema", name ? name : "", id);
   return NULL;
@@ -517,26 +527,17 @@ static Lance__File__Field *fd_field(Lance__File__FileDescriptor *fd, const char 
 
 static const char *g_blob_field;
 static Lance__File__Field__MetadataEntry g_blob_entry = LANCE__FILE__FIELD__METADATA_ENTRY__INIT;
-static Lance__File__Field__MetadataEntry **g_saved_meta, *g_meta[64];
-static size_t g_saved_n;
-static Lance__File__Field *g_blob_fld;
+static Lance__File__Field__MetadataEntry *g_meta[64];
 
 static void mark_blob(Lance__File__FileDescriptor *fd, bool undo) {
-  if (undo) {
-    g_blob_fld->metadata = g_saved_meta;
-    g_blob_fld->n_metadata = g_saved_n;
-    return;
-  }
-  g_blob_fld = fd_field(fd, g_blob_field, 0);
-  ck_assert_uint_lt(g_blob_fld->n_metadata, 63);
-  g_saved_meta = g_blob_fld->metadata;
-  g_saved_n = g_blob_fld->n_metadata;
-  for (size_t i = 0; i < g_saved_n; i++) g_meta[i] = g_saved_meta[i];
+  Lance__File__Field *f = fd_field_edit(fd, g_blob_field, 0, undo);
+  if (!f) return;
+  ck_assert_uint_lt(f->n_metadata, 63);
+  for (size_t i = 0; i < f->n_metadata; i++) g_meta[i] = f->metadata[i];
   g_blob_entry.key = "lance-encoding:blob";
   g_blob_entry.value = (ProtobufCBinaryData){4, (uint8_t *)"true"};
-  g_meta[g_saved_n] = &g_blob_entry;
-  g_blob_fld->metadata = g_meta;
-  g_blob_fld->n_metadata = g_saved_n + 1;
+  g_meta[f->n_metadata++] = &g_blob_entry;
+  f->metadata = g_meta;
 }
 
 START_TEST(test_blob_flag_on_other_types) {
@@ -641,15 +642,28 @@ static void put_enc20(Lance__File__V2__ColumnMetadata *cm, uint32_t col, void *a
   *dst = (ProtobufCBinaryData){alen, abuf};
 }
 
+/* Makes fixture `name`'s data file the one rebuild() works on, until src_restore puts the
+ * enc21 file back. */
+struct src_swap {
+  uint8_t *keep;
+  size_t keep_len;
+};
+static struct src_swap src_use(const char *name) {
+  char *path = tsup_fixture_file(name);
+  ck_assert_msg(path != NULL, "fixture %s missing", name);
+  struct src_swap sw = {g_src, g_len};
+  g_src = tsup_read_file(path, &g_len);
+  ck_assert_ptr_nonnull(g_src);
+  free(path);
+  return sw;
+}
+static void src_restore(struct src_swap sw) {
+  free(g_src);
+  g_src = sw.keep, g_len = sw.keep_len;
+}
+
 START_TEST(test_v20_encodings_that_lie) {
-  char *path = tsup_fixture_file("core20");
-  ck_assert_ptr_nonnull(path);
-  size_t len20;
-  uint8_t *src20 = tsup_read_file(path, &len20);
-  ck_assert_ptr_nonnull(src20);
-  uint8_t *keep = g_src;
-  size_t keep_len = g_len;
-  g_src = src20, g_len = len20; /* rebuild() works on g_src */
+  struct src_swap sw = src_use("core20");
   g_page_buf0.buffer_type = LANCE__ENCODINGS__BUFFER__BUFFER_TYPE__page;
   struct {
     AE20 *e;
@@ -678,52 +692,36 @@ START_TEST(test_v20_encodings_that_lie) {
     free(b);
     free20(cases[i].e);
   }
-  g_src = keep, g_len = keep_len;
-  free(src20);
-  free(path);
+  src_restore(sw);
 }
 END_TEST
 
 /* Maps whose shape is not Arrow's (a crafted schema; Lance writes entries and keys non-null
  * and the entries a struct of key and value): refused at open, not served as a map that is
  * not one (nullable keys came out as JSON entries holding null). */
-static const char *g_map_field, *g_map_set;
-static Lance__File__Field *g_map_fld;
-static protobuf_c_boolean g_map_saved_nullable;
-static char *g_map_saved_lt;
+static int32_t g_map_field;
+static const char *g_map_set;
 
 static void map_mod(Lance__File__FileDescriptor *fd, bool undo) {
-  if (undo) {
-    g_map_fld->nullable = g_map_saved_nullable;
-    g_map_fld->logical_type = g_map_saved_lt;
-    return;
-  }
-  g_map_fld = fd_field(fd, NULL, atoi(g_map_field));
-  g_map_saved_nullable = g_map_fld->nullable;
-  g_map_saved_lt = g_map_fld->logical_type;
+  Lance__File__Field *f = fd_field_edit(fd, NULL, g_map_field, undo);
+  if (!f) return;
   if (strcmp(g_map_set, "nullable") == 0)
-    g_map_fld->nullable = 1;
+    f->nullable = 1;
   else
-    g_map_fld->logical_type = (char *)g_map_set;
+    f->logical_type = (char *)g_map_set;
 }
 
 START_TEST(test_map_shapes_checked) {
-  char *path = tsup_fixture_file("map22");
-  ck_assert_ptr_nonnull(path);
-  size_t mlen;
-  uint8_t *src = tsup_read_file(path, &mlen);
-  ck_assert_ptr_nonnull(src);
-  uint8_t *keep = g_src;
-  size_t keep_len = g_len;
-  g_src = src, g_len = mlen;
+  struct src_swap sw = src_use("map22");
   /* map22: id 0, then m (id 1) -> entries (2) -> key (3), value (4) */
   struct {
-    const char *field, *set, *want;
+    int32_t field;
+    const char *set, *want;
   } cases[] = {
-      {"2", "nullable", "entries or keys are nullable"},
-      {"3", "nullable", "entries or keys are nullable"},
-      {"2", "int32", "entries are not a struct of key and value"},
-      {"2", "list", "entries are not a struct of key and value"},
+      {2, "nullable", "entries or keys are nullable"},
+      {3, "nullable", "entries or keys are nullable"},
+      {2, "int32", "entries are not a struct of key and value"},
+      {2, "list", "entries are not a struct of key and value"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     g_map_field = cases[i].field, g_map_set = cases[i].set;
@@ -732,9 +730,7 @@ START_TEST(test_map_shapes_checked) {
     expect_open_fail("map.lance", b, len, LNC_ECORRUPT, "'m'", cases[i].want);
     free(b);
   }
-  g_src = keep, g_len = keep_len;
-  free(src);
-  free(path);
+  src_restore(sw);
 }
 END_TEST
 
