@@ -120,7 +120,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: all deps test unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
+.PHONY: FORCE clone-fixtures all deps test unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
         install bench python-test
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -131,7 +131,19 @@ all: $(LIB_A) $(LIB_SO) $(BINS) $(UNIT_BINS) $(FUZZ_BINS) $(S3CHECK)
 deps:
 	@scripts/deps.sh
 
-unit-test: $(UNIT_BINS)
+# Shallow-clone fixtures: a clone names its source by absolute path, so LanceDB writes them
+# where this checkout is (tests/fixtures/clones, git-ignored) before the tests that read
+# them, again when the generator changes or the checkout moved.
+CLONE_FIXTURES := tests/fixtures/clones/.made
+CLONES_MADE_IN := $(shell cat $(CLONE_FIXTURES) 2>/dev/null)
+$(CLONE_FIXTURES): tests/fixtures/gen-datasets.mjs $(if $(filter-out $(CURDIR),$(CLONES_MADE_IN)),FORCE)
+	@rm -rf $(dir $@)
+	@node tests/fixtures/gen-datasets.mjs --versions 2.0,2.1,2.2 --kinds clone --out $(dir $@) > /dev/null
+	@echo "$(CURDIR)" > $@
+clone-fixtures: $(CLONE_FIXTURES)
+FORCE:
+
+unit-test: $(UNIT_BINS) $(CLONE_FIXTURES)
 	@scripts/run-unit-tests.sh $(UNIT_BINS)
 
 conformance: $(BINS) $(BUILD)/tests/test_conformance
@@ -163,7 +175,7 @@ abuse: all
 soak: all
 	@BIN=$(ABUSE_BIN) SOAK_SECONDS=$${SOAK_SECONDS:-600} scripts/soak.sh
 
-integration: $(BINS) $(LIB_SO) $(S3CHECK)
+integration: $(BINS) $(LIB_SO) $(S3CHECK) $(CLONE_FIXTURES)
 	@BIN=$(BINOUT) tests/integration/run.sh
 	@BIN=$(BINOUT) tests/integration/readme_examples.sh
 	@BIN=$(BINOUT) tests/integration/daemon_nonblocking.sh

@@ -153,6 +153,13 @@ static void print_dataset(const json_t *d) {
            json_string_value(json_object_get(f, "logical_type")),
            json_is_true(json_object_get(f, "nullable")) ? " (nullable)" : "");
   }
+  /* A shallow clone's sources: files below them are printed with their base path's id. */
+  json_array_foreach(json_object_get(d, "base_paths"), i, f) {
+    if (!i) printf("base paths (files below another directory):\n");
+    printf("  base %lld: %s%s\n", (long long)json_integer_value(json_object_get(f, "id")),
+           json_string_value(json_object_get(f, "path")),
+           json_is_true(json_object_get(f, "is_dataset_root")) ? " (a dataset)" : "");
+  }
   printf("fragments:\n");
   json_array_foreach(json_object_get(d, "fragments"), i, f) {
     const json_t *del = json_object_get(f, "deletion_file");
@@ -160,15 +167,21 @@ static void print_dataset(const json_t *d) {
            (long long)json_integer_value(json_object_get(f, "physical_rows")),
            (long long)json_integer_value(json_object_get(f, "live_rows")));
     if (json_is_object(del))
-      printf(" (%lld deleted: %s)", (long long)json_integer_value(json_object_get(del, "num_deleted_rows")),
-             json_string_value(json_object_get(del, "type")));
+      printf(" (%lld deleted: %s%s)", (long long)json_integer_value(json_object_get(del, "num_deleted_rows")),
+             json_string_value(json_object_get(del, "type")), json_object_get(del, "base_id") ? ", below a base" : "");
     printf("\n");
     size_t k;
     json_t *df;
-    json_array_foreach(json_object_get(f, "data_files"), k, df)
-        printf("    data/%s: file version %s, %lld bytes\n", json_string_value(json_object_get(df, "path")),
-               json_string_value(json_object_get(df, "file_version")),
-               (long long)json_integer_value(json_object_get(df, "size")));
+    json_array_foreach(json_object_get(f, "data_files"), k, df) {
+      const json_t *base = json_object_get(df, "base_id");
+      if (base)
+        printf("    base %lld: ", (long long)json_integer_value(base));
+      else
+        printf("    ");
+      printf("data/%s: file version %s, %lld bytes\n", json_string_value(json_object_get(df, "path")),
+             json_string_value(json_object_get(df, "file_version")),
+             (long long)json_integer_value(json_object_get(df, "size")));
+    }
   }
 }
 

@@ -75,11 +75,21 @@ void lnc_mounts_stats(struct lnc_mounts *t, struct lnc_engine_stats *o); /* the 
  * the mount itself), *revalidate_ms its HEAD/re-list interval. No lock, no system call. */
 const struct lnc_s3_mount *lnc_mounts_find(const struct lnc_mounts *t, const char *path,
                                            const char **rel, uint32_t *revalidate_ms);
+/* The engine path ("<mount>/<rel>") of an object named by URI (s3://bucket/key, a shallow
+ * clone's base path), through the first mount whose bucket prefix holds it; -1 when none does
+ * (or it does not fit cap). */
+int lnc_mounts_path_of(const struct lnc_mounts *t, const char *uri, char *out, size_t cap);
 /* Whether rel below the mount holds a dataset: objects under rel/_versions/ (one listing page). */
 bool lnc_remote_is_dataset(const struct lnc_s3_mount *m, const char *rel);
 /* engine.c: lnc_mounts_find on the engine's table. */
 const struct lnc_s3_mount *lnc_engine_remote(lnc_engine *e, const char *path, const char **rel,
                                              uint32_t *revalidate_ms);
+/* engine.c: a shallow clone's base path (absolute, normalised by lnc_abs_path) as the engine
+ * names it: 1 and *rel = the path below the data root (or abs itself without a root), 0
+ * when it is not below the root (the root itself included). No system call. */
+int lnc_engine_root_rel(lnc_engine *e, const char *abs, const char **rel);
+/* lnc_mounts_path_of on the engine's mounts. */
+int lnc_engine_mount_path_of(lnc_engine *e, const char *uri, char *out, size_t cap);
 /* Whether something checked at checked_ns is fresh under an interval of ms (0 = never). */
 bool lnc_fresh_within(int64_t checked_ns, uint32_t ms);
 /* Adds delta bytes to the resident total (negative to give them back); when adding, evicts

@@ -31,6 +31,7 @@
 #include "cache.h"
 #include "../dataset/dataset.h"
 #include "../io/loop.h"
+#include "../util/beneath.h"
 #include "../util/error.h"
 #include "../util/hash.h"
 #include <errno.h>
@@ -571,6 +572,40 @@ static int find_or_claim_locked(struct lnc_dscache *c, struct dsdir *d, const ch
   }
 }
 
+/* A base path of a dataset read through the engine (a shallow clone's source): below the
+ * data root, opened beneath it, or under a mount. Anywhere else is refused as any path
+ * outside the root is: a manifest must not make the daemon read what a URL could not. */
+static int engine_resolve(void *ctx, const char *uri, struct lnc_ds_loc *loc, char **dir, struct lnc_error *err) {
+  struct lnc_dscache *c = ctx;
+  char path[4200];
+  if (!strncmp(uri, "s3://", 5)) {
+    const char *rel;
+    const struct lnc_s3_mount *m =
+        lnc_engine_mount_path_of(c->e, uri, path, sizeof path) ? NULL : lnc_engine_remote(c->e, path, &rel, NULL);
+    if (!m) return lnc_errf(err, LNC_EACCES, "%.300s is under no mount of this daemon", uri);
+    int rc = remote_loc(m, rel, loc, err);
+    if (!rc && !(*dir = strdup(path))) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+    return rc;
+  }
+  const char *rel;
+  if (lnc_abs_path(uri, path, sizeof path))
+    return lnc_errf(err, strstr(uri, "://") ? LNC_EUNSUPPORTED : LNC_ECORRUPT,
+                    "'%.300s' is not an absolute path or an s3:// URL", uri);
+  if (!lnc_engine_root_rel(c->e, path, &rel)) return lnc_errf(err, LNC_EACCES, "%s is outside the data root", path);
+  int fd = open_dir(c, rel, err);
+  if (fd == -LNC_ENOTFOUND) { /* listed in the manifest, gone from the disk: a damaged clone */
+    if (err) err->code = LNC_ECORRUPT;
+    return LNC_ECORRUPT;
+  }
+  if (fd < 0) return -fd;
+  *loc = (struct lnc_ds_loc){.fd = fd};
+  if (!(*dir = strdup(rel))) {
+    close(fd);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
 /* Opens the claimed placeholder's version (lock not held; dfd consumed) and publishes it
  * READY, charged to the engine, waking the requests that wait for it. On failure the
  * placeholder is unlinked and freed and they wake to find it gone. */
@@ -578,7 +613,8 @@ static int load_claimed(struct lnc_dscache *c, struct dsver *ver, struct lnc_ds_
                         struct lnc_error *err) {
   atomic_fetch_add(&c->opens, 1);
   lnc_dataset *ds = NULL;
-  int rc = lnc_ds_open_at(loc, dir, ver->version, &ds, err);
+  struct lnc_ds_resolver res = {engine_resolve, c};
+  int rc = lnc_ds_open_at(loc, dir, ver->version, &res, &ds, err);
   if (!rc) rc = make_ready(ver, ds, err);
   pthread_mutex_lock(&c->lock);
   if (rc) {
@@ -721,10 +757,9 @@ static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file
   const struct lnc_ds_fragment *fr = &ds->frags[frag];
   const Lance__Table__DataFile *df = fr->files[file].pb;
   char path[4200];
-  if ((size_t)snprintf(path, sizeof path, "%s/data/%s", r->v->dir, df->path) >= sizeof path)
-    return lnc_errf(err, LNC_EINVAL, "data file path too long");
+  int rc = lnc_ds_file_engine_path(ds, r->v->dir, df, path, sizeof path, err);
+  if (rc) return rc;
   size_t idx = r->v->file_base[frag] + file;
-  int rc;
   if (!atomic_load(&r->v->checked[idx])) {
     /* Once per opened version and data file: the file must have the fragment's rows. */
     uint64_t nrows = 0;

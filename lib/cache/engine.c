@@ -15,8 +15,10 @@
 #include "../util/error.h"
 #include "../util/hash.h"
 #include "../util/assert.h"
+#include "../util/beneath.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -73,6 +75,9 @@ struct shard {
 struct lnc_engine {
   struct lnc_engine_config cfg;
   int root_fd; /* AT_FDCWD when no root */
+  /* The root as absolute paths, for shallow clones' base paths (lnc_engine_root_rel): as
+   * configured (made absolute lexically) and with symlinks resolved; NULL without a root. */
+  char *root_given, *root_real;
   struct shard shards[NSHARDS];
   atomic_uint_fast64_t budget, resident, files, open_fds;
   atomic_uint_fast64_t takes, rows, reads, bytes_read, bytes_decoded;
@@ -103,6 +108,23 @@ void lnc_engine_config_default(struct lnc_engine_config *cfg) {
 }
 
 static uint64_t hash_path(const char *s) { return lnc_fnv1a_str(s); }
+
+/* root_given and root_real of root (opened already): -1 only when out of memory. A root whose
+ * absolute form cannot be worked out keeps NULL there, and base paths are then not below it. */
+static int keep_root_paths(struct lnc_engine *e, const char *root) {
+  char buf[PATH_MAX], abs[PATH_MAX];
+  const char *p = root;
+  if (root[0] != '/') {
+    if (!getcwd(buf, sizeof buf) || (size_t)snprintf(abs, sizeof abs, "%s/%s", buf, root) >= sizeof abs)
+      p = NULL;
+    else
+      p = abs;
+  }
+  char norm[PATH_MAX];
+  if (p && lnc_abs_path(p, norm, sizeof norm) == 0 && !(e->root_given = strdup(norm))) return -1;
+  if (realpath(root, buf) && !(e->root_real = strdup(buf))) return -1;
+  return 0;
+}
 
 int lnc_files_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct lnc_error *err) {
   *out = NULL;
@@ -136,7 +158,13 @@ int lnc_files_new(const struct lnc_engine_config *cfg, lnc_engine **out, struct 
       return rc;
     }
   }
-  e->cfg.root = NULL; /* not kept: the descriptor is what counts */
+  if (e->root_fd != AT_FDCWD && keep_root_paths(e, cfg->root)) {
+    close(e->root_fd);
+    free(e->root_given);
+    free(e);
+    return lnc_errf(err, LNC_ENOMEM, "out of memory");
+  }
+  e->cfg.root = NULL; /* not kept: the descriptor is what counts (and root_given for clones) */
   if (!(e->mounts = lnc_mounts_new())) {
     lnc_files_free(e);
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -211,6 +239,8 @@ void lnc_files_free(lnc_engine *e) {
     pthread_cond_destroy(&s->loaded);
   }
   if (e->root_fd >= 0) close(e->root_fd);
+  free(e->root_given);
+  free(e->root_real);
   lnc_mounts_free(e->mounts); /* after the files: their sources borrow the mounts' settings */
   free(e);
 }
@@ -327,6 +357,30 @@ bool lnc_engine_fresh(lnc_engine *e, int64_t checked_ns) {
 const struct lnc_s3_mount *lnc_engine_remote(lnc_engine *e, const char *path, const char **rel,
                                              uint32_t *revalidate_ms) {
   return lnc_mounts_find(e->mounts, path, rel, revalidate_ms);
+}
+
+/* abs below root (both normalised): the part after it, or NULL. */
+static const char *below(const char *root, const char *abs) {
+  if (!root) return NULL;
+  size_t n = strcmp(root, "/") ? strlen(root) : 0;
+  return !strncmp(abs, root, n) && abs[n] == '/' && abs[n + 1] ? abs + n + 1 : NULL;
+}
+
+int lnc_engine_root_rel(lnc_engine *e, const char *abs, const char **rel) {
+  if (e->root_fd == AT_FDCWD) {
+    *rel = abs;
+    return 1;
+  }
+  /* The root as configured first: a writer that reached the data through the same symlinked
+   * path wrote that; then with symlinks resolved. Either way the open beneath the root that
+   * follows is what confines it. */
+  *rel = below(e->root_given, abs);
+  if (!*rel) *rel = below(e->root_real, abs);
+  return *rel != NULL;
+}
+
+int lnc_engine_mount_path_of(lnc_engine *e, const char *uri, char *out, size_t cap) {
+  return lnc_mounts_path_of(e->mounts, uri, out, cap);
 }
 
 int lnc_engine_mount_s3(lnc_engine *e, const char *name, const char *url,

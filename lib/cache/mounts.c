@@ -97,6 +97,18 @@ const struct lnc_s3_mount *lnc_mounts_find(const struct lnc_mounts *t, const cha
   return NULL;
 }
 
+int lnc_mounts_path_of(const struct lnc_mounts *t, const char *uri, char *out, size_t cap) {
+  for (unsigned i = 0; t && i < t->n; i++) {
+    const char *key = lnc_s3_mount_key_of(t->v[i].m, uri);
+    if (!key) continue;
+    size_t n = strlen(key);
+    while (n && key[n - 1] == '/') n--;
+    if ((size_t)snprintf(out, cap, "%s%s%.*s", t->v[i].name, n ? "/" : "", (int)n, key) >= cap) return -1;
+    return 0;
+  }
+  return -1;
+}
+
 void lnc_mounts_stats(struct lnc_mounts *t, struct lnc_engine_stats *o) {
   struct lnc_s3_cache_stats st;
   lnc_s3_cache_stats(t ? t->cache : NULL, &st);

@@ -49,14 +49,51 @@ int lnc_ds_loc_read(const struct lnc_ds_loc *loc, const char *rel, size_t limit,
 int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want,
                         const char *what, struct lnc_ds_version *out, struct lnc_error *err);
 
+/* ---- bases.c: base paths, files below another directory (shallow clones) -------------- */
+/* A manifest's base path as this handle reads it: where its files are opened from while the
+ * dataset opens (loc, closed by lnc_ds_detach_dir) and its path as the engine names it (dir:
+ * below the engine's root or a mount; an absolute path without an engine). */
+struct lnc_ds_base {
+  uint32_t id;
+  bool dataset_root; /* its data files are below <base>/data/, deletion files <base>/_deletions/ */
+  struct lnc_ds_loc loc;
+  char *dir; /* malloc'd */
+};
+/* Turns a base path (an absolute local path, file://…, s3://…) into a location the opener may
+ * read and its engine path (*dir, malloc'd); LNC_EACCES where it may not read. */
+struct lnc_ds_resolver {
+  int (*resolve)(void *ctx, const char *uri, struct lnc_ds_loc *loc, char **dir, struct lnc_error *err);
+  void *ctx;
+};
+/* The manifest's base paths: ids unique, paths not empty, every base id of a data or deletion
+ * file listed, deletion files only below a dataset root. LNC_ECORRUPT naming what is wrong. */
+int lnc_ds_bases_check(const Lance__Table__Manifest *m, const char *what, struct lnc_error *err);
+/* At open: ds->bases by id, each resolved by res (NULL: a local path opened as named, an
+ * object store refused). Errors name the base path. */
+int lnc_ds_bases_open(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct lnc_error *err);
+void lnc_ds_bases_detach(lnc_dataset *ds); /* closes their descriptors */
+void lnc_ds_bases_free(lnc_dataset *ds);
+size_t lnc_ds_bases_memory(const lnc_dataset *ds);
+/* Where data file df is read from while the dataset opens: *loc, and rel below it
+ * ("data/<path>", or "<path>" below a base that is not a dataset root). */
+int lnc_ds_file_where(const lnc_dataset *ds, const Lance__Table__DataFile *df, const struct lnc_ds_loc **loc,
+                      char *rel, size_t cap, struct lnc_error *err);
+/* The dataset whose _deletions/ holds df (NULL df: the handle's own). */
+const struct lnc_ds_loc *lnc_ds_deletion_loc(const lnc_dataset *ds, const Lance__Table__DeletionFile *df);
+/* Data file df as the engine names it, for the dataset at engine path dir: "<dir>/data/<path>"
+ * or below its base's dir. */
+int lnc_ds_file_engine_path(const lnc_dataset *ds, const char *dir, const Lance__Table__DataFile *df, char *buf,
+                            size_t cap, struct lnc_error *err);
+
 /* ---- manifest.c --------------------------------------------------------------------- */
 /* Parses a whole manifest file image (src,len): the 16-byte tail, the length-prefixed
  * protobuf, then checks what a reader relies on (feature flags, fragments, data files,
  * deletion files). The result is freed with lance__table__manifest__free_unpacked(m, NULL). */
 int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
                           Lance__Table__Manifest **out, struct lnc_error *err);
-/* Reader feature flags lanced understands; any other bit makes a dataset unreadable. */
-#define LNC_DS_KNOWN_READER_FLAGS (1u | 2u | 4u | 8u | 32u)
+/* Reader feature flags lanced understands; any other bit makes a dataset unreadable. 16 is
+ * base paths (bases.c). */
+#define LNC_DS_KNOWN_READER_FLAGS (1u | 2u | 4u | 8u | 16u | 32u)
 
 /* ---- deletion_arrow.c / deletion_roaring.c / deletion.c --------------------------- */
 /* Deleted physical rows of one fragment as runs [start, start + len): sorted, disjoint and
@@ -131,8 +168,10 @@ struct lnc_ds_fragment {
 };
 
 struct lnc_dataset {
-  struct lnc_ds_loc loc; /* where its files are (owned) */
-  char *name;            /* for messages */
+  struct lnc_ds_loc loc;     /* where its files are (owned) */
+  struct lnc_ds_base *bases; /* the manifest's base paths, sorted by id (bases.c) */
+  size_t nbases;
+  char *name; /* for messages */
   struct lnc_ds_version version;
   Lance__Table__Manifest *m;
   struct lnc_ds_fragment *frags;
@@ -150,9 +189,10 @@ struct lnc_dataset {
 };
 
 /* Opens a version of the dataset at loc (its descriptor and prefix consumed in every case);
- * `name` names it in messages. What lnc_dataset_open_fd does after opening the directory. */
-int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, lnc_dataset **out,
-                   struct lnc_error *err);
+ * `name` names it in messages; res (may be NULL) resolves its base paths (bases.c). What
+ * lnc_dataset_open_fd does after opening the directory. */
+int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, const struct lnc_ds_resolver *res,
+                   lnc_dataset **out, struct lnc_error *err);
 /* Approximate heap bytes the handle holds (manifest, deletion vectors, fragment tables), for
  * memory budgets. */
 size_t lnc_ds_memory(const lnc_dataset *ds);

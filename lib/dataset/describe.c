@@ -59,6 +59,15 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
     S(f->logical_type);
     P(",\"nullable\":%s}", f->nullable ? "true" : "false");
   }
+  P("],\"base_paths\":[");
+  for (size_t i = 0; i < m->n_base_paths; i++) {
+    const Lance__Table__BasePath *b = m->base_paths[i];
+    P("%s{\"id\":%u,\"path\":", i ? "," : "", b->id);
+    S(b->path);
+    P(",\"name\":");
+    S(b->name);
+    P(",\"is_dataset_root\":%s}", b->is_dataset_root ? "true" : "false");
+  }
   P("],\"fragments\":[");
   for (size_t i = 0; i < ds->nfrag; i++) {
     const struct lnc_ds_fragment *f = &ds->frags[i];
@@ -78,7 +87,9 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
       P("],\"column_indices\":[");
       for (size_t k = 0; k < df->n_column_indices; k++)
         P("%s%d", k ? "," : "", df->column_indices[k]);
-      P("]}");
+      P("]");
+      if (df->base_case == LANCE__TABLE__DATA_FILE__BASE_BASE_ID) P(",\"base_id\":%u", df->base_id);
+      P("}");
     }
     P("],\"deletion_file\":");
     if (f->pb->deletion_file) {
@@ -86,8 +97,11 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
       lnc_ds_deletion_path(f->pb->id, f->pb->deletion_file, path, sizeof path);
       P("{\"path\":");
       S(path);
-      P(",\"type\":\"%s\",\"num_deleted_rows\":%zu}",
+      P(",\"type\":\"%s\",\"num_deleted_rows\":%zu",
         f->pb->deletion_file->file_type ? "bitmap" : "arrow_array", f->del.n);
+      if (f->pb->deletion_file->base_case == LANCE__TABLE__DELETION_FILE__BASE_BASE_ID)
+        P(",\"base_id\":%u", f->pb->deletion_file->base_id);
+      P("}");
     } else {
       P("null");
     }

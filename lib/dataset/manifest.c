@@ -116,11 +116,11 @@ int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
     rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: manifest needs reader features 0x%llx that "
                                          "lanced does not implement%s",
                   what, (unsigned long long)unknown,
-                  (unknown & 16) ? " (multiple base paths)" : (unknown & 64) ? " (data overlay files)"
-                                                                             : "");
+                  (unknown & 64) ? " (data overlay files)" : "");
     goto fail;
   }
   if ((rc = check_fields(m, what, err))) goto fail;
+  if ((rc = lnc_ds_bases_check(m, what, err))) goto fail;
   for (size_t i = 0; i < m->n_fragments; i++)
     if ((rc = check_fragment(m->fragments[i], i, what, err))) goto fail;
   *out = m;

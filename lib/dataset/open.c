@@ -31,6 +31,7 @@ void lnc_dataset_close(lnc_dataset *ds) {
   free(ds->spread);
   free(ds->fidx);
   free(ds->fdense);
+  lnc_ds_bases_free(ds);
   if (ds->m) lance__table__manifest__free_unpacked(ds->m, NULL);
   if (ds->loc.fd >= 0) close(ds->loc.fd);
   free(ds->loc.prefix);
@@ -42,17 +43,19 @@ void lnc_ds_detach_dir(lnc_dataset *ds) {
   if (ds->loc.fd >= 0) close(ds->loc.fd);
   ds->loc.fd = -1;
   ds->loc.s3 = NULL;
+  lnc_ds_bases_detach(ds);
 }
 
 static int check_data_file(lnc_dataset *ds, const Lance__Table__DataFragment *fr,
                            const Lance__Table__DataFile *df, struct lnc_error *err) {
   char rel[4096];
-  if ((size_t)snprintf(rel, sizeof rel, "data/%s", df->path) >= sizeof rel)
-    return lnc_errf(err, LNC_ECORRUPT, "%s: data file path too long", ds->name);
+  const struct lnc_ds_loc *loc;
+  int rc = lnc_ds_file_where(ds, df, &loc, rel, sizeof rel, err);
+  if (rc) return rc;
   /* In an object store this would be a HEAD per data file at every open; there the engine
    * finds a missing file at its first take (LNC_ECORRUPT, as here) and checks its rows. */
-  if (ds->loc.fd < 0) return 0;
-  int fd = lnc_ds_openat(ds->loc.fd, rel, O_RDONLY, ds->name, err);
+  if (loc->fd < 0) return 0;
+  int fd = lnc_ds_openat(loc->fd, rel, O_RDONLY, ds->name, err);
   if (fd < 0) {
     /* The manifest promises the file: its absence means a damaged dataset. */
     int code = -fd == LNC_ENOTFOUND ? LNC_ECORRUPT : -fd;
@@ -62,7 +65,6 @@ static int check_data_file(lnc_dataset *ds, const Lance__Table__DataFragment *fr
     return code;
   }
   struct stat st;
-  int rc = 0;
   if (fstat(fd, &st) != 0)
     rc = lnc_errf(err, LNC_EIO, "%s: %s: %s", ds->name, rel, strerror(errno));
   else if (df->file_size_bytes != 0 && (uint64_t)st.st_size != df->file_size_bytes)
@@ -72,8 +74,10 @@ static int check_data_file(lnc_dataset *ds, const Lance__Table__DataFragment *fr
   return rc;
 }
 
-static int build(lnc_dataset *ds, struct lnc_error *err) {
+static int build(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct lnc_error *err) {
   const Lance__Table__Manifest *m = ds->m;
+  int brc = lnc_ds_bases_open(ds, res, err);
+  if (brc) return brc;
   ds->nfrag = m->n_fragments;
   ds->frags = calloc(ds->nfrag ? ds->nfrag : 1, sizeof *ds->frags);
   ds->dels = calloc(ds->nfrag ? ds->nfrag : 1, sizeof *ds->dels);
@@ -94,8 +98,8 @@ static int build(lnc_dataset *ds, struct lnc_error *err) {
       int rc = check_data_file(ds, fr, fr->files[j], err);
       if (rc) return rc;
     }
-    int rc = lnc_ds_load_deletions(&ds->loc, ds->name, fr->id, fr->physical_rows,
-                                   fr->deletion_file, &f->del, err);
+    int rc = lnc_ds_load_deletions(lnc_ds_deletion_loc(ds, fr->deletion_file), ds->name, fr->id,
+                                   fr->physical_rows, fr->deletion_file, &f->del, err);
     if (rc) return rc;
     ds->dels[i] = f->del;
     ds->map.live_start[i] = live;
@@ -109,8 +113,8 @@ static int build(lnc_dataset *ds, struct lnc_error *err) {
   return rc ? rc : lnc_ds_spread_find(ds, err);
 }
 
-int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, lnc_dataset **out,
-                   struct lnc_error *err) {
+int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, const struct lnc_ds_resolver *res,
+                   lnc_dataset **out, struct lnc_error *err) {
   *out = NULL;
   lnc_dataset *ds = calloc(1, sizeof *ds);
   if (!ds) {
@@ -148,7 +152,7 @@ int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, ln
   if (!rc && ds->m->version != ds->version.version)
     rc = lnc_errf(err, LNC_ECORRUPT, "%s: manifest says version %llu", what,
                   (unsigned long long)ds->m->version);
-  if (!rc) rc = build(ds, err);
+  if (!rc) rc = build(ds, res, err);
   if (rc) {
     lnc_dataset_close(ds);
     return rc;
@@ -166,7 +170,7 @@ int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_datas
     return lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO,
                     "%s: cannot open dataset directory: %s", name, strerror(e));
   }
-  return lnc_ds_open_at((struct lnc_ds_loc){.fd = fd}, name, version, out, err);
+  return lnc_ds_open_at((struct lnc_ds_loc){.fd = fd}, name, version, NULL, out, err);
 }
 
 int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
@@ -186,7 +190,7 @@ size_t lnc_ds_memory(const lnc_dataset *ds) {
   for (size_t i = 0; i < ds->nfrag; i++)
     b += sizeof ds->frags[i] + sizeof ds->dels[i] + ds->frags[i].del.nruns * sizeof(struct lnc_ds_delrun) +
          ds->frags[i].nfiles * sizeof(struct lnc_ds_datafile);
-  return b + ds->nspread * sizeof *ds->spread + lnc_ds_fields_memory(ds);
+  return b + ds->nspread * sizeof *ds->spread + lnc_ds_fields_memory(ds) + lnc_ds_bases_memory(ds);
 }
 
 uint64_t lnc_dataset_num_rows(const lnc_dataset *ds) { return ds->map.live_start[ds->nfrag]; }
@@ -216,8 +220,10 @@ int lnc_ds_file_get(lnc_dataset *ds, size_t i, size_t j, lnc_file **out, struct 
   struct lnc_ds_datafile *df = &ds->frags[i].files[j];
   if (!df->file) {
     char rel[4096];
-    snprintf(rel, sizeof rel, "data/%s", df->pb->path);
-    int fd = lnc_ds_openat(ds->loc.fd, rel, O_RDONLY, ds->name, err);
+    const struct lnc_ds_loc *loc;
+    int wrc = lnc_ds_file_where(ds, df->pb, &loc, rel, sizeof rel, err);
+    if (wrc) return wrc;
+    int fd = lnc_ds_openat(loc->fd, rel, O_RDONLY, ds->name, err);
     if (fd < 0) return -fd;
     int rc = lnc_file_open_fd(fd, df->pb->path, &df->file, err);
     if (rc) {

@@ -1339,6 +1339,15 @@ int lnc_s3_mount_new(const char *url, const struct lnc_s3_config *cfg, int addre
   return 0;
 }
 
+const char *lnc_s3_mount_key_of(const struct lnc_s3_mount *m, const char *uri) {
+  const char *b = m->st.cfg.bucket;
+  size_t bn = strlen(b), pn = strlen(m->prefix);
+  if (strncmp(uri, "s3://", 5) || strncmp(uri + 5, b, bn) || uri[5 + bn] != '/') return NULL;
+  const char *key = uri + 5 + bn + 1;
+  /* The prefix ends in '/' (or is empty, the whole bucket): the key must be below it. */
+  return strncmp(key, m->prefix, pn) ? NULL : key + pn;
+}
+
 void lnc_s3_mount_free(struct lnc_s3_mount *m) {
   if (!m) return;
   settings_clear(&m->st);

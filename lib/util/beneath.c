@@ -83,3 +83,23 @@ int lnc_open_beneath(int dirfd, const char *rel, int flags) {
   }
   return lnc_beneath_open(dirfd, rel, flags, forced == 1);
 }
+
+int lnc_abs_path(const char *uri, char *out, size_t cap) {
+  const char *p = strncmp(uri, "file://", 7) ? uri : uri + 7;
+  if (p[0] != '/' || cap < 2) return -1;
+  size_t o = 0;
+  while (*p) {
+    while (*p == '/') p++;
+    size_t n = strcspn(p, "/");
+    if (!n) break;
+    if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) return -1;
+    if (o + 1 + n + 1 > cap) return -1;
+    out[o++] = '/';
+    memcpy(out + o, p, n);
+    o += n;
+    p += n;
+  }
+  if (!o) out[o++] = '/';
+  out[o] = 0;
+  return 0;
+}

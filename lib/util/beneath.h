@@ -3,11 +3,17 @@
 #ifndef LNC_UTIL_BENEATH_H
 #define LNC_UTIL_BENEATH_H
 #include <stdbool.h>
+#include <stddef.h>
 
 /* rel beneath dirfd with O_RDONLY | O_CLOEXEC | flags; -1 and errno (EXDEV: would leave;
  * ELOOP: a symlink the walk refuses). force_walk: the fallback even where openat2 works. */
 int lnc_beneath_open(int dirfd, const char *rel, int flags, bool force_walk);
 /* The fallback alone: every component opened with O_NOFOLLOW. */
 int lnc_beneath_walk(int dirfd, const char *rel, int flags);
+/* An absolute path (or file:// URI) lexically normalised into out: a leading '/', no empty,
+ * "." or ".." components, no trailing '/'. -1 when uri is not one (relative, another scheme,
+ * a dot component) or does not fit cap. For comparing paths written elsewhere (a shallow
+ * clone's base path) with a root; what it opens then still goes through the helpers above. */
+int lnc_abs_path(const char *uri, char *out, size_t cap);
 
 #endif

@@ -325,5 +325,8 @@ done
 # ---- datasets: daemon_datasets.sh runs its own daemon over dataset fixtures -------------------
 if BIN=$BIN tests/integration/daemon_datasets.sh > "$WORK/datasets.out" 2>&1; then ok "datasets: $(tail -1 "$WORK/datasets.out")"
 else bad "datasets" "$(grep -E '^FAIL' "$WORK/datasets.out" | head -10; tail -1 "$WORK/datasets.out")"; fi
+# Shallow clones (tests/fixtures/clones, `make clone-fixtures`): daemon_clones.sh, its own daemons.
+if BIN=$BIN tests/integration/daemon_clones.sh > "$WORK/clones.out" 2>&1; then ok "clones: $(tail -1 "$WORK/clones.out")"
+else bad "clones" "$(grep -E '^FAIL' "$WORK/clones.out" | head -10; tail -1 "$WORK/clones.out")"; fi
 
 it_finish

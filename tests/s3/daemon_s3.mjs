@@ -16,9 +16,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import * as lancedb from "@lancedb/lancedb";
+import * as arrow from "apache-arrow";
 import { tableFromIPC } from "apache-arrow";
 import { tableToJsonRows } from "../fixtures/jsonrows.mjs";
-import { storeTest, uploadDir, ACCESS_KEY, SECRET_KEY } from "./s3env.mjs";
+import { storeTest, uploadDir, lancedbOptions, ACCESS_KEY, SECRET_KEY } from "./s3env.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, "..", "..");
@@ -331,11 +333,41 @@ async function deadStore() {
   check(ends.every((e) => e.status >= 500), `the stuck requests end with an error at the deadline (${codes}), not a hang`, codes);
 }
 
+// A shallow clone in the store (LanceDB cloneTable of s3://lance/fx/clones/src.lance): its
+// manifest names the source by s3:// URL, which the daemon reads through the mount that holds
+// it. Rows from the source's fragments (with the source's deletion file), from the clone's own
+// fragment and its new deletion file equal LanceDB's takeOffsets through the same store.
+async function clones() {
+  // cloneTable opens the source without the connection's storage options: the store's
+  // settings go through the environment as well (object_store reads AWS_*).
+  const o = lancedbOptions(px.endpoint);
+  Object.assign(process.env, { AWS_ENDPOINT: o.awsEndpoint, AWS_ALLOW_HTTP: "true", AWS_ACCESS_KEY_ID: o.awsAccessKeyId,
+    AWS_SECRET_ACCESS_KEY: o.awsSecretAccessKey, AWS_REGION: o.region });
+  const db = await lancedb.connect("s3://lance/fx/clones", { storageOptions: lancedbOptions(px.endpoint) });
+  const mk = (n, off) => arrow.tableFromArrays({ id: BigInt64Array.from({ length: n }, (_, i) => BigInt(i + off)),
+    s: Array.from({ length: n }, (_, i) => `v${i + off}`) });
+  const src = await db.createTable("src", mk(200, 0), { storageOptions: { new_table_data_storage_version: "2.2" } });
+  await src.add(mk(100, 1000));
+  await src.delete("id % 9 = 4");
+  const cl = await db.cloneTable("cl", "s3://lance/fx/clones/src.lance");
+  await cl.add(mk(50, 5000));
+  await cl.delete("id % 10 = 7");
+  const n = await cl.countRows();
+  // Sorted and unique: LanceDB's takeOffsets answers in that order.
+  const ids = [...new Set([0, 1, 5, 150, 180, 200, n - 60, n - 40, n - 1])].sort((a, b) => a - b);
+  const want = tableToJsonRows(await cl.takeOffsets(ids).toArrow());
+  const r = await get(`/files/s3/clones/cl.lance/rows?ids=${ids.join(",")}`);
+  check(r.status === 200 && r.body.toString() === want, `a shallow clone in the store: rows from its source's fragments and its own equal LanceDB's (${n} rows)`,
+    `${r.status} ${r.body.toString().slice(0, 300)} | want ${want.slice(0, 200)}`);
+  const d = await get("/files/s3/clones/cl.lance");
+  check(d.status === 200 && d.body.toString().includes('"path":"s3://lance/fx/clones/src.lance"'), "described with its base path", d.body.toString().slice(0, 300));
+}
+
 async function secrets() {
   const m = await get("/metrics");
   const bodies = [m.body.toString(), log, ...errorBodies];
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, faults, deadStore, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, faults, deadStore, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });

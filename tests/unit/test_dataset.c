@@ -17,15 +17,16 @@
 #define FIXTURES tsup_ds_fixtures
 #define NFIX     tsup_n_ds_fixtures
 
-static lnc_dataset *open_ok(const char *name, uint64_t version) {
+static lnc_dataset *open_in(const char *dir, const char *name, uint64_t version) {
   char path[512];
-  snprintf(path, sizeof path, FIX "/%s.lance", name);
+  snprintf(path, sizeof path, "%s/%s.lance", dir, name);
   lnc_dataset *ds = NULL;
   struct lnc_error err = {0};
   int rc = lnc_dataset_open(path, version, &ds, &err);
   ck_assert_msg(rc == 0, "open %s@%llu: %s", path, (unsigned long long)version, err.message);
   return ds;
 }
+static lnc_dataset *open_ok(const char *name, uint64_t version) { return open_in(FIX, name, version); }
 
 /* ---- version discovery ----------------------------------------------------------------- */
 START_TEST(test_manifest_names) {
@@ -331,49 +332,56 @@ START_TEST(test_arrow_deletion_reader_bounds) {
 END_TEST
 
 /* ---- row mapping vs Lance's row addresses (fragment << 32 | physical row) ----------------- */
-START_TEST(test_rowmap_vs_lance) {
-  for (size_t i = 0; i < NFIX; i++) {
-    char path[512];
-    snprintf(path, sizeof path, FIX "/%s.rowaddr", FIXTURES[i].name);
-    char *text = (char *)tsup_read_file(path, NULL);
-    ck_assert_ptr_nonnull(text);
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-      char *fld[3]; /* version, rows, addresses */
-      ck_assert(tsup_split_tabs(line, fld, 3));
-      uint64_t version = strtoull(fld[0], NULL, 10), nrows = strtoull(fld[1], NULL, 10);
-      size_t n;
-      uint64_t *addr = tsup_parse_ids(fld[2], &n);
-      ck_assert_uint_eq(n, nrows);
-      lnc_dataset *ds = open_ok(FIXTURES[i].name, version);
-      ck_assert_uint_eq(lnc_dataset_num_rows(ds), nrows);
-      for (uint64_t o = 0; o < nrows; o++) {
-        size_t f;
-        uint64_t row;
-        struct lnc_error err = {0};
-        ck_assert_int_eq(lnc_ds_rowmap_lookup(&ds->map, o, &f, &row, &err), 0);
-        uint64_t got = (ds->frags[f].pb->id << 32) | row;
-        ck_assert_msg(got == addr[o], "%s@%llu offset %llu: got %llx, Lance %llx",
-                      FIXTURES[i].name, (unsigned long long)version, (unsigned long long)o,
-                      (unsigned long long)got, (unsigned long long)addr[o]);
-      }
+/* Every line of dir/name.rowaddr: the live offsets map to Lance's row addresses, one past the
+ * end is out of range. Returns the offsets checked. */
+static uint64_t rowmap_check(const char *dir, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.rowaddr", dir, name);
+  char *text = (char *)tsup_read_file(path, NULL);
+  ck_assert_msg(text != NULL, "%s is missing", path);
+  uint64_t checked = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    char *fld[3]; /* version, rows, addresses */
+    ck_assert(tsup_split_tabs(line, fld, 3));
+    uint64_t version = strtoull(fld[0], NULL, 10), nrows = strtoull(fld[1], NULL, 10);
+    size_t n;
+    uint64_t *addr = tsup_parse_ids(fld[2], &n);
+    ck_assert_uint_eq(n, nrows);
+    lnc_dataset *ds = open_in(dir, name, version);
+    ck_assert_uint_eq(lnc_dataset_num_rows(ds), nrows);
+    for (uint64_t o = 0; o < nrows; o++) {
       size_t f;
       uint64_t row;
       struct lnc_error err = {0};
-      ck_assert_int_eq(lnc_ds_rowmap_lookup(&ds->map, nrows, &f, &row, &err), LNC_ERANGE);
-      char want[64];
-      snprintf(want, sizeof want, "has %llu rows", (unsigned long long)nrows);
-      ck_assert_msg(strstr(err.message, want), "%s", err.message);
-      /* the public take reports the same range error */
-      struct ArrowSchema s;
-      struct ArrowArray a;
-      uint64_t bad[2] = {0, nrows + 5};
-      int rc = lnc_dataset_take(ds, bad, 2, NULL, 0, &s, &a, NULL, &err);
-      ck_assert(rc == LNC_ERANGE || rc == LNC_EUNSUPPORTED);
-      free(addr);
-      lnc_dataset_close(ds);
+      ck_assert_int_eq(lnc_ds_rowmap_lookup(&ds->map, o, &f, &row, &err), 0);
+      uint64_t got = (ds->frags[f].pb->id << 32) | row;
+      ck_assert_msg(got == addr[o], "%s@%llu offset %llu: got %llx, Lance %llx", name,
+                    (unsigned long long)version, (unsigned long long)o, (unsigned long long)got,
+                    (unsigned long long)addr[o]);
     }
-    free(text);
+    checked += nrows;
+    size_t f;
+    uint64_t row;
+    struct lnc_error err = {0};
+    ck_assert_int_eq(lnc_ds_rowmap_lookup(&ds->map, nrows, &f, &row, &err), LNC_ERANGE);
+    char want[64];
+    snprintf(want, sizeof want, "has %llu rows", (unsigned long long)nrows);
+    ck_assert_msg(strstr(err.message, want), "%s", err.message);
+    /* the public take reports the same range error */
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    uint64_t bad[2] = {0, nrows + 5};
+    int rc = lnc_dataset_take(ds, bad, 2, NULL, 0, &s, &a, NULL, &err);
+    ck_assert(rc == LNC_ERANGE || rc == LNC_EUNSUPPORTED);
+    free(addr);
+    lnc_dataset_close(ds);
   }
+  free(text);
+  return checked;
+}
+
+START_TEST(test_rowmap_vs_lance) {
+  for (size_t i = 0; i < NFIX; i++) ck_assert_uint_gt(rowmap_check(FIX, FIXTURES[i].name), 0);
 }
 END_TEST
 
@@ -471,33 +479,17 @@ START_TEST(test_bad_deletion_files) {
 END_TEST
 
 /* Rewrites version `v`'s manifest with reader_feature_flags |= flags. */
-static void set_flags(const char *mname, uint64_t flags) {
+/* Rewrites manifest mname of the copied dataset with fn applied to its message. */
+static void edit_manifest(const char *mname, void (*fn)(Lance__Table__Manifest *m, const void *arg), const void *arg) {
   char path[512];
   snprintf(path, sizeof path, "%s/ds.lance/_versions/%s", tmpdir, mname);
-  size_t len;
-  uint8_t *d = tsup_read_file(path, &len);
-  uint64_t pos;
-  memcpy(&pos, d + len - 16, 8);
-  uint32_t ml;
-  memcpy(&ml, d + pos, 4);
-  Lance__Table__Manifest *m = lance__table__manifest__unpack(NULL, ml, d + pos + 4);
-  ck_assert_ptr_nonnull(m);
-  m->reader_feature_flags |= flags;
-  size_t nl = lance__table__manifest__get_packed_size(m);
-  uint8_t *o = malloc(4 + nl + 16);
-  uint32_t nl32 = (uint32_t)nl;
-  memcpy(o, &nl32, 4);
-  lance__table__manifest__pack(m, o + 4);
-  uint64_t zero = 0;
-  memcpy(o + 4 + nl, &zero, 8);
-  memcpy(o + 4 + nl + 8, d + len - 8, 8);
-  FILE *f = fopen(path, "wb");
-  fwrite(o, 1, 4 + nl + 16, f);
-  fclose(f);
-  lance__table__manifest__free_unpacked(m, NULL);
-  free(o);
-  free(d);
+  tsup_edit_manifest(path, fn, arg);
 }
+
+static void or_flags(Lance__Table__Manifest *m, const void *arg) {
+  m->reader_feature_flags |= *(const uint64_t *)arg;
+}
+static void set_flags(const char *mname, uint64_t flags) { edit_manifest(mname, or_flags, &flags); }
 
 START_TEST(test_unknown_reader_flags) {
   copy_fixture("multi_v21");
@@ -508,8 +500,11 @@ START_TEST(test_unknown_reader_flags) {
   ck_assert_int_eq(open_tmp(3, &err), LNC_EUNSUPPORTED);
   ck_assert_msg(strstr(err.message, "0x40") && strstr(err.message, "overlay"), "%s",
                 err.message);
-  set_flags("2.manifest", 16);
+  set_flags("2.manifest", 16); /* base paths: read (a manifest that lists none is fine) */
+  ck_assert_int_eq(open_tmp(2, &err), 0);
+  set_flags("2.manifest", 128);
   ck_assert_int_eq(open_tmp(2, &err), LNC_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.message, "0x80"), "%s", err.message);
   cleanup_tmp();
 }
 END_TEST
@@ -533,56 +528,162 @@ START_TEST(test_open_fd) {
 END_TEST
 
 /* ---- take vs Lance's takeOffsets ------------------------------------------------------- */
-START_TEST(test_take_vs_lance) {
-  int skipped = 0, compared = 0;
-  for (size_t i = 0; i < NFIX && !skipped; i++) {
-    char path[512];
-    snprintf(path, sizeof path, FIX "/%s.answers", FIXTURES[i].name);
-    char *text = (char *)tsup_read_file(path, NULL);
-    ck_assert_ptr_nonnull(text);
-    lnc_dataset *ds = NULL;
-    uint64_t dsv = UINT64_MAX;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line && !skipped;
-         line = strtok_r(NULL, "\n", &save)) {
-      char *fld[3]; /* ids, version, rows body */
-      ck_assert(tsup_split_tabs(line, fld, 3));
-      uint64_t version = strtoull(fld[1], NULL, 10);
-      if (version != dsv) {
-        lnc_dataset_close(ds);
-        ds = open_ok(FIXTURES[i].name, version);
-        dsv = version;
-      }
-      size_t n;
-      uint64_t *ids = tsup_parse_ids(line, &n);
-      struct ArrowSchema s;
-      struct ArrowArray a;
-      struct lnc_error err = {0};
-      int rc = lnc_dataset_take(ds, ids, n, NULL, 0, &s, &a, NULL, &err);
-      if (rc == LNC_EUNSUPPORTED && strstr(err.message, "not linked")) {
-        skipped = 1;
-        free(ids);
-        break;
-      }
-      ck_assert_msg(rc == 0, "%s %s@%llu: %s", FIXTURES[i].name, line,
-                    (unsigned long long)version, err.message);
-      char *got = tsup_json(&s, &a), msg[600];
-      ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg),
-                    "%s ids %s @%llu: %s", FIXTURES[i].name, line, (unsigned long long)version,
-                    msg);
-      compared++;
-      free(got);
-      a.release(&a);
-      s.release(&s);
-      free(ids);
+/* Every line of dir/name.answers: the take of its ids at its version equals Lance's rows.
+ * Returns the takes compared. */
+static int answers_check(const char *dir, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.answers", dir, name);
+  char *text = (char *)tsup_read_file(path, NULL);
+  ck_assert_msg(text != NULL, "%s is missing", path);
+  lnc_dataset *ds = NULL;
+  uint64_t dsv = UINT64_MAX;
+  char *save = NULL;
+  int compared = 0;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *fld[3]; /* ids, version, rows body */
+    ck_assert(tsup_split_tabs(line, fld, 3));
+    uint64_t version = strtoull(fld[1], NULL, 10);
+    if (version != dsv) {
+      lnc_dataset_close(ds);
+      ds = open_in(dir, name, version);
+      dsv = version;
     }
-    lnc_dataset_close(ds);
-    free(text);
+    size_t n;
+    uint64_t *ids = tsup_parse_ids(line, &n);
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    struct lnc_error err = {0};
+    int rc = lnc_dataset_take(ds, ids, n, NULL, 0, &s, &a, NULL, &err);
+    ck_assert_msg(rc == 0, "%s %s@%llu: %s", name, line, (unsigned long long)version, err.message);
+    char *got = tsup_json(&s, &a), msg[600];
+    ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg), "%s ids %s @%llu: %s",
+                  name, line, (unsigned long long)version, msg);
+    compared++;
+    free(got);
+    a.release(&a);
+    s.release(&s);
+    free(ids);
   }
-  if (skipped)
-    fprintf(stderr, "test_take_vs_lance: lnc_take not linked yet, skipped\n");
-  else
-    ck_assert_int_gt(compared, 100);
+  lnc_dataset_close(ds);
+  free(text);
+  return compared;
+}
+
+START_TEST(test_take_vs_lance) {
+  int compared = 0;
+  for (size_t i = 0; i < NFIX; i++) compared += answers_check(FIX, FIXTURES[i].name);
+  ck_assert_int_gt(compared, 100);
+}
+END_TEST
+
+/* ---- shallow clones: files below base paths ---------------------------------------------- */
+START_TEST(test_clone_vs_lance) {
+  for (size_t i = 0; i < tsup_n_clone_fixtures; i++) {
+    const char *name = tsup_clone_fixtures[i].name;
+    lnc_dataset *ds = open_in(TSUP_CLONE_DIR, name, 0);
+    ck_assert_uint_eq(lnc_dataset_version(ds), tsup_clone_fixtures[i].latest);
+    ck_assert_uint_eq(ds->nbases, strncmp(name, "clone2", 6) ? 1 : 2);
+    size_t based = 0, own = 0;
+    for (size_t f = 0; f < ds->nfrag; f++)
+      for (size_t j = 0; j < ds->frags[f].nfiles; j++)
+        ds->frags[f].files[j].pb->base_case ? based++ : own++;
+    /* The clones' latest versions hold both the source's files and files written since;
+     * clone2 (a clone and a delete) only files below its two bases. */
+    ck_assert_msg(based && (own || !strncmp(name, "clone2", 6)), "%s: %zu files below a base path, %zu its own",
+                  name, based, own);
+    lnc_dataset_close(ds);
+    ck_assert_int_gt(answers_check(TSUP_CLONE_DIR, name), 10);
+    ck_assert_uint_gt(rowmap_check(TSUP_CLONE_DIR, name), 0);
+  }
+}
+END_TEST
+
+struct base_edit {
+  const char *path;  /* base path 0's new path, or NULL */
+  int root;          /* base path 0's is_dataset_root: 0, 1, or -1 kept */
+  int64_t file_base; /* the first data file's base id, or -1 kept */
+  bool twice;        /* base path 0 listed twice */
+};
+static void edit_bases(Lance__Table__Manifest *m, const void *arg) {
+  const struct base_edit *e = arg;
+  ck_assert_uint_ge(m->n_base_paths, 1);
+  Lance__Table__BasePath *b = m->base_paths[0];
+  if (e->path) { /* the message is freed by free_unpacked: everything in it malloc'd */
+    free(b->path);
+    b->path = strdup(e->path);
+  }
+  if (e->root >= 0) b->is_dataset_root = e->root;
+  if (e->file_base >= 0) {
+    m->fragments[0]->files[0]->base_case = LANCE__TABLE__DATA_FILE__BASE_BASE_ID;
+    m->fragments[0]->files[0]->base_id = (uint32_t)e->file_base;
+  }
+  if (e->twice) {
+    Lance__Table__BasePath *b2 = malloc(sizeof *b2);
+    lance__table__base_path__init(b2);
+    b2->id = b->id;
+    b2->path = strdup(b->path);
+    b2->name = strdup("");
+    m->base_paths = realloc(m->base_paths, 2 * sizeof *m->base_paths);
+    m->base_paths[1] = b2;
+    m->n_base_paths = 2;
+  }
+}
+
+/* clone_v22 copied to scratch, manifest `mname` edited: the open answers want_rc and a
+ * message holding want. */
+static void clone_case(const char *mname, uint64_t version, struct base_edit e, int want_rc, const char *want) {
+  tmpdir = tsup_mkdtemp("lnc-clone-test-");
+  ck_assert_ptr_nonnull(tmpdir);
+  tsup_sh("cp -r %s/clone_v22.lance %s/ds.lance", TSUP_CLONE_DIR, tmpdir);
+  edit_manifest(mname, edit_bases, &e);
+  struct lnc_error err = {0};
+  lnc_dataset *ds = NULL;
+  char path[512];
+  snprintf(path, sizeof path, "%s/ds.lance", tmpdir);
+  int rc = lnc_dataset_open(path, version, &ds, &err);
+  ck_assert_msg(rc == want_rc, "%s: rc %d, want %d: %s", e.path ? e.path : "-", rc, want_rc, err.message);
+  if (want) ck_assert_msg(strstr(err.message, want), "want '%s' in: %s", want, err.message);
+  if (!rc) {
+    uint64_t ids[3] = {0, 299, lnc_dataset_num_rows(ds) - 1};
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    ck_assert_int_eq(lnc_dataset_take(ds, ids, 3, NULL, 0, &s, &a, NULL, &err), 0);
+    a.release(&a);
+    s.release(&s);
+  }
+  lnc_dataset_close(ds);
+  cleanup_tmp();
+}
+
+START_TEST(test_clone_base_paths_checked) {
+  /* clone_v22: version 8 (latest; the source's data files, the clone's deletion files) and 5
+   * (the clone as made: the source's deletion files too). */
+  const char *v8 = "18446744073709551607.manifest", *v5 = "18446744073709551610.manifest";
+  char abs[4096], alt[4200];
+  ck_assert_ptr_nonnull(realpath(TSUP_CLONE_DIR "/clonesrc_v22.lance", abs));
+  const struct base_edit keep = {NULL, -1, -1, false};
+  clone_case(v8, 0, keep, 0, NULL);
+  clone_case(v5, 5, keep, 0, NULL);
+  /* Spellings of the same path Lance would accept. */
+  snprintf(alt, sizeof alt, "file://%s", abs);
+  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false}, 0, NULL);
+  snprintf(alt, sizeof alt, "/%s//", abs);
+  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false}, 0, NULL);
+  /* The source gone, or never a path. */
+  clone_case(v8, 0, (struct base_edit){"/nonexistent-lanced-test/src.lance", -1, -1, false}, LNC_ECORRUPT,
+             "/nonexistent-lanced-test/src.lance");
+  clone_case(v8, 0, (struct base_edit){"clonesrc_v22.lance", -1, -1, false}, LNC_ECORRUPT, "not an absolute");
+  snprintf(alt, sizeof alt, "%s/../clonesrc_v22.lance", abs);
+  clone_case(v8, 0, (struct base_edit){alt, -1, -1, false}, LNC_ECORRUPT, "not an absolute");
+  clone_case(v8, 0, (struct base_edit){"", -1, -1, false}, LNC_ECORRUPT, "has no path");
+  clone_case(v8, 0, (struct base_edit){"s3://bucket/src.lance", -1, -1, false}, LNC_EUNSUPPORTED, "mounts");
+  /* Ids: one no base has, one listed twice. */
+  clone_case(v8, 0, (struct base_edit){NULL, -1, 7, false}, LNC_ECORRUPT, "names base path 7");
+  clone_case(v8, 0, (struct base_edit){NULL, -1, -1, true}, LNC_ECORRUPT, "listed twice");
+  /* Not a dataset root: data files directly below it (so not found here), and no
+   * _deletions/ for the deletion files that name it. */
+  clone_case(v8, 0, (struct base_edit){NULL, 0, -1, false}, LNC_ECORRUPT, "cannot be opened");
+  clone_case(v5, 5, (struct base_edit){NULL, 0, -1, false}, LNC_ECORRUPT, "not a dataset");
 }
 END_TEST
 
@@ -999,6 +1100,7 @@ static Suite *suite(void) {
   tc = tcase_create("rowmap");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_rowmap_vs_lance);
+  tcase_add_test(tc, test_clone_vs_lance);
   suite_add_tcase(s, tc);
   tc = tcase_create("damaged");
   tcase_set_timeout(tc, 60);
@@ -1007,6 +1109,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_missing_data_file);
   tcase_add_test(tc, test_bad_deletion_files);
   tcase_add_test(tc, test_unknown_reader_flags);
+  tcase_add_test(tc, test_clone_base_paths_checked);
   suite_add_tcase(s, tc);
   tc = tcase_create("take");
   tcase_set_timeout(tc, 120);

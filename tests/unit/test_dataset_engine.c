@@ -76,43 +76,56 @@ static uint64_t live_rows(lnc_worker *w, const char *dir, uint64_t version, uint
   return n;
 }
 
+/* Base path 0 of a manifest set to arg (tsup_edit_manifest). */
+static void set_base0(Lance__Table__Manifest *m, const void *arg) {
+  ck_assert_uint_ge(m->n_base_paths, 1);
+  free(m->base_paths[0]->path);
+  m->base_paths[0]->path = strdup(arg);
+}
+
 /* ---- every answer of every fixture, through the engine ------------------------------------ */
+/* Every line of fixdir/name.answers through w's engine (rooted at fixdir): the take of its ids
+ * at its version, and for the latest also lnc_engine_take of the directory (*via_take). */
+static int engine_answers(lnc_worker *w, const char *fixdir, const char *name, int *via_take) {
+  char path[512], dir[128];
+  snprintf(path, sizeof path, "%s/%s.answers", fixdir, name);
+  snprintf(dir, sizeof dir, "%s.lance", name);
+  char *text = (char *)tsup_read_file(path, NULL);
+  ck_assert_msg(text != NULL, "%s is missing", path);
+  int compared = 0;
+  char *save = NULL;
+  for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char *fld[3]; /* ids, version, rows body */
+    ck_assert(tsup_split_tabs(line, fld, 3));
+    uint64_t version = strtoull(fld[1], NULL, 10);
+    size_t n;
+    uint64_t *ids = tsup_parse_ids(line, &n);
+    struct lnc_error err = {0};
+    char *got = take_json(w, dir, version, ids, n, &err), msg[600];
+    ck_assert_msg(got, "%s %s@%llu: %s", dir, line, (unsigned long long)version, err.message);
+    ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg), "%s ids %s @%llu: %s",
+                  dir, line, (unsigned long long)version, msg);
+    compared++;
+    free(got);
+    if (version == 0) {
+      got = take_json_any(w, dir, ids, n, &err);
+      ck_assert_msg(got, "lnc_engine_take %s %s: %s", dir, line, err.message);
+      ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg),
+                    "lnc_engine_take %s ids %s: %s", dir, line, msg);
+      free(got);
+      (*via_take)++;
+    }
+    free(ids);
+  }
+  free(text);
+  return compared;
+}
+
 START_TEST(test_engine_take_vs_lance) {
   lnc_engine *e = engine_at(FIX, 0);
   lnc_worker *w = worker_of(e);
   int compared = 0, via_take = 0;
-  for (size_t i = 0; i < NFIX; i++) {
-    char path[512], dir[128];
-    snprintf(path, sizeof path, FIX "/%s.answers", tsup_ds_fixtures[i].name);
-    snprintf(dir, sizeof dir, "%s.lance", tsup_ds_fixtures[i].name);
-    char *text = (char *)tsup_read_file(path, NULL);
-    ck_assert_ptr_nonnull(text);
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-      char *fld[3]; /* ids, version, rows body */
-      ck_assert(tsup_split_tabs(line, fld, 3));
-      uint64_t version = strtoull(fld[1], NULL, 10);
-      size_t n;
-      uint64_t *ids = tsup_parse_ids(line, &n);
-      struct lnc_error err = {0};
-      char *got = take_json(w, dir, version, ids, n, &err), msg[600];
-      ck_assert_msg(got, "%s %s@%llu: %s", dir, line, (unsigned long long)version, err.message);
-      ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg),
-                    "%s ids %s @%llu: %s", dir, line, (unsigned long long)version, msg);
-      compared++;
-      free(got);
-      if (version == 0) {
-        got = take_json_any(w, dir, ids, n, &err);
-        ck_assert_msg(got, "lnc_engine_take %s %s: %s", dir, line, err.message);
-        ck_assert_msg(tsup_body_eq(fld[2], strlen(fld[2]), got, strlen(got), msg, sizeof msg),
-                      "lnc_engine_take %s ids %s: %s", dir, line, msg);
-        free(got);
-        via_take++;
-      }
-      free(ids);
-    }
-    free(text);
-  }
+  for (size_t i = 0; i < NFIX; i++) compared += engine_answers(w, FIX, tsup_ds_fixtures[i].name, &via_take);
   ck_assert_int_gt(compared, 200);
   ck_assert_int_gt(via_take, 50);
   struct lnc_engine_stats st = stats(e);
@@ -120,6 +133,65 @@ START_TEST(test_engine_take_vs_lance) {
   ck_assert_uint_eq(st.datasets_cached, NFIX); /* the latest of each, pinned ones dropped */
   lnc_worker_free(w);
   lnc_engine_free(e);
+}
+END_TEST
+
+/* ---- shallow clones: base paths below the root, and not ----------------------------------- */
+START_TEST(test_engine_clones) {
+  /* Rooted where the clones and their sources are (given as a relative path; the manifests
+   * name the sources by absolute path). */
+  lnc_engine *e = engine_at(TSUP_CLONE_DIR, 0);
+  lnc_worker *w = worker_of(e);
+  int compared = 0, via_take = 0;
+  for (size_t i = 0; i < tsup_n_clone_fixtures; i++)
+    compared += engine_answers(w, TSUP_CLONE_DIR, tsup_clone_fixtures[i].name, &via_take);
+  ck_assert_int_gt(compared, 40);
+  ck_assert_int_gt(via_take, 10);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+
+  /* The same root through a symlink: the manifests' paths are below its real path. */
+  char *tmp = tsup_mkdtemp("lnc-clone-engine-"), real[4096], link[4200];
+  ck_assert_ptr_nonnull(tmp);
+  ck_assert_ptr_nonnull(realpath(TSUP_CLONE_DIR, real));
+  snprintf(link, sizeof link, "%s/root", tmp);
+  ck_assert_int_eq(symlink(real, link), 0);
+  e = engine_at(link, 0);
+  w = worker_of(e);
+  via_take = 0;
+  ck_assert_int_gt(engine_answers(w, TSUP_CLONE_DIR, "clone2_v22", &via_take), 5);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+
+  /* A root holding the clone but not its source: refused, naming the source. */
+  tsup_sh("mkdir %s/only && cp -r %s/clone_v22.lance %s/only/", tmp, TSUP_CLONE_DIR, tmp);
+  snprintf(link, sizeof link, "%s/only", tmp);
+  e = engine_at(link, 0);
+  w = worker_of(e);
+  uint64_t id = 1;
+  struct lnc_error err = {0};
+  char *got = take_json(w, "clone_v22.lance", 0, &id, 1, &err);
+  ck_assert_ptr_null(got);
+  ck_assert_int_eq(err.code, LNC_EACCES);
+  ck_assert_msg(strstr(err.message, "outside the data root") && strstr(err.message, "clonesrc_v22.lance"), "%s",
+                err.message);
+
+  /* A base path below the root that is a symlink out of it: refused as any such path is. */
+  char src[4200];
+  snprintf(src, sizeof src, "%s/clonesrc_v22.lance", real);
+  snprintf(link, sizeof link, "%s/only/src.lance", tmp);
+  ck_assert_int_eq(symlink(src, link), 0);
+  char mpath[4300];
+  snprintf(mpath, sizeof mpath, "%s/only/clone_v22.lance/_versions/18446744073709551607.manifest", tmp);
+  tsup_edit_manifest(mpath, set_base0, link);
+  got = take_json(w, "clone_v22.lance", 0, &id, 1, &err);
+  ck_assert_ptr_null(got); /* the version that failed is not cached: opened again */
+  ck_assert_int_eq(err.code, LNC_EACCES);
+  ck_assert_msg(strstr(err.message, "leaves the data root"), "%s", err.message);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  tsup_sh("rm -rf %s", tmp);
+  free(tmp);
 }
 END_TEST
 
@@ -581,6 +653,7 @@ static Suite *suite(void) {
   TCase *tc = tcase_create("engine");
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_engine_take_vs_lance);
+  tcase_add_test(tc, test_engine_clones);
   tcase_add_test(tc, test_engine_budget_shared);
   tcase_add_test(tc, test_engine_budget_file_over_datasets);
   tcase_add_test(tc, test_engine_version_refresh);

@@ -1,5 +1,6 @@
 /* See support.h: fixtures, index.json, answers lines. */
 #include "support.h"
+#include "lance/table.pb-c.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,14 @@ const struct tsup_ds_fixture tsup_ds_fixtures[] = {
     {"map_v22", 4},
 };
 const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
+/* Versions start at the source's (5) when cloned; clone2 is a clone of clone_v22. */
+const struct tsup_ds_fixture tsup_clone_fixtures[] = {
+    {"clone_v20", 8},
+    {"clone_v21", 8},
+    {"clone_v22", 8},
+    {"clone2_v22", 9},
+};
+const size_t tsup_n_clone_fixtures = sizeof tsup_clone_fixtures / sizeof tsup_clone_fixtures[0];
 
 void tsup_ds_copy(const char *name, const char *dir, const char *as) {
   tsup_sh("cp -r " TSUP_DS_DIR "/%s.lance %s/%s", name, dir, as);
@@ -99,4 +108,31 @@ uint64_t *tsup_parse_ids(const char *s, size_t *n) {
   }
   *n = k;
   return v;
+}
+
+void tsup_edit_manifest(const char *path, void (*fn)(Lance__Table__Manifest *m, const void *arg), const void *arg) {
+  size_t len;
+  uint8_t *d = tsup_read_file(path, &len);
+  ck_assert_msg(d != NULL, "%s is missing", path);
+  uint64_t pos;
+  memcpy(&pos, d + len - 16, 8);
+  uint32_t ml;
+  memcpy(&ml, d + pos, 4);
+  Lance__Table__Manifest *m = lance__table__manifest__unpack(NULL, ml, d + pos + 4);
+  ck_assert_ptr_nonnull(m);
+  fn(m, arg);
+  size_t nl = lance__table__manifest__get_packed_size(m);
+  uint8_t *o = malloc(4 + nl + 16);
+  uint32_t nl32 = (uint32_t)nl;
+  memcpy(o, &nl32, 4);
+  lance__table__manifest__pack(m, o + 4);
+  uint64_t zero = 0;
+  memcpy(o + 4 + nl, &zero, 8);
+  memcpy(o + 4 + nl + 8, d + len - 8, 8);
+  FILE *f = fopen(path, "wb");
+  fwrite(o, 1, 4 + nl + 16, f);
+  fclose(f);
+  lance__table__manifest__free_unpacked(m, NULL);
+  free(o);
+  free(d);
 }

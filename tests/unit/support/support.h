@@ -77,6 +77,18 @@ struct tsup_ds_fixture {
 };
 extern const struct tsup_ds_fixture tsup_ds_fixtures[];
 extern const size_t tsup_n_ds_fixtures;
+/* Shallow clones (LanceDB cloneTable; <name>.lance beside clonesrc_*.lance, .answers,
+ * .rowaddr). Not committed: a clone names its source by absolute path, so `make
+ * clone-fixtures` writes them here (git-ignored), where the tests read them. */
+#define TSUP_CLONE_DIR "tests/fixtures/clones"
+extern const struct tsup_ds_fixture tsup_clone_fixtures[];
+extern const size_t tsup_n_clone_fixtures;
+/* Rewrites the manifest file at path with fn applied to its message (protobuf-c: whatever fn
+ * puts in must be malloc'd, as free_unpacked frees it); the tail's version and magic kept,
+ * the rest re-framed. Asserted. */
+struct Lance__Table__Manifest;
+void tsup_edit_manifest(const char *path, void (*fn)(struct Lance__Table__Manifest *m, const void *arg),
+                        const void *arg);
 /* Copies dataset fixture <name>.lance to <dir>/<as> (cp -r, asserted). */
 void tsup_ds_copy(const char *name, const char *dir, const char *as);
 
