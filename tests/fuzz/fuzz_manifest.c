@@ -1,10 +1,13 @@
 /* libFuzzer target: a dataset manifest file image (lib/dataset/manifest.c
  * lnc_ds_manifest_parse): the 16-byte tail, the length-prefixed protobuf, the checks a reader
- * relies on, then the spread-struct scan open runs on it. Seeds: the fixture datasets' manifests (tests/fuzz/corpus/fuzz_manifest/). Built
+ * relies on (base paths included), then the spread-struct scan open runs on it and the base
+ * paths' normalisation. Seeds: the fixture datasets' manifests, shallow clones' too
+ * (tests/fuzz/corpus/fuzz_manifest/). Built
  * with the replay driver for `make fuzz-replay`, with libFuzzer by `make fuzz`. */
 #include <stdint.h>
 #include <stdlib.h>
 #include "dataset/dataset.h"
+#include "util/beneath.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   Lance__Table__Manifest *m = NULL;
@@ -14,6 +17,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
      * (spread.c). No fragment is set up here, so no data file's tops. */
     lnc_dataset ds = {.name = "fuzz", .m = m};
     if (lnc_ds_index_fields(&ds, NULL) == 0) (void)lnc_ds_spread_find(&ds, NULL);
+    /* A shallow clone's base paths as the resolvers read them (no file is opened here). */
+    for (size_t i = 0; i < m->n_base_paths; i++) {
+      char abs[4096];
+      (void)lnc_abs_path(m->base_paths[i]->path, abs, sizeof abs);
+    }
     free(ds.spread);
     free(ds.fidx);
     free(ds.fdense);

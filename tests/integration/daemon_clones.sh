@@ -43,6 +43,11 @@ answers() { # io mode: every answers line of every clone through GET
   [[ $n -gt 40 ]] && ok "$1 answers compared" || bad "$1 answers compared" "only $n"
 }
 
+# lancectl (lnc_dataset_open: the base path opened as the manifest names it).
+IFS=$'\t' read -r ids _ expected < <(sed -n 2p "$CLONES/clone2_v22.answers")
+got=$("$(dirname "$LANCED")/lancectl" take "$CLONES/clone2_v22.lance" --ids "$(tr -d '[] ' <<<"$ids")" 2>&1)
+[[ $got == "$expected" ]] && ok "lancectl take from a clone of a clone" || bad "lancectl take from a clone" "$(head -c 200 <<<"$got")"
+
 ROOT=$CLONES
 for io in direct buffered; do
   start_daemon "$WORK/lanced-$io.log" --io-mode $io || { echo "0 passed, 1 failed"; exit 1; }
