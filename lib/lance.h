@@ -116,7 +116,10 @@ typedef struct lnc_dataset lnc_dataset;
 LNC_API int lnc_dataset_open(const char *dir, uint64_t version, lnc_dataset **out,
                              struct lnc_error *err);
 /* Same, for `name` relative to the directory descriptor dirfd (which stays the caller's;
- * name "." opens dirfd itself). Paths from the manifest never leave the dataset directory. */
+ * name "." opens dirfd itself). Paths from the manifest never leave the dataset directory,
+ * with one exception: a shallow clone (LanceDB cloneTable) names its source by absolute path
+ * (a manifest base path), which these two open as named, as Lance does; an object-store
+ * source needs the engine's mounts (LNC_EUNSUPPORTED here). */
 LNC_API int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_dataset **out,
                                 struct lnc_error *err);
 LNC_API void lnc_dataset_close(lnc_dataset *ds);
@@ -304,7 +307,9 @@ LNC_API int lnc_engine_describe(lnc_worker *w, const char *path, struct lnc_buf 
  * and reads that version to its end; a cached version is dropped once no call uses it and it
  * is no longer the latest. Errors: a damaged dataset (manifest missing or torn, a listed data
  * or deletion file absent or unreadable) is LNC_ECORRUPT; a version that does not exist, or
- * a directory without _versions/, LNC_ENOTFOUND. Thread-safety as lnc_engine_take. */
+ * a directory without _versions/, LNC_ENOTFOUND. A shallow clone's source (a base path in its
+ * manifest) is read only below the root or under a mount: LNC_EACCES elsewhere.
+ * Thread-safety as lnc_engine_take. */
 
 /* 1 when path (relative to the root, beneath it) is a directory, i.e. names a dataset. */
 LNC_API int lnc_engine_is_dataset(lnc_worker *w, const char *path);
