@@ -415,8 +415,13 @@ static struct dsver *fresh_version(struct lnc_dscache *c, const char *dir, uint6
  * opening its manifest (a writer rolling back, a cleanup racing us): then the listing is
  * simply done again, a few times, rather than failing a request that asked for "latest". */
 static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
-                   struct dsver **out, struct lnc_error *err) {
-  if ((*out = fresh_version(c, dir, want))) return 0;
+                   struct dsver **out, bool *unchecked, struct lnc_error *err) {
+  /* Within the revalidation window: no system call (recheck_after_take says when it matters). */
+  if ((*out = fresh_version(c, dir, want))) {
+    if (unchecked) *unchecked = true;
+    return 0;
+  }
+  if (unchecked) *unchecked = false;
   int rc = acquire_once(c, dir, want, nowait, out, err);
   for (int again = 0; rc == LNC_ENOTFOUND && want == 0 && again < 3; again++) {
     pthread_mutex_lock(&c->lock);
@@ -796,6 +801,21 @@ int lnc_engine_is_dataset(lnc_worker *w, const char *path) {
   return 1;
 }
 
+/* A latest version served within revalidate_ms without a check may be one the dataset no
+ * longer has: a directory dropped and made again under the same name (LanceDB dropTable and
+ * createTable, an overwrite followed by a cleanup) leaves its data files gone, and the take
+ * finds them missing (LNC_ECORRUPT). Rather than answer "corrupt" for a healthy dataset, the
+ * dataset is checked at once (its window ended) and the take runs once more: an error that
+ * stands after a check is the dataset's. */
+static bool recheck_after_take(struct lnc_dscache *c, const char *dir, bool unchecked, uint64_t want, int rc) {
+  if (rc != LNC_ECORRUPT || want != 0 || !unchecked) return false;
+  pthread_mutex_lock(&c->lock);
+  struct dsdir *d = find_dir(c, dir, hash_str(dir));
+  if (d) d->checked_ns = 0;
+  pthread_mutex_unlock(&c->lock);
+  return d != NULL;
+}
+
 int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
                             const uint64_t *ids, size_t n, const char *const *columns,
                             size_t ncolumns, const struct lnc_take_options *opts,
@@ -813,14 +833,18 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
   if (nowait != LNC_NOWAIT_OFF && !lnc_task_can_park() && lnc_engine_remote(e, dir, NULL, NULL))
     return lnc_errf(err, LNC_EAGAIN, "%s: objects are read where the caller can wait or park", dir);
   struct lnc_dscache *c = lnc_engine_dscache(e);
-  struct dsver *v;
-  int rc = acquire(c, dir, version, nowait, &v, err);
-  if (rc) return rc;
-  struct reader_ctx ctx = {w, v};
-  struct lnc_ds_reader rd = {engine_file_take, &ctx};
-  rc = lnc_ds_take(v->ds, &rd, ids, n, columns, ncolumns, opts, schema, array, stats, err);
-  release(c, v);
-  return rc;
+  for (int attempt = 0;; attempt++) {
+    struct dsver *v;
+    bool unchecked;
+    int rc = acquire(c, dir, version, nowait, &v, &unchecked, err);
+    if (rc) return rc;
+    struct reader_ctx ctx = {w, v};
+    struct lnc_ds_reader rd = {engine_file_take, &ctx};
+    rc = lnc_ds_take(v->ds, &rd, ids, n, columns, ncolumns, opts, schema, array, stats, err);
+    bool again = attempt == 0 && recheck_after_take(c, dir, unchecked, version, rc);
+    release(c, v);
+    if (!again) return rc;
+  }
 }
 
 /* The description with the versions listed now: the cached version holds no directory. */
@@ -845,7 +869,7 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
   if (schema) memset(schema, 0, sizeof *schema);
   struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
   struct dsver *v;
-  int rc = acquire(c, dir, version, false, &v, err);
+  int rc = acquire(c, dir, version, false, &v, NULL, err);
   if (rc) return rc;
   if (num_rows) *num_rows = lnc_dataset_num_rows(v->ds);
   if (version_out) *version_out = lnc_dataset_version(v->ds);

@@ -497,6 +497,47 @@ START_TEST(test_engine_dataset_removed) {
 }
 END_TEST
 
+/* Within revalidate_ms the latest version is taken from the cache without a look at the disk.
+ * A dataset dropped and written again under its name in that window (LanceDB dropTable +
+ * createTable) has lost the files of the cached version: the take that finds one missing
+ * checks the dataset and answers from the new one, not "corrupt". */
+START_TEST(test_engine_dataset_recreated_in_window) {
+  make_root();
+  add_fixture("multi_v22", "ds");
+  struct lnc_engine_config cfg;
+  lnc_engine_config_default(&cfg);
+  cfg.root = tmproot;
+  cfg.revalidate_ms = 600000; /* the whole test is inside the window */
+  lnc_engine *e = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_engine_new(&cfg, &e, &err) == 0, "%s", err.message);
+  lnc_worker *w = worker_of(e);
+  uint64_t first = 0, last = 749; /* multi_v22: fragments of 300, 200 and 250 rows */
+  char *j = take_json(w, "ds", 0, &first, 1, &err);
+  ck_assert_msg(j, "%s", err.message); /* version 3 cached, fragment 0's file opened */
+  free(j);
+  tsup_sh("rm -rf %s/ds", tmproot);
+  add_fixture("deletions_v22", "ds"); /* another dataset, more rows, other files */
+  j = take_json(w, "ds", 0, &last, 1, &err);
+  ck_assert_msg(j, "a take in the window after the dataset was made again: %s", err.message);
+  ck_assert_msg(strstr(j, "\"id\":") && !strstr(j, "\"id\":749"), "%s", j); /* deletions_v22's row 749 */
+  free(j);
+  uint64_t resolved = 0;
+  live_rows(w, "ds", 0, &resolved);
+  ck_assert_uint_eq(resolved, 8); /* deletions_v22's latest */
+  /* The current version's data files gone (those not open in the search cache cannot be
+   * read): damage, reported after the check as before. */
+  tsup_sh("rm %s/ds/data/*", tmproot);
+  uint64_t ids[] = {0, 300, 700, 1100};
+  j = take_json(w, "ds", 0, ids, 4, &err);
+  ck_assert_ptr_null(j);
+  ck_assert_int_eq(err.code, LNC_ECORRUPT);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  drop_root();
+}
+END_TEST
+
 START_TEST(test_engine_dataset_errors) {
   make_root();
   add_fixture("multi_v21", "torn");
@@ -660,6 +701,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_engine_versions_concurrent);
   tcase_add_test(tc, test_engine_dataset_errors);
   tcase_add_test(tc, test_engine_dataset_removed);
+  tcase_add_test(tc, test_engine_dataset_recreated_in_window);
   tcase_add_test(tc, test_engine_dataset_describe);
   tcase_add_test(tc, test_engine_dataset_nowait);
   suite_add_tcase(s, tc);
