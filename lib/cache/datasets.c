@@ -802,13 +802,14 @@ int lnc_engine_is_dataset(lnc_worker *w, const char *path) {
 }
 
 /* A latest version served within revalidate_ms without a check may be one the dataset no
- * longer has: a directory dropped and made again under the same name (LanceDB dropTable and
- * createTable, an overwrite followed by a cleanup) leaves its data files gone, and the take
- * finds them missing (LNC_ECORRUPT). Rather than answer "corrupt" for a healthy dataset, the
- * dataset is checked at once (its window ended) and the take runs once more: an error that
- * stands after a check is the dataset's. */
+ * longer has, and two errors say so: a directory dropped and made again under the same name
+ * (LanceDB dropTable and createTable, an overwrite followed by a cleanup) leaves its data
+ * files gone, so the take finds them missing (LNC_ECORRUPT); a row past its end (LNC_ERANGE)
+ * is what a writer asks for right after its append. Rather than answer either from a version
+ * that may be stale, the dataset is checked at once (its window ended) and the take runs once
+ * more: an error that stands after a check is the dataset's. Only failing takes pay it. */
 static bool recheck_after_take(struct lnc_dscache *c, const char *dir, bool unchecked, uint64_t want, int rc) {
-  if (rc != LNC_ECORRUPT || want != 0 || !unchecked) return false;
+  if ((rc != LNC_ECORRUPT && rc != LNC_ERANGE) || want != 0 || !unchecked) return false;
   pthread_mutex_lock(&c->lock);
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
   if (d) d->checked_ns = 0;

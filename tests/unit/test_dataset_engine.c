@@ -500,7 +500,8 @@ END_TEST
 /* Within revalidate_ms the latest version is taken from the cache without a look at the disk.
  * A dataset dropped and written again under its name in that window (LanceDB dropTable +
  * createTable) has lost the files of the cached version: the take that finds one missing
- * checks the dataset and answers from the new one, not "corrupt". */
+ * checks the dataset and answers from the new one, not "corrupt"; so does a take of a row
+ * past the cached version's end. */
 START_TEST(test_engine_dataset_recreated_in_window) {
   make_root();
   add_fixture("multi_v22", "ds");
@@ -525,6 +526,26 @@ START_TEST(test_engine_dataset_recreated_in_window) {
   uint64_t resolved = 0;
   live_rows(w, "ds", 0, &resolved);
   ck_assert_uint_eq(resolved, 8); /* deletions_v22's latest */
+  /* A row past the cached version's end: checked too (a writer reading its own append).
+   * A new engine, so that multi_v22 is what is cached when the dataset grows. */
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  tsup_sh("rm -rf %s/ds", tmproot);
+  add_fixture("multi_v22", "ds");
+  ck_assert_msg(lnc_engine_new(&cfg, &e, &err) == 0, "%s", err.message);
+  w = worker_of(e);
+  j = take_json(w, "ds", 0, &first, 1, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  tsup_sh("rm -rf %s/ds", tmproot);
+  add_fixture("deletions_v22", "ds"); /* 1,101 live rows against multi_v22's 750 */
+  uint64_t past = 1100;
+  j = take_json(w, "ds", 0, &past, 1, &err);
+  ck_assert_msg(j && strstr(j, "\"id\":6898"), "a row past the cached version's end: %s", j ? j : err.message);
+  free(j);
+  uint64_t beyond = 5000; /* past the new version's end too: the error stands */
+  ck_assert_ptr_null(take_json(w, "ds", 0, &beyond, 1, &err));
+  ck_assert_int_eq(err.code, LNC_ERANGE);
   /* The current version's data files gone (those not open in the search cache cannot be
    * read): damage, reported after the check as before. */
   tsup_sh("rm %s/ds/data/*", tmproot);
