@@ -133,7 +133,8 @@ deps:
 
 # Shallow-clone fixtures: a clone names its source by absolute path, so LanceDB writes them
 # where this checkout is (tests/fixtures/clones, git-ignored) before the tests that read
-# them, again when the generator changes or the checkout moved.
+# them, again when the generator changes or the checkout moved. So unit-test and integration
+# need node and @lancedb/lancedb (`make deps`), as the integration tests did already.
 CLONE_FIXTURES := tests/fixtures/clones/.made
 CLONES_MADE_IN := $(shell cat $(CLONE_FIXTURES) 2>/dev/null)
 $(CLONE_FIXTURES): tests/fixtures/gen-datasets.mjs $(if $(filter-out $(CURDIR),$(CLONES_MADE_IN)),FORCE)

@@ -135,6 +135,18 @@ static void print_encoding(json_t *e, int indent) {
 }
 
 /* A dataset as text (the same description --json prints): version, rows, schema, fragments. */
+/* Whether the base path with id `id` (a JSON integer) of a described dataset is a dataset
+ * root: its data files are then below its data/, else directly below it. */
+static bool base_is_dataset(const json_t *d, const json_t *id) {
+  size_t i;
+  json_t *b;
+  json_array_foreach(json_object_get(d, "base_paths"), i, b) {
+    if (json_integer_value(json_object_get(b, "id")) == json_integer_value(id))
+      return json_is_true(json_object_get(b, "is_dataset_root"));
+  }
+  return true;
+}
+
 static void print_dataset(const json_t *d) {
   const json_t *vs = json_object_get(d, "versions");
   printf("dataset %s: version %lld (%zu versions), data files %s, %lld live rows of %lld\n",
@@ -175,10 +187,10 @@ static void print_dataset(const json_t *d) {
     json_array_foreach(json_object_get(f, "data_files"), k, df) {
       const json_t *base = json_object_get(df, "base_id");
       if (base)
-        printf("    base %lld: ", (long long)json_integer_value(base));
+        printf("    base %lld: %s", (long long)json_integer_value(base), base_is_dataset(d, base) ? "data/" : "");
       else
-        printf("    ");
-      printf("data/%s: file version %s, %lld bytes\n", json_string_value(json_object_get(df, "path")),
+        printf("    data/");
+      printf("%s: file version %s, %lld bytes\n", json_string_value(json_object_get(df, "path")),
              json_string_value(json_object_get(df, "file_version")),
              (long long)json_integer_value(json_object_get(df, "size")));
     }

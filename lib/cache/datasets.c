@@ -31,7 +31,6 @@
 #include "cache.h"
 #include "../dataset/dataset.h"
 #include "../io/loop.h"
-#include "../util/beneath.h"
 #include "../util/error.h"
 #include "../util/hash.h"
 #include <errno.h>
@@ -593,10 +592,9 @@ static int engine_resolve(void *ctx, const char *uri, struct lnc_ds_loc *loc, ch
     return rc;
   }
   const char *rel;
-  if (lnc_abs_path(uri, path, sizeof path))
-    return lnc_errf(err, strstr(uri, "://") ? LNC_EUNSUPPORTED : LNC_ECORRUPT,
-                    "'%.300s' is not an absolute path or an s3:// URL", uri);
-  if (!lnc_engine_root_rel(c->e, path, &rel)) return lnc_errf(err, LNC_EACCES, "%s is outside the data root", path);
+  int rc = lnc_ds_base_local(uri, path, sizeof path, err);
+  if (rc) return rc;
+  if (!lnc_engine_root_rel(c->e, path, &rel)) return lnc_errf(err, LNC_EACCES, "%.300s is outside the data root", path);
   int fd = open_dir(c, rel, err);
   if (fd == -LNC_ENOTFOUND) { /* listed in the manifest, gone from the disk: a damaged clone */
     if (err) err->code = LNC_ECORRUPT;

@@ -19,13 +19,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Whether a data / deletion file names a base path (table.proto: presence through a oneof). */
-#define DF_HAS_BASE(df)  ((df)->base_case == LANCE__TABLE__DATA_FILE__BASE_BASE_ID)
-#define DEL_HAS_BASE(df) ((df)->base_case == LANCE__TABLE__DELETION_FILE__BASE_BASE_ID)
-
-/* More base paths than this is refused rather than indexed: LanceDB adds one per clone level
- * (and per imported-files directory), so a real manifest has a handful. */
-#define MAX_BASES 4096
+/* More base paths than this is refused: LanceDB adds one per clone level (and per directory
+ * of imported files), so a real manifest lists a handful. Each base a file names holds a
+ * directory descriptor while the dataset opens, outside the engine's bound on open files. */
+#define MAX_BASES 64
 
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -51,12 +48,12 @@ static int check_refs(const Lance__Table__Manifest *m, const struct idkind *ids,
     const Lance__Table__DataFragment *fr = m->fragments[i];
     for (size_t j = 0; j < fr->n_files; j++) {
       const Lance__Table__DataFile *df = fr->files[j];
-      if (DF_HAS_BASE(df) && !find_id(ids, n, df->base_id))
+      if (LNC_DS_DF_HAS_BASE(df) && !find_id(ids, n, df->base_id))
         return lnc_errf(err, LNC_ECORRUPT, "%s: data file %s names base path %u, which the manifest does not list",
                         what, df->path, df->base_id);
     }
     const Lance__Table__DeletionFile *del = fr->deletion_file;
-    if (!del || !DEL_HAS_BASE(del)) continue;
+    if (!del || !LNC_DS_DEL_HAS_BASE(del)) continue;
     const struct idkind *b = find_id(ids, n, del->base_id);
     if (!b)
       return lnc_errf(err, LNC_ECORRUPT, "%s: fragment %llu's deletion file names base path %u, which the manifest does not list",
@@ -92,16 +89,26 @@ int lnc_ds_bases_check(const Lance__Table__Manifest *m, const char *what, struct
 
 /* ---- resolving at open ------------------------------------------------------------------- */
 
+int lnc_ds_base_local(const char *uri, char *abs, size_t cap, struct lnc_error *err) {
+  size_t n = strlen(uri);
+  if (n >= cap) return lnc_errf(err, LNC_ECORRUPT, "a base path of %zu bytes (at most %zu read)", n, cap - 1);
+  if (!lnc_abs_path(uri, abs, cap)) return 0;
+  bool store = strstr(uri, "://") && strncmp(uri, "file://", 7);
+  return lnc_errf(err, store ? LNC_EUNSUPPORTED : LNC_ECORRUPT, "'%.300s' is %s", uri,
+                  store ? "in a store lanced does not read (s3:// is read through a mount)"
+                        : "not an absolute path or file:// URL");
+}
+
 /* Without an engine: a local base path is opened as the manifest names it; an object store
  * needs a mount, which only an engine has. */
 static int resolve_as_named(void *ctx, const char *uri, struct lnc_ds_loc *loc, char **dir,
                             struct lnc_error *err) {
   (void)ctx;
   char abs[4096];
-  if (lnc_abs_path(uri, abs, sizeof abs))
-    return lnc_errf(err, strstr(uri, "://") && strncmp(uri, "file://", 7) ? LNC_EUNSUPPORTED : LNC_ECORRUPT,
-                    "base path '%.200s' is not an absolute local path%s", uri,
-                    strstr(uri, "://") ? " (an object store's is read through lanced's mounts)" : "");
+  if (!strncmp(uri, "s3://", 5))
+    return lnc_errf(err, LNC_EUNSUPPORTED, "'%.300s' is in an object store: read the dataset through lanced and a mount", uri);
+  int rc = lnc_ds_base_local(uri, abs, sizeof abs, err);
+  if (rc) return rc;
   int fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
@@ -120,6 +127,26 @@ static int cmp_base(const void *a, const void *b) {
   return cmp_u32(&((const struct lnc_ds_base *)a)->id, &((const struct lnc_ds_base *)b)->id);
 }
 
+/* The listed base with id (sorted ds->bases), or NULL. */
+static struct lnc_ds_base *base_find(const lnc_dataset *ds, uint32_t id) {
+  struct lnc_ds_base key = {.id = id};
+  return bsearch(&key, ds->bases, ds->nbases, sizeof key, cmp_base);
+}
+
+/* Marks the bases some data or deletion file names: only those are resolved. A clone that
+ * was compacted names its source no more, and reads as Lance reads it when the source is
+ * gone, outside the root, or under no mount. */
+static void mark_used(lnc_dataset *ds) {
+  const Lance__Table__Manifest *m = ds->m;
+  for (size_t i = 0; i < m->n_fragments; i++) {
+    const Lance__Table__DataFragment *fr = m->fragments[i];
+    for (size_t j = 0; j < fr->n_files; j++)
+      if (LNC_DS_DF_HAS_BASE(fr->files[j])) base_find(ds, fr->files[j]->base_id)->used = true;
+    if (fr->deletion_file && LNC_DS_DEL_HAS_BASE(fr->deletion_file))
+      base_find(ds, fr->deletion_file->base_id)->used = true;
+  }
+}
+
 int lnc_ds_bases_open(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct lnc_error *err) {
   const Lance__Table__Manifest *m = ds->m;
   if (!m->n_base_paths) return 0;
@@ -127,17 +154,21 @@ int lnc_ds_bases_open(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct
   if (!ds->bases) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   for (size_t i = 0; i < m->n_base_paths; i++) {
     const Lance__Table__BasePath *b = m->base_paths[i];
+    ds->bases[i] = (struct lnc_ds_base){.id = b->id, .dataset_root = b->is_dataset_root, .loc = {.fd = -1}, .pb = b};
+  }
+  ds->nbases = m->n_base_paths;
+  qsort(ds->bases, ds->nbases, sizeof *ds->bases, cmp_base);
+  mark_used(ds);
+  for (size_t i = 0; i < ds->nbases; i++) {
     struct lnc_ds_base *x = &ds->bases[i];
-    *x = (struct lnc_ds_base){.id = b->id, .dataset_root = b->is_dataset_root, .loc = {.fd = -1}};
-    ds->nbases = i + 1;
-    int rc = res ? res->resolve(res->ctx, b->path, &x->loc, &x->dir, err)
-                 : resolve_as_named(NULL, b->path, &x->loc, &x->dir, err);
+    if (!x->used) continue;
+    int rc = res ? res->resolve(res->ctx, x->pb->path, &x->loc, &x->dir, err)
+                 : resolve_as_named(NULL, x->pb->path, &x->loc, &x->dir, err);
     if (rc) {
-      lnc_err_prefix(err, "%s: base path %u (a shallow clone's source)", ds->name, b->id);
+      lnc_err_prefix(err, "%s: base path %u (a shallow clone's source)", ds->name, x->id);
       return rc;
     }
   }
-  qsort(ds->bases, ds->nbases, sizeof *ds->bases, cmp_base);
   return 0;
 }
 
@@ -170,31 +201,41 @@ size_t lnc_ds_bases_memory(const lnc_dataset *ds) {
 
 /* ---- where a file is ---------------------------------------------------------------------- */
 
-static const struct lnc_ds_base *base_get(const lnc_dataset *ds, uint32_t id) {
-  struct lnc_ds_base key = {.id = id};
-  const struct lnc_ds_base *b = bsearch(&key, ds->bases, ds->nbases, sizeof key, cmp_base);
-  LNC_ASSERT(b); /* lnc_ds_bases_check: every base id a file names is listed */
+/* The base data file df is below (NULL: the dataset's own directory) and the directory of it
+ * that holds it: "data/" but for a base that is not a dataset root. */
+static const struct lnc_ds_base *file_base(const lnc_dataset *ds, const Lance__Table__DataFile *df,
+                                           const char **sub) {
+  const struct lnc_ds_base *b = LNC_DS_DF_HAS_BASE(df) ? base_find(ds, df->base_id) : NULL;
+  LNC_ASSERT(!LNC_DS_DF_HAS_BASE(df) || (b && b->used)); /* checked at parse, resolved at open */
+  *sub = !b || b->dataset_root ? "data/" : "";
   return b;
 }
 
 int lnc_ds_file_where(const lnc_dataset *ds, const Lance__Table__DataFile *df, const struct lnc_ds_loc **loc,
                       char *rel, size_t cap, struct lnc_error *err) {
-  const struct lnc_ds_base *b = DF_HAS_BASE(df) ? base_get(ds, df->base_id) : NULL;
+  const char *sub;
+  const struct lnc_ds_base *b = file_base(ds, df, &sub);
   *loc = b ? &b->loc : &ds->loc;
-  if ((size_t)snprintf(rel, cap, "%s%s", !b || b->dataset_root ? "data/" : "", df->path) >= cap)
+  if ((size_t)snprintf(rel, cap, "%s%s", sub, df->path) >= cap)
     return lnc_errf(err, LNC_ECORRUPT, "%s: data file path too long", ds->name);
   return 0;
 }
 
 const struct lnc_ds_loc *lnc_ds_deletion_loc(const lnc_dataset *ds, const Lance__Table__DeletionFile *df) {
-  return df && DEL_HAS_BASE(df) ? &base_get(ds, df->base_id)->loc : &ds->loc;
+  return df && LNC_DS_DEL_HAS_BASE(df) ? &base_find(ds, df->base_id)->loc : &ds->loc;
 }
 
 int lnc_ds_file_engine_path(const lnc_dataset *ds, const char *dir, const Lance__Table__DataFile *df, char *buf,
                             size_t cap, struct lnc_error *err) {
-  const struct lnc_ds_base *b = DF_HAS_BASE(df) ? base_get(ds, df->base_id) : NULL;
-  if ((size_t)snprintf(buf, cap, "%s/%s%s", b ? b->dir : dir, !b || b->dataset_root ? "data/" : "", df->path) >=
-      cap)
+  const char *sub;
+  const struct lnc_ds_base *b = file_base(ds, df, &sub);
+  if ((size_t)snprintf(buf, cap, "%s/%s%s", b ? b->dir : dir, sub, df->path) >= cap)
     return lnc_errf(err, LNC_EINVAL, "%s: data file path too long", ds->name);
   return 0;
+}
+
+const char *lnc_ds_file_base_dir(const lnc_dataset *ds, const Lance__Table__DataFile *df) {
+  const char *sub;
+  const struct lnc_ds_base *b = file_base(ds, df, &sub);
+  return b ? b->dir : NULL;
 }

@@ -56,9 +56,15 @@ int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want
 struct lnc_ds_base {
   uint32_t id;
   bool dataset_root; /* its data files are below <base>/data/, deletion files <base>/_deletions/ */
+  bool used;         /* some file names it: only those are resolved (loc, dir) */
   struct lnc_ds_loc loc;
-  char *dir; /* malloc'd */
+  char *dir;                        /* malloc'd; NULL when not used */
+  const Lance__Table__BasePath *pb; /* in the handle's manifest */
 };
+/* Whether a data / deletion file names a base path (table.proto: presence through a oneof,
+ * as id 0 is a base). */
+#define LNC_DS_DF_HAS_BASE(df)  ((df)->base_case == LANCE__TABLE__DATA_FILE__BASE_BASE_ID)
+#define LNC_DS_DEL_HAS_BASE(df) ((df)->base_case == LANCE__TABLE__DELETION_FILE__BASE_BASE_ID)
 /* Turns a base path (an absolute local path, file://…, s3://…) into a location the opener may
  * read and its engine path (*dir, malloc'd); LNC_EACCES where it may not read. */
 struct lnc_ds_resolver {
@@ -68,8 +74,11 @@ struct lnc_ds_resolver {
 /* The manifest's base paths: ids unique, paths not empty, every base id of a data or deletion
  * file listed, deletion files only below a dataset root. LNC_ECORRUPT naming what is wrong. */
 int lnc_ds_bases_check(const Lance__Table__Manifest *m, const char *what, struct lnc_error *err);
-/* At open: ds->bases by id, each resolved by res (NULL: a local path opened as named, an
- * object store refused). Errors name the base path. */
+/* A local base path (absolute, or a file:// URL) normalised into abs (lnc_abs_path); else
+ * LNC_ECORRUPT (LNC_EUNSUPPORTED for another store's URL) naming it. For the resolvers. */
+int lnc_ds_base_local(const char *uri, char *abs, size_t cap, struct lnc_error *err);
+/* At open: ds->bases sorted by id, those a file names resolved by res (NULL: a local path
+ * opened as named, an object store refused). Errors name the base path. */
 int lnc_ds_bases_open(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct lnc_error *err);
 void lnc_ds_bases_detach(lnc_dataset *ds); /* closes their descriptors */
 void lnc_ds_bases_free(lnc_dataset *ds);
@@ -78,6 +87,9 @@ size_t lnc_ds_bases_memory(const lnc_dataset *ds);
  * ("data/<path>", or "<path>" below a base that is not a dataset root). */
 int lnc_ds_file_where(const lnc_dataset *ds, const Lance__Table__DataFile *df, const struct lnc_ds_loc **loc,
                       char *rel, size_t cap, struct lnc_error *err);
+/* The engine path of the base data file df is below, NULL for the dataset's own files (for
+ * messages). */
+const char *lnc_ds_file_base_dir(const lnc_dataset *ds, const Lance__Table__DataFile *df);
 /* The dataset whose _deletions/ holds df (NULL df: the handle's own). */
 const struct lnc_ds_loc *lnc_ds_deletion_loc(const lnc_dataset *ds, const Lance__Table__DeletionFile *df);
 /* Data file df as the engine names it, for the dataset at engine path dir: "<dir>/data/<path>"

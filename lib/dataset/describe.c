@@ -59,9 +59,9 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
     S(f->logical_type);
     P(",\"nullable\":%s}", f->nullable ? "true" : "false");
   }
-  P("],\"base_paths\":[");
-  for (size_t i = 0; i < m->n_base_paths; i++) {
-    const Lance__Table__BasePath *b = m->base_paths[i];
+  P("],\"base_paths\":["); /* by id (Lance lists them in no fixed order) */
+  for (size_t i = 0; i < ds->nbases; i++) {
+    const Lance__Table__BasePath *b = ds->bases[i].pb;
     P("%s{\"id\":%u,\"path\":", i ? "," : "", b->id);
     S(b->path);
     P(",\"name\":");
@@ -88,7 +88,7 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
       for (size_t k = 0; k < df->n_column_indices; k++)
         P("%s%d", k ? "," : "", df->column_indices[k]);
       P("]");
-      if (df->base_case == LANCE__TABLE__DATA_FILE__BASE_BASE_ID) P(",\"base_id\":%u", df->base_id);
+      if (LNC_DS_DF_HAS_BASE(df)) P(",\"base_id\":%u", df->base_id);
       P("}");
     }
     P("],\"deletion_file\":");
@@ -99,7 +99,7 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
       S(path);
       P(",\"type\":\"%s\",\"num_deleted_rows\":%zu",
         f->pb->deletion_file->file_type ? "bitmap" : "arrow_array", f->del.n);
-      if (f->pb->deletion_file->base_case == LANCE__TABLE__DELETION_FILE__BASE_BASE_ID)
+      if (LNC_DS_DEL_HAS_BASE(f->pb->deletion_file))
         P(",\"base_id\":%u", f->pb->deletion_file->base_id);
       P("}");
     } else {

@@ -60,6 +60,8 @@ static int check_data_file(lnc_dataset *ds, const Lance__Table__DataFragment *fr
     /* The manifest promises the file: its absence means a damaged dataset. */
     int code = -fd == LNC_ENOTFOUND ? LNC_ECORRUPT : -fd;
     if (err) err->code = code;
+    const char *base = lnc_ds_file_base_dir(ds, df);
+    if (base) lnc_err_prefix(err, "below base path %u (%s)", df->base_id, base);
     lnc_err_prefix(err, "fragment %llu lists a data file that cannot be opened",
                    (unsigned long long)fr->id);
     return code;

@@ -9,6 +9,7 @@
 #include "beneath.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,20 +85,57 @@ int lnc_open_beneath(int dirfd, const char *rel, int flags) {
   return lnc_beneath_open(dirfd, rel, flags, forced == 1);
 }
 
+/* The value of hex digit c, or -1. */
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* One path component p[0..n) into seg (cap bytes), percent-decoded when url: the length, or
+ * -1 for a bad escape, an escaped NUL or '/', or a component longer than cap. */
+static long component(const char *p, size_t n, bool url, char *seg, size_t cap) {
+  size_t sn = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = p[i];
+    if (url && ch == '%') {
+      int h = i + 2 < n ? hexval(p[i + 1]) : -1, l = h >= 0 ? hexval(p[i + 2]) : -1;
+      if (l < 0) return -1;
+      ch = (char)(h * 16 + l);
+      if (ch == 0 || ch == '/') return -1;
+      i += 2;
+    }
+    if (sn == cap) return -1;
+    seg[sn++] = ch;
+  }
+  return (long)sn;
+}
+
 int lnc_abs_path(const char *uri, char *out, size_t cap) {
-  const char *p = strncmp(uri, "file://", 7) ? uri : uri + 7;
+  bool url = !strncmp(uri, "file://", 7);
+  const char *p = url ? uri + 7 : uri;
+  if (url && !strncmp(p, "localhost/", 10)) p += 9; /* file://localhost/x is file:///x */
   if (p[0] != '/' || cap < 2) return -1;
   size_t o = 0;
+  char seg[NAME_MAX + 1];
   while (*p) {
     while (*p == '/') p++;
     size_t n = strcspn(p, "/");
     if (!n) break;
-    if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) return -1;
-    if (o + 1 + n + 1 > cap) return -1;
-    out[o++] = '/';
-    memcpy(out + o, p, n);
-    o += n;
+    long sn = component(p, n, url, seg, sizeof seg);
     p += n;
+    if (sn < 0) return -1;
+    if (sn == 1 && seg[0] == '.') continue;
+    if (sn == 2 && seg[0] == '.' && seg[1] == '.') { /* up one, lexically; "/.." stays "/" */
+      while (o > 0 && out[o - 1] != '/') o--;
+      if (o > 0) o--;
+      continue;
+    }
+    if (o + 1 + (size_t)sn + 1 > cap) return -1;
+    out[o++] = '/';
+    memcpy(out + o, seg, (size_t)sn);
+    o += (size_t)sn;
   }
   if (!o) out[o++] = '/';
   out[o] = 0;

@@ -24,25 +24,6 @@ expect() { # name want-status grep-pattern URL [curl args]
   healthy "$name"
 }
 
-answers() { # io mode: every answers line of every clone through GET
-  local n=0 f=0 answers name lineno ids version expected q got
-  for answers in "$CLONES"/*.answers; do
-    name=$(basename "$answers" .answers)
-    lineno=0
-    while IFS=$'\t' read -r ids version expected; do
-      lineno=$((lineno + 1))
-      q="ids=$(tr -d '[] ' <<<"$ids")"
-      [[ $version != 0 ]] && q="$q&version=$version"
-      got=$(curl -s "$URL/files/$name.lance/rows?$q")
-      n=$((n + 1))
-      if [[ $got == "$expected" ]]; then ok "$1 answer $name:$lineno"
-      else f=$((f + 1)); bad "$1 answer $name:$lineno" "?$(head -c 80 <<<"$q") → $(head -c 200 <<<"$got")"; fi
-    done < "$answers"
-  done
-  echo "clone answers ($1): $((n - f))/$n bodies identical to Lance's"
-  [[ $n -gt 40 ]] && ok "$1 answers compared" || bad "$1 answers compared" "only $n"
-}
-
 # lancectl (lnc_dataset_open: the base path opened as the manifest names it).
 IFS=$'\t' read -r ids _ expected < <(sed -n 2p "$CLONES/clone2_v22.answers")
 got=$("$(dirname "$LANCED")/lancectl" take "$CLONES/clone2_v22.lance" --ids "$(tr -d '[] ' <<<"$ids")" 2>&1)
@@ -51,7 +32,8 @@ got=$("$(dirname "$LANCED")/lancectl" take "$CLONES/clone2_v22.lance" --ids "$(t
 ROOT=$CLONES
 for io in direct buffered; do
   start_daemon "$WORK/lanced-$io.log" --io-mode $io || { echo "0 passed, 1 failed"; exit 1; }
-  answers $io
+  answers_match "$CLONES" "" "clone answers ($io)"
+  [[ $ANS_N -gt 40 ]] && ok "$io answers compared" || bad "$io answers compared" "only $ANS_N"
   kill "$DPID"; wait "$DPID" 2>/dev/null
 done
 

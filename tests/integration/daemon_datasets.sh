@@ -49,22 +49,8 @@ expect() { # name want-status grep-pattern URL [curl args]
 }
 
 # ---- (a) every answers line of every fixture, JSON rows identical to Lance's ----------------
-n_ans=0 n_fail=0
-for answers in $FIX/*.answers; do
-  name=$(basename "$answers" .answers)
-  lineno=0
-  while IFS=$'\t' read -r ids version expected; do
-    lineno=$((lineno + 1))
-    q="ids=$(tr -d '[] ' <<<"$ids")"
-    [[ $version != 0 ]] && q="$q&version=$version"
-    got=$(curl -s "$URL/files/ds/$name.lance/rows?$q")
-    n_ans=$((n_ans + 1))
-    if [[ $got == "$expected" ]]; then ok "answer $name:$lineno"
-    else n_fail=$((n_fail + 1)); bad "answer $name:$lineno" "?$(head -c 80 <<<"$q") → $(head -c 200 <<<"$got")"; fi
-  done < "$answers"
-done
-echo "dataset answers: $((n_ans - n_fail))/$n_ans bodies identical to Lance's"
-[[ $n_ans -gt 200 ]] && ok "answers compared" || bad "answers compared" "only $n_ans"
+answers_match $FIX ds/ "dataset answers"
+[[ $ANS_N -gt 200 ]] && ok "answers compared" || bad "answers compared" "only $ANS_N"
 healthy "answers"
 
 # POST (JSON body, version in the body or the query), HEAD, protobuf body.

@@ -62,3 +62,25 @@ healthy() {
   [[ $(curl -s -o /dev/null -w '%{http_code}' "$URL/healthz") == 200 ]] ||
     bad "healthz after $1" "daemon stopped answering"
 }
+
+# answers_match FIXDIR PREFIX LABEL: every line of every FIXDIR/<name>.answers (ids, version
+# or 0, Lance's JSON rows body) asked of the daemon as GET $URL/files/PREFIX<name>.lance/rows
+# (?version=N for pinned ones): ok/bad per line, a summary line; ANS_N lines asked.
+answers_match() {
+  local dir=$1 prefix=$2 label=$3 f=0 answers name lineno ids version expected q got
+  ANS_N=0
+  for answers in "$dir"/*.answers; do
+    name=$(basename "$answers" .answers)
+    lineno=0
+    while IFS=$'\t' read -r ids version expected; do
+      lineno=$((lineno + 1))
+      q="ids=$(tr -d '[] ' <<<"$ids")"
+      [[ $version != 0 ]] && q="$q&version=$version"
+      got=$(curl -s "$URL/files/$prefix$name.lance/rows?$q")
+      ANS_N=$((ANS_N + 1))
+      if [[ $got == "$expected" ]]; then ok "$label $name:$lineno"
+      else f=$((f + 1)); bad "$label $name:$lineno" "?$(head -c 80 <<<"$q") → $(head -c 200 <<<"$got")"; fi
+    done < "$answers"
+  done
+  echo "$label: $((ANS_N - f))/$ANS_N bodies identical to Lance's"
+}

@@ -88,6 +88,41 @@ START_TEST(test_public_entry_point) {
 }
 END_TEST
 
+/* lnc_abs_path: a shallow clone's base path as Lance takes it (lexically; no file looked at). */
+static void abs_is(const char *uri, const char *want) {
+  char out[64];
+  int rc = lnc_abs_path(uri, out, sizeof out);
+  if (!want) {
+    ck_assert_msg(rc == -1, "'%s' should be refused, got '%s'", uri, rc ? "" : out);
+    return;
+  }
+  ck_assert_msg(rc == 0, "'%s' refused", uri);
+  ck_assert_msg(!strcmp(out, want), "'%s' -> '%s', want '%s'", uri, out, want);
+}
+
+START_TEST(test_abs_path) {
+  abs_is("/srv/lance/src.lance", "/srv/lance/src.lance");
+  abs_is("//srv//lance/./src.lance/", "/srv/lance/src.lance");
+  abs_is("/srv/x/../lance/src.lance", "/srv/lance/src.lance");
+  abs_is("/../../srv", "/srv"); /* above / is / */
+  abs_is("/srv/..", "/");
+  abs_is("/", "/");
+  abs_is("/a b%20c", "/a b%20c"); /* a plain path is not decoded */
+  abs_is("file:///a%20b%2520c/x", "/a b%20c/x");
+  abs_is("file://localhost/srv/x", "/srv/x");
+  abs_is("file:///srv/%2e%2e/x", "/x"); /* decoded first, then a component like any other */
+  abs_is("file:///srv/a%2Fb", NULL);    /* an escaped '/' would split a name */
+  abs_is("file:///srv/a%00b", NULL);
+  abs_is("file:///srv/a%2", NULL);
+  abs_is("file:///srv/a%zz", NULL);
+  abs_is("file://host/srv/x", NULL);
+  abs_is("srv/x", NULL);
+  abs_is("", NULL);
+  abs_is("s3://bucket/x", NULL);
+  abs_is("/this/path/is/longer/than/the/sixty/four/bytes/of/the/buffer/here", NULL);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("beneath");
   TCase *t = tcase_create("beneath");
@@ -95,6 +130,7 @@ static Suite *suite(void) {
   tcase_add_loop_test(t, test_escapes_refused, 0, 2); /* 0: openat2, 1: the fallback walk */
   tcase_add_test(t, test_symlink_inside);
   tcase_add_test(t, test_public_entry_point);
+  tcase_add_test(t, test_abs_path);
   suite_add_tcase(s, t);
   return s;
 }

@@ -603,6 +603,7 @@ struct base_edit {
   int root;          /* base path 0's is_dataset_root: 0, 1, or -1 kept */
   int64_t file_base; /* the first data file's base id, or -1 kept */
   bool twice;        /* base path 0 listed twice */
+  int unused;        /* base paths no file names added (ids 100..), path "/nonexistent-lanced" */
 };
 static void edit_bases(Lance__Table__Manifest *m, const void *arg) {
   const struct base_edit *e = arg;
@@ -616,6 +617,20 @@ static void edit_bases(Lance__Table__Manifest *m, const void *arg) {
   if (e->file_base >= 0) {
     m->fragments[0]->files[0]->base_case = LANCE__TABLE__DATA_FILE__BASE_BASE_ID;
     m->fragments[0]->files[0]->base_id = (uint32_t)e->file_base;
+  }
+  if (e->unused) {
+    size_t n0 = m->n_base_paths;
+    m->base_paths = realloc(m->base_paths, (n0 + (size_t)e->unused) * sizeof *m->base_paths);
+    for (int k = 0; k < e->unused; k++) {
+      Lance__Table__BasePath *x = malloc(sizeof *x);
+      lance__table__base_path__init(x);
+      x->id = 100 + (uint32_t)k;
+      x->path = strdup("/nonexistent-lanced/src.lance");
+      x->name = strdup("");
+      x->is_dataset_root = true;
+      m->base_paths[n0 + (size_t)k] = x;
+    }
+    m->n_base_paths = n0 + (size_t)e->unused;
   }
   if (e->twice) {
     Lance__Table__BasePath *b2 = malloc(sizeof *b2);
@@ -661,29 +676,48 @@ START_TEST(test_clone_base_paths_checked) {
   const char *v8 = "18446744073709551607.manifest", *v5 = "18446744073709551610.manifest";
   char abs[4096], alt[4200];
   ck_assert_ptr_nonnull(realpath(TSUP_CLONE_DIR "/clonesrc_v22.lance", abs));
-  const struct base_edit keep = {NULL, -1, -1, false};
+  const struct base_edit keep = {NULL, -1, -1, false, 0};
   clone_case(v8, 0, keep, 0, NULL);
   clone_case(v5, 5, keep, 0, NULL);
-  /* Spellings of the same path Lance would accept. */
+  /* Spellings of the same path that Lance reads: a file:// URL (percent-encoded too), dot
+   * and empty components, ".." taken lexically. */
   snprintf(alt, sizeof alt, "file://%s", abs);
-  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false}, 0, NULL);
-  snprintf(alt, sizeof alt, "/%s//", abs);
-  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false}, 0, NULL);
-  /* The source gone, or never a path. */
-  clone_case(v8, 0, (struct base_edit){"/nonexistent-lanced-test/src.lance", -1, -1, false}, LNC_ECORRUPT,
-             "/nonexistent-lanced-test/src.lance");
-  clone_case(v8, 0, (struct base_edit){"clonesrc_v22.lance", -1, -1, false}, LNC_ECORRUPT, "not an absolute");
+  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false, 0}, 0, NULL);
+  snprintf(alt, sizeof alt, "file://localhost%s", abs);
+  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false, 0}, 0, NULL);
+  char *last = strrchr(abs, '/');
+  snprintf(alt, sizeof alt, "file://%.*s/%%63%s", (int)(last - abs), abs, last + 2); /* "%63" is 'c' */
+  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false, 0}, 0, NULL);
+  snprintf(alt, sizeof alt, "/%s//./", abs);
+  clone_case(v5, 5, (struct base_edit){alt, -1, -1, false, 0}, 0, NULL);
   snprintf(alt, sizeof alt, "%s/../clonesrc_v22.lance", abs);
-  clone_case(v8, 0, (struct base_edit){alt, -1, -1, false}, LNC_ECORRUPT, "not an absolute");
-  clone_case(v8, 0, (struct base_edit){"", -1, -1, false}, LNC_ECORRUPT, "has no path");
-  clone_case(v8, 0, (struct base_edit){"s3://bucket/src.lance", -1, -1, false}, LNC_EUNSUPPORTED, "mounts");
-  /* Ids: one no base has, one listed twice. */
-  clone_case(v8, 0, (struct base_edit){NULL, -1, 7, false}, LNC_ECORRUPT, "names base path 7");
-  clone_case(v8, 0, (struct base_edit){NULL, -1, -1, true}, LNC_ECORRUPT, "listed twice");
+  clone_case(v8, 0, (struct base_edit){alt, -1, -1, false, 0}, 0, NULL);
+  /* Base paths no file names are not opened: a clone compacted away from its source reads
+   * without it. */
+  clone_case(v8, 0, (struct base_edit){NULL, -1, -1, false, 3}, 0, NULL);
+  /* The source gone, or never a path. */
+  clone_case(v8, 0, (struct base_edit){"/nonexistent-lanced-test/src.lance", -1, -1, false, 0}, LNC_ECORRUPT,
+             "/nonexistent-lanced-test/src.lance");
+  clone_case(v8, 0, (struct base_edit){"clonesrc_v22.lance", -1, -1, false, 0}, LNC_ECORRUPT, "not an absolute");
+  clone_case(v8, 0, (struct base_edit){"file://elsewhere/src.lance", -1, -1, false, 0}, LNC_ECORRUPT,
+             "not an absolute");
+  clone_case(v8, 0, (struct base_edit){"", -1, -1, false, 0}, LNC_ECORRUPT, "has no path");
+  clone_case(v8, 0, (struct base_edit){"s3://bucket/src.lance", -1, -1, false, 0}, LNC_EUNSUPPORTED, "mount");
+  clone_case(v8, 0, (struct base_edit){"gs://bucket/src.lance", -1, -1, false, 0}, LNC_EUNSUPPORTED, "store");
+  char *longp = malloc(5000);
+  memset(longp, 'a', 4999);
+  longp[0] = '/';
+  longp[4999] = 0;
+  clone_case(v8, 0, (struct base_edit){longp, -1, -1, false, 0}, LNC_ECORRUPT, "4999 bytes");
+  free(longp);
+  /* Ids: one no base has, one listed twice, more bases than lanced reads. */
+  clone_case(v8, 0, (struct base_edit){NULL, -1, 7, false, 0}, LNC_ECORRUPT, "names base path 7");
+  clone_case(v8, 0, (struct base_edit){NULL, -1, -1, true, 0}, LNC_ECORRUPT, "listed twice");
+  clone_case(v8, 0, (struct base_edit){NULL, -1, -1, false, 64}, LNC_ELIMIT, "65 base paths");
   /* Not a dataset root: data files directly below it (so not found here), and no
    * _deletions/ for the deletion files that name it. */
-  clone_case(v8, 0, (struct base_edit){NULL, 0, -1, false}, LNC_ECORRUPT, "cannot be opened");
-  clone_case(v5, 5, (struct base_edit){NULL, 0, -1, false}, LNC_ECORRUPT, "not a dataset");
+  clone_case(v8, 0, (struct base_edit){NULL, 0, -1, false, 0}, LNC_ECORRUPT, "below base path 0");
+  clone_case(v5, 5, (struct base_edit){NULL, 0, -1, false, 0}, LNC_ECORRUPT, "not a dataset");
 }
 END_TEST
 

@@ -83,6 +83,20 @@ static void set_base0(Lance__Table__Manifest *m, const void *arg) {
   m->base_paths[0]->path = strdup(arg);
 }
 
+/* The same, and a base path no file names, outside any root (a clone compacted away from a
+ * source that was then moved). */
+static void set_base0_and_unused(Lance__Table__Manifest *m, const void *arg) {
+  set_base0(m, arg);
+  m->base_paths = realloc(m->base_paths, (m->n_base_paths + 1) * sizeof *m->base_paths);
+  Lance__Table__BasePath *x = malloc(sizeof *x);
+  lance__table__base_path__init(x);
+  x->id = 77;
+  x->path = strdup("/nonexistent-lanced/old-source.lance");
+  x->name = strdup("");
+  x->is_dataset_root = true;
+  m->base_paths[m->n_base_paths++] = x;
+}
+
 /* ---- every answer of every fixture, through the engine ------------------------------------ */
 /* Every line of fixdir/name.answers through w's engine (rooted at fixdir): the take of its ids
  * at its version, and for the latest also lnc_engine_take of the directory (*via_take). */
@@ -188,6 +202,23 @@ START_TEST(test_engine_clones) {
   ck_assert_ptr_null(got); /* the version that failed is not cached: opened again */
   ck_assert_int_eq(err.code, LNC_EACCES);
   ck_assert_msg(strstr(err.message, "leaves the data root"), "%s", err.message);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+
+  /* Clone and source copied into a root of their own, the clone pointed at the copy, plus a
+   * base path no file names, outside the root: only the bases files name are opened. */
+  tsup_sh("mkdir %s/both && cp -r %s/clone_v22.lance %s/clonesrc_v22.lance %s/both/", tmp, TSUP_CLONE_DIR,
+          TSUP_CLONE_DIR, tmp);
+  snprintf(src, sizeof src, "%s/both/clonesrc_v22.lance", tmp);
+  snprintf(mpath, sizeof mpath, "%s/both/clone_v22.lance/_versions/18446744073709551607.manifest", tmp);
+  tsup_edit_manifest(mpath, set_base0_and_unused, src);
+  snprintf(link, sizeof link, "%s/both", tmp);
+  e = engine_at(link, 0);
+  w = worker_of(e);
+  uint64_t some[] = {0, 300, 800};
+  got = take_json(w, "clone_v22.lance", 0, some, 3, &err);
+  ck_assert_msg(got, "%s", err.message);
+  free(got);
   lnc_worker_free(w);
   lnc_engine_free(e);
   tsup_sh("rm -rf %s", tmp);
