@@ -15,14 +15,7 @@ WORK_PREFIX=lanced-clones
 CLONES=$REPO/tests/fixtures/clones
 [[ -f $CLONES/.made ]] || { echo "no clone fixtures: run make clone-fixtures"; echo "0 passed, 1 failed"; exit 1; }
 
-expect() { # name want-status grep-pattern URL [curl args]
-  local name=$1 want=$2 pat=$3 u=$4; shift 4
-  local got; got=$(status "$u" "$@")
-  if [[ $got != "$want" ]]; then bad "$name" "want $want, got $got: $(head -c 300 "$WORK/body")"
-  elif [[ -n $pat ]] && ! grep -q -- "$pat" "$WORK/body"; then bad "$name" "body lacks '$pat': $(head -c 300 "$WORK/body")"
-  else ok "$name"; fi
-  healthy "$name"
-}
+expect() { expect_body "$@"; }
 
 # lancectl (lnc_dataset_open: the base path opened as the manifest names it).
 IFS=$'\t' read -r ids _ expected < <(sed -n 2p "$CLONES/clone2_v22.answers")

@@ -39,14 +39,7 @@ cp -r $FIX/multi_v22.lance "$ROOT/live/app.lance"
 REVALIDATE_MS=200 # commits below must be served within this (daemon_datasets.mjs waits it out)
 start_daemon "$WORK/lanced.log" --revalidate-ms $REVALIDATE_MS || { echo "0 passed, 1 failed"; exit 1; }
 
-expect() { # name want-status grep-pattern URL [curl args]
-  local name=$1 want=$2 pat=$3 u=$4; shift 4
-  local got; got=$(status "$u" "$@")
-  if [[ $got != "$want" ]]; then bad "$name" "want $want, got $got: $(head -c 300 "$WORK/body")"
-  elif [[ -n $pat ]] && ! grep -q -- "$pat" "$WORK/body"; then bad "$name" "body lacks '$pat': $(head -c 300 "$WORK/body")"
-  else ok "$name"; fi
-  healthy "$name"
-}
+expect() { expect_body "$@"; }
 
 # ---- (a) every answers line of every fixture, JSON rows identical to Lance's ----------------
 answers_match $FIX ds/ "dataset answers"

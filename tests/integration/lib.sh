@@ -84,3 +84,14 @@ answers_match() {
   done
   echo "$label: $((ANS_N - f))/$ANS_N bodies identical to Lance's"
 }
+
+# expect_body NAME WANT-STATUS GREP-PATTERN URL [curl args]: the status is WANT-STATUS and the
+# body (in $WORK/body) matches the pattern (empty: any body); then /healthz still answers.
+expect_body() {
+  local name=$1 want=$2 pat=$3 u=$4; shift 4
+  local got; got=$(status "$u" "$@")
+  if [[ $got != "$want" ]]; then bad "$name" "want $want, got $got: $(head -c 300 "$WORK/body")"
+  elif [[ -n $pat ]] && ! grep -q -- "$pat" "$WORK/body"; then bad "$name" "body lacks '$pat': $(head -c 300 "$WORK/body")"
+  else ok "$name"; fi
+  healthy "$name"
+}
