@@ -132,6 +132,11 @@ LNC_API void lnc_dataset_data_format(const lnc_dataset *ds, int *major, int *min
  * directory listing, no manifest read), so callers can reopen when it exceeds
  * lnc_dataset_version. Thread-safe. */
 LNC_API int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct lnc_error *err);
+/* The version tag `tag` of the dataset at dir names (LanceDB `tags().create`, what
+ * `checkout(tag)` reads): from `<dir>/_refs/tags/<tag>.json`, read anew on every call (tags
+ * move). LNC_EINVAL for a name Lance would not allow, LNC_ENOTFOUND for no such tag,
+ * LNC_EUNSUPPORTED for a tag of another branch. */
+LNC_API int lnc_dataset_tag(const char *dir, const char *tag, uint64_t *version, struct lnc_error *err);
 
 /* As lnc_take, with ids = offsets among the dataset's live rows in fragment order (what
  * Lance's dataset.take / LanceDB takeOffsets mean); an id >= lnc_dataset_num_rows is
@@ -319,6 +324,11 @@ LNC_API int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t ver
                                     size_t ncolumns, const struct lnc_take_options *opts,
                                     struct ArrowSchema *schema, struct ArrowArray *array,
                                     struct lnc_take_stats *stats, struct lnc_error *err);
+/* lnc_dataset_tag for the dataset at dir through the engine (beneath the root, or under a
+ * mount). nowait as opts->nowait of a take: under a mount, LNC_EAGAIN where the caller cannot
+ * wait for the store or park. */
+LNC_API int lnc_engine_dataset_tag(lnc_worker *w, const char *dir, const char *tag, int nowait, uint64_t *version,
+                                   struct lnc_error *err);
 /* lnc_dataset_describe_json of that version (appended to *json), its Arrow schema (one child
  * per top-level field, read through the engine; caller releases), live rows, the version
  * number resolved and the data files' format version (lnc_dataset_data_format). Any output

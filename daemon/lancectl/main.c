@@ -16,7 +16,7 @@ int lnc_cli_bench(int argc, char **argv); /* bench.c */
 static void usage(FILE *o) {
   fprintf(o,
           "usage: lancectl inspect FILE [--json]\n"
-          "       lancectl take FILE --ids 1,5,9 [--columns a,b.c] [--format json|arrow] [--version N]\n"
+          "       lancectl take FILE --ids 1,5,9 [--columns a,b.c] [--format json|arrow] [--version N|TAG]\n"
           "                     [--blobs bytes|descriptors]\n"
           "       lancectl bench FILE [--columns a,b] [--batch N] [--threads T] [--seconds S]\n"
           "                     [--io direct|buffered]\n"
@@ -272,6 +272,7 @@ static int cmd_take(int argc, char **argv) {
   const char *path = argv[0], *ids_s = NULL, *format = "json";
   char *cols_s = NULL;
   uint64_t version = 0;
+  const char *tag = NULL; /* --version that is not a number: a tag of the dataset */
   struct lnc_take_options opts = {.blobs = LNC_BLOBS_BYTES};
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc)
@@ -280,9 +281,13 @@ static int cmd_take(int argc, char **argv) {
       cols_s = argv[++i];
     else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
       format = argv[++i];
-    else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc)
-      version = strtoull(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--blobs") == 0 && i + 1 < argc) {
+    else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc) {
+      const char *v = argv[++i];
+      if (*v && strspn(v, "0123456789") == strlen(v))
+        version = strtoull(v, NULL, 10);
+      else
+        tag = v;
+    } else if (strcmp(argv[i], "--blobs") == 0 && i + 1 < argc) {
       const char *m = argv[++i];
       if (strcmp(m, "bytes") == 0)
         opts.blobs = LNC_BLOBS_BYTES;
@@ -331,7 +336,8 @@ static int cmd_take(int argc, char **argv) {
   int rc;
   if (is_dir(path)) {
     lnc_dataset *ds;
-    rc = lnc_dataset_open(path, version, &ds, &err);
+    rc = tag ? lnc_dataset_tag(path, tag, &version, &err) : 0;
+    if (!rc) rc = lnc_dataset_open(path, version, &ds, &err);
     if (!rc) {
       rc = lnc_dataset_take_ex(ds, ids, n, (const char *const *)cols, ncols, &opts, &schema, &array, NULL, &err);
       lnc_dataset_close(ds);

@@ -8,15 +8,21 @@
 #include <microhttpd.h>
 #include <string.h>
 
-int ld_version_arg(struct MHD_Connection *c, uint64_t *out, struct ld_err *e) {
-  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
-  if (!v) return 1;
-  if (!ld_parse_u64(v, strlen(v), out) || *out == 0) {
-    ld_errf(e, 400, "invalid_argument",
-            "version '%.40s' is not a dataset version (want a positive integer)", v);
+int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err *e) {
+  /* Digits are a version number; anything else a tag (Lance's checkout takes either; a tag
+   * may not be all digits only by convention, and a number is what such a name would mean). */
+  if (*v && strspn(v, "0123456789") == strlen(v)) {
+    if (ld_parse_u64(v, strlen(v), out) && *out) return 0;
+    ld_errf(e, 400, "invalid_argument", "version '%.40s' is not a dataset version (want a positive integer or a tag)", v);
     return -1;
   }
-  return 0;
+  return ld_service_tag(rel, v, out, e);
+}
+
+int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e) {
+  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
+  if (!v) return 1;
+  return ld_version_text(rel, v, out, e) ? -1 : 0;
 }
 
 static void columns(struct lnc_buf *b, const struct ArrowSchema *s) {
@@ -41,7 +47,7 @@ void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   struct ld_err e;
   uint64_t version;
   (void)r;
-  int vr = ld_version_arg(c, &version, &e);
+  int vr = ld_version_arg(c, rel, &version, &e);
   if (vr < 0) return ld_json_error(out, &e);
   if (ld_service_describe(rel, vr == 0 ? &version : NULL, &fi, &e)) return ld_json_error(out, &e);
   struct lnc_buf *b = &out->body;

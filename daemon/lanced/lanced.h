@@ -167,6 +167,9 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
                     const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
                     struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e);
+/* The version tag `tag` of dataset rel names (LanceDB tags; read anew each time: tags move).
+ * 400 for a name Lance would not allow or a path that is no dataset, 404 for no such tag. */
+int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
 struct ld_file_info {
   int major, minor;  /* file format (a dataset: its data files' format) */
   uint64_t num_rows; /* a dataset: live rows of the version described */
@@ -401,8 +404,12 @@ int ld_rows_json_ids(const uint8_t *body, size_t len, uint64_t max_ids, bool fas
 size_t ld_url_unescape(char *s);
 void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                     struct ld_response *out);
-/* ?version=N (files.c): 0 and *out = N when given, 1 when absent, -1 with e filled when bad. */
-int ld_version_arg(struct MHD_Connection *c, uint64_t *out, struct ld_err *e);
+/* ?version=N or ?version=<tag> of dataset rel (files.c): 0 and *out = the version when given,
+ * 1 when absent, -1 with e filled when bad. */
+int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e);
+/* A version given as text (a query, a JSON string): a positive integer, or a tag of dataset
+ * rel resolved to its version. 0, or -1 with e filled. */
+int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err *e);
 void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
                        struct ld_response *out);
 /* A header value ("" when absent), case-insensitive name. */

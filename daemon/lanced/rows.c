@@ -16,12 +16,14 @@ struct rows_req {
   size_t n;
   bool has_version; /* a dataset version pinned by the body (?version= wins) */
   uint64_t version;
+  char *tag; /* or a tag naming it (the body's "version" as a string, TakeRequest.tag) */
   char **cols;
   size_t ncols;
 };
 
 static void req_free(struct rows_req *q) {
   free(q->ids);
+  free(q->tag);
   for (size_t i = 0; i < q->ncols; i++) free(q->cols[i]);
   free(q->cols);
 }
@@ -253,9 +255,14 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
   }
   q->n = n;
   json_t *ver = json_object_get(root, "version");
-  if (ver && !json_is_null(ver)) {
+  if (ver && json_is_string(ver)) { /* a tag (or a number as text): resolved with the path */
+    if (!(q->tag = strdup(json_string_value(ver)))) {
+      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+      goto out;
+    }
+  } else if (ver && !json_is_null(ver)) {
     if (!json_is_integer(ver) || json_integer_value(ver) <= 0) {
-      rc = ld_errf(e, 400, "invalid_argument", "version must be a positive integer");
+      rc = ld_errf(e, 400, "invalid_argument", "version must be a positive integer or a tag");
       goto out;
     }
     q->has_version = true;
@@ -332,6 +339,10 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
     memcpy(q->ids, t->ids, t->n_ids * sizeof *q->ids);
     q->n = t->n_ids;
     if (t->version) q->has_version = true, q->version = t->version; /* 0 = latest */
+    if (t->tag && *t->tag && t->version)
+      rc = ld_errf(e, 400, "invalid_argument", "a TakeRequest names a version or a tag, not both");
+    else if (t->tag && *t->tag && !(q->tag = strdup(t->tag)))
+      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
     for (size_t i = 0; i < t->n_columns && !rc; i++)
       rc = add_column(q, t->columns[i], strlen(t->columns[i]), e);
   }
@@ -421,8 +432,12 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   }
   /* ?version=N pins a dataset version (a POST JSON body may say "version":N instead). */
   uint64_t version;
-  int vr = ld_version_arg(c, &version, &e);
+  int vr = ld_version_arg(c, rel, &version, &e);
   if (vr < 0) goto fail;
+  if (vr > 0 && q.tag) {
+    if (ld_version_text(rel, q.tag, &version, &e)) goto fail;
+    vr = 0;
+  }
   if (vr > 0 && q.has_version) vr = 0, version = q.version;
   if (ld_service_take(rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
                       q.ncols, blobs, r->lim.max_response, &t.schema, &t.array, &t.stats, &e))

@@ -197,6 +197,19 @@ static int version_for_file(const char *rel, struct ld_err *e) {
   return -1;
 }
 
+int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
+  if (ld_path_check(rel, e)) return -1;
+  int mode = nowait_mode;
+  lnc_worker *w = worker(e);
+  if (!w) return -1;
+  if (mount_of(rel) < 0 && !lnc_engine_is_dataset(w, rel)) {
+    ld_errf(e, 400, "invalid_argument", "a version tag applies to datasets (directories); %.900s is not one", rel);
+    return -1;
+  }
+  struct lnc_error le = {0};
+  return lnc_engine_dataset_tag(w, rel, tag, mode, version, &le) ? fail(e, &le, rel) : 0;
+}
+
 /* The 413 for an answer over max_response_bytes, with the library's words for why. */
 static int over_response(struct ld_err *e, uint64_t max_response, const char *why) {
   ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",

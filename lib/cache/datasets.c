@@ -860,6 +860,29 @@ static int describe_json(struct lnc_dscache *c, struct dsver *v, const char *dir
   return rc;
 }
 
+int lnc_engine_dataset_tag(lnc_worker *w, const char *dir, const char *tag, int nowait, uint64_t *version,
+                           struct lnc_error *err) {
+  if (!w || !dir || !tag || !version) return lnc_errf(err, LNC_EINVAL, "lnc_engine_dataset_tag: NULL argument");
+  struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
+  const char *rel;
+  const struct lnc_s3_mount *m = lnc_engine_remote(c->e, dir, &rel, NULL);
+  struct lnc_ds_loc loc = {.fd = -1};
+  int rc;
+  if (m) {
+    if (nowait != LNC_NOWAIT_OFF && !lnc_task_can_park())
+      return lnc_errf(err, LNC_EAGAIN, "%s: objects are read where the caller can wait or park", dir);
+    rc = remote_loc(m, rel, &loc, err);
+  } else {
+    /* A small file read where the versions are listed too: on the caller's thread. */
+    loc.fd = open_dir(c, dir, err);
+    rc = loc.fd < 0 ? -loc.fd : 0;
+  }
+  if (!rc) rc = lnc_ds_read_tag(&loc, dir, tag, version, err);
+  if (loc.fd >= 0) close(loc.fd);
+  free(loc.prefix);
+  return rc;
+}
+
 int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version,
                                 struct lnc_buf *json, struct ArrowSchema *schema,
                                 uint64_t *num_rows, uint64_t *version_out, int *major,

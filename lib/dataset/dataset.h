@@ -19,6 +19,8 @@ struct lnc_ds_version {
   enum lnc_ds_naming naming;
 };
 
+/* Decimal digits s[0..n) (n > 0, digits only) into *out; false when not, or past 2^64 - 1. */
+bool lnc_ds_parse_u64(const char *s, size_t n, uint64_t *out);
 /* Parses one `_versions/` entry name: 1 and *out set for a manifest name, 0 for anything else
  * (detached versions, hints, temporary files). */
 int lnc_ds_parse_manifest_name(const char *name, struct lnc_ds_version *out);
@@ -96,6 +98,17 @@ const struct lnc_ds_loc *lnc_ds_deletion_loc(const lnc_dataset *ds, const Lance_
  * or below its base's dir. */
 int lnc_ds_file_engine_path(const lnc_dataset *ds, const char *dir, const Lance__Table__DataFile *df, char *buf,
                             size_t cap, struct lnc_error *err);
+
+/* ---- tags.c: _refs/tags/<name>.json ------------------------------------------------- */
+/* Whether tag is a name Lance allows for a ref (so also a safe file name). */
+bool lnc_ds_tag_name_ok(const char *tag);
+/* A tag file's version (src,len; `what` names it in errors): LNC_ECORRUPT when it is not one,
+ * LNC_EUNSUPPORTED for a tag of another branch. */
+int lnc_ds_tag_parse(const uint8_t *src, size_t len, const char *what, uint64_t *version, struct lnc_error *err);
+/* Reads tag `tag` of the dataset at loc (`name` in messages): LNC_EINVAL for a name Lance
+ * would not allow, LNC_ENOTFOUND when there is no such tag. */
+int lnc_ds_read_tag(const struct lnc_ds_loc *loc, const char *name, const char *tag, uint64_t *version,
+                    struct lnc_error *err);
 
 /* ---- manifest.c --------------------------------------------------------------------- */
 /* Parses a whole manifest file image (src,len): the 16-byte tail, the length-prefixed

@@ -218,6 +218,20 @@ int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct l
   return rc;
 }
 
+int lnc_dataset_tag(const char *dir, const char *tag, uint64_t *version, struct lnc_error *err) {
+  if (!dir || !tag || !version) return lnc_errf(err, LNC_EINVAL, "lnc_dataset_tag: NULL argument");
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    return lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO,
+                    "%s: cannot open dataset directory: %s", dir, strerror(e));
+  }
+  struct lnc_ds_loc loc = {.fd = fd};
+  int rc = lnc_ds_read_tag(&loc, dir, tag, version, err);
+  close(fd);
+  return rc;
+}
+
 int lnc_ds_file_get(lnc_dataset *ds, size_t i, size_t j, lnc_file **out, struct lnc_error *err) {
   struct lnc_ds_datafile *df = &ds->frags[i].files[j];
   if (!df->file) {

@@ -1,7 +1,7 @@
 /* libFuzzer target: a dataset manifest file image (lib/dataset/manifest.c
  * lnc_ds_manifest_parse): the 16-byte tail, the length-prefixed protobuf, the checks a reader
  * relies on (base paths included), then the spread-struct scan open runs on it and the base
- * paths' normalisation. Seeds: the fixture datasets' manifests, shallow clones' too
+ * paths' normalisation; and the same bytes as a tag file (lnc_ds_tag_parse). Seeds: the fixture datasets' manifests, shallow clones' too
  * (tests/fuzz/corpus/fuzz_manifest/). Built
  * with the replay driver for `make fuzz-replay`, with libFuzzer by `make fuzz`. */
 #include <stdint.h>
@@ -29,5 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   struct lnc_error err;
   if (lnc_ds_manifest_parse(data, size, "fuzz", &m, &err) == 0) lance__table__manifest__free_unpacked(m, NULL);
+  /* The same bytes as a tag file (_refs/tags/<name>.json), the other JSON-ish metadata a
+   * dataset holds. */
+  uint64_t version;
+  (void)lnc_ds_tag_parse(data, size, "fuzz", &version, &err);
   return 0;
 }

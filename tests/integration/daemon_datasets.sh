@@ -60,6 +60,33 @@ got=$(curl -s -X POST -H 'Content-Type: application/json' -d "{\"ids\":$ids}" "$
 expect "HEAD dataset rows" 200 "" "$URL/files/ds/multi_v21.lance/rows?ids=1" -I
 expect "columns on a dataset" 200 '"columns":\["s","id"\]' "$URL/files/ds/addcol_v21.lance/rows?ids=0,5&columns=s,id"
 
+# ---- tags: ?version=<tag> reads the version a LanceDB tag names (tags_v22.tags: Lance's list) ----
+n_tag=0
+while IFS=$'\t' read -r tag tv; do
+  while IFS=$'\t' read -r ids version expected; do
+    [[ $version == "$tv" ]] || continue
+    got=$(curl -s "$URL/files/ds/tags_v22.lance/rows?ids=$(tr -d '[] ' <<<"$ids")&version=$tag")
+    n_tag=$((n_tag + 1))
+    [[ $got == "$expected" ]] && ok "tag $tag" || bad "tag $tag ($tv)" "$(head -c 200 <<<"$got")"
+  done < $FIX/tags_v22.answers
+done < $FIX/tags_v22.tags
+[[ $n_tag -ge 3 ]] && ok "answers by tag compared ($n_tag)" || bad "answers by tag" "only $n_tag"
+IFS=$'\t' read -r ids version expected < <(awk -F'\t' '$2 == 3' $FIX/tags_v22.answers | head -1)
+got=$(curl -s -X POST -H 'Content-Type: application/json' -d "{\"ids\":$ids,\"version\":\"moved\"}" "$URL/files/ds/tags_v22.lance/rows")
+[[ $got == "$expected" ]] && ok "POST json with a tag" || bad "POST json with a tag" "$(head -c 200 <<<"$got")"
+expect "describe by tag" 200 '"version":3,' "$URL/files/ds/tags_v22.lance?version=moved"
+expect "connect Take by tag" 200 '"numRows":"1"' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/tags_v22.lance","ids":[199],"columns":["id"],"format":"FORMAT_PROTO","tag":"first"}'
+expect "connect Take past a tag's version" 400 'out_of_range' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/tags_v22.lance","ids":[200],"tag":"first"}'
+expect "connect GetFile by tag" 200 '"numRows":"300"' "$URL/lanced.v1.RowService/GetFile" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/tags_v22.lance","tag":"v1.2-rc_3"}'
+expect "connect version and tag" 400 'not both' "$URL/lanced.v1.RowService/Take" -X POST \
+  -H 'Content-Type: application/json' -d '{"path":"ds/tags_v22.lance","ids":[0],"version":2,"tag":"first"}'
+expect "unknown tag" 404 "no tag 'nope'" "$URL/files/ds/tags_v22.lance/rows?ids=0&version=nope"
+expect "not a tag name" 400 'not a tag name' "$URL/files/ds/tags_v22.lance/rows?ids=0&version=..%2Fx"
+expect "tag on a dataset without tags" 404 'no tag' "$URL/files/ds/multi_v22.lance/rows?ids=0&version=first"
+
 # ---- describe ---------------------------------------------------------------------------------
 expect "describe dataset" 200 '"type":"dataset"' "$URL/files/ds/deletions_v21.lance"
 node -e '
@@ -115,9 +142,11 @@ expect "garbage deletion file" 422 'deletion file' "$URL/files/bad/baddel.lance/
 expect "describe damaged" 422 'corrupt_file' "$URL/files/bad/baddel.lance"
 expect "version 999" 404 'version 999 not found' "$URL/files/ds/multi_v21.lance/rows?ids=0&version=999"
 expect "version 0" 400 'positive integer' "$URL/files/ds/multi_v21.lance/rows?ids=0&version=0"
-expect "version letters" 400 'positive integer' "$URL/files/ds/multi_v21.lance/rows?ids=0&version=x"
+expect "version letters: a tag" 404 "no tag 'x'" "$URL/files/ds/multi_v21.lance/rows?ids=0&version=x"
 expect "version on a data file" 400 'applies to datasets' \
   "$URL/files/ds/multi_v21.lance/data/$(ls "$ROOT/ds/multi_v21.lance/data" | head -1)/rows?ids=0&version=1"
+expect "a tag on a data file" 400 'applies to datasets' \
+  "$URL/files/ds/multi_v21.lance/data/$(ls "$ROOT/ds/multi_v21.lance/data" | head -1)/rows?ids=0&version=first"
 expect "dataset row out of range" 400 'out_of_range' "$URL/files/ds/deletions_v21.lance/rows?ids=0,1101"
 expect "unknown column" 400 'nope' "$URL/files/ds/multi_v21.lance/rows?ids=0&columns=nope"
 expect "directory without _versions" 404 '_versions' "$URL/files/plain/rows?ids=0"

@@ -509,6 +509,71 @@ START_TEST(test_unknown_reader_flags) {
 }
 END_TEST
 
+/* ---- tags: _refs/tags/<name>.json ---------------------------------------------------------- */
+START_TEST(test_tags_vs_lance) {
+  /* tags_v22.tags: Lance's own list (name, version), one tag moved after it was made. */
+  char *text = (char *)tsup_read_file(FIX "/tags_v22.tags", NULL);
+  ck_assert_ptr_nonnull(text);
+  int n = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), n++) {
+    char *fld[2];
+    ck_assert(tsup_split_tabs(line, fld, 2));
+    uint64_t v = 0;
+    struct lnc_error err = {0};
+    ck_assert_msg(lnc_dataset_tag(FIX "/tags_v22.lance", fld[0], &v, &err) == 0, "%s", err.message);
+    ck_assert_uint_eq(v, strtoull(fld[1], NULL, 10));
+  }
+  free(text);
+  ck_assert_int_ge(n, 3);
+  struct lnc_error err = {0};
+  uint64_t v = 0;
+  ck_assert_int_eq(lnc_dataset_tag(FIX "/tags_v22.lance", "nope", &v, &err), LNC_ENOTFOUND);
+  ck_assert_msg(strstr(err.message, "no tag 'nope'"), "%s", err.message);
+  ck_assert_int_eq(lnc_dataset_tag(FIX "/multi_v22.lance", "first", &v, &err), LNC_ENOTFOUND); /* no _refs/ */
+  ck_assert_int_eq(lnc_dataset_tag(FIX "/no_such.lance", "first", &v, &err), LNC_ENOTFOUND);
+  /* Names Lance refuses for a ref never reach the file system. */
+  const char *bad[] = {"", "../x", "a/b", ".a", "a.", "a..b", "x.lock", "a b", "a%2Fb"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ck_assert_msg(lnc_dataset_tag(FIX "/tags_v22.lance", bad[i], &v, &err) == LNC_EINVAL, "'%s'", bad[i]);
+  ck_assert(lnc_ds_tag_name_ok("v1.2-rc_3") && lnc_ds_tag_name_ok("donn\xc3\xa9"
+                                                                  "es"));
+}
+END_TEST
+
+static int tag_parse(const char *json, uint64_t *v, struct lnc_error *err) {
+  return lnc_ds_tag_parse((const uint8_t *)json, strlen(json), "t.json", v, err);
+}
+
+START_TEST(test_tag_files_parsed) {
+  uint64_t v = 0;
+  struct lnc_error err = {0};
+  /* As Lance 10.0.0 writes it, and with keys reordered, fields added, nested values. */
+  ck_assert_int_eq(tag_parse("{\n  \"branch\": null,\n  \"version\": 3,\n  \"createdAt\": \"2026-11-26T07:03:36Z\","
+                             "\n  \"manifestSize\": 367,\n  \"metadata\": {}\n}",
+                             &v, &err),
+                   0);
+  ck_assert_uint_eq(v, 3);
+  ck_assert_int_eq(tag_parse("{\"metadata\":{\"a\":[1,{\"b\":\"}\\\"]\"}],\"c\":true},\"version\":18446744073709551615}", &v,
+                             &err),
+                   0);
+  ck_assert_uint_eq(v, UINT64_MAX);
+  ck_assert_int_eq(tag_parse("{\"version\":7,\"manifestSize\":1}", &v, &err), 0);
+  ck_assert_uint_eq(v, 7);
+  /* Another branch's version: not served. */
+  ck_assert_int_eq(tag_parse("{\"branch\":\"dev\",\"version\":2}", &v, &err), LNC_EUNSUPPORTED);
+  ck_assert_msg(strstr(err.message, "branch"), "%s", err.message);
+  /* Not tag files. */
+  const char *bad[] = {"", "[]", "{", "{\"version\":0}", "{\"version\":-1}", "{\"version\":\"3\"}",
+                       "{\"version\":18446744073709551616}", "{\"branch\":null}", "{\"version\":3",
+                       "{\"version\" 3}", "{\"a\":[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]],\"version\":1}",
+                       "{\"a\":\"unterminated}", "{\"version\":3}}x"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    int rc = tag_parse(bad[i], &v, &err);
+    ck_assert_msg(rc == LNC_ECORRUPT, "'%s': %d", bad[i], rc);
+  }
+}
+END_TEST
+
 START_TEST(test_open_fd) {
   int dfd = open(FIX, O_RDONLY | O_DIRECTORY);
   ck_assert_int_ge(dfd, 0);
@@ -1121,6 +1186,8 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_versions_latest_and_pinned);
   tcase_add_test(tc, test_version_missing);
   tcase_add_test(tc, test_open_fd);
+  tcase_add_test(tc, test_tags_vs_lance);
+  tcase_add_test(tc, test_tag_files_parsed);
   suite_add_tcase(s, tc);
   tc = tcase_create("manifest");
   tcase_add_test(tc, test_manifests_parse);

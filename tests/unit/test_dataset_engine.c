@@ -528,6 +528,40 @@ START_TEST(test_engine_dataset_removed) {
 }
 END_TEST
 
+/* Tags through the engine: the version each names (tags_v22.tags, Lance's list), and a take
+ * pinned to it equals the take pinned by number. */
+START_TEST(test_engine_tags) {
+  lnc_engine *e = engine_at(FIX, 0);
+  lnc_worker *w = worker_of(e);
+  char *text = (char *)tsup_read_file(FIX "/tags_v22.tags", NULL);
+  ck_assert_ptr_nonnull(text);
+  int n = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), n++) {
+    char *fld[2];
+    ck_assert(tsup_split_tabs(line, fld, 2));
+    uint64_t v = 0, ids[] = {0, 150, 199};
+    struct lnc_error err = {0};
+    ck_assert_msg(lnc_engine_dataset_tag(w, "tags_v22.lance", fld[0], LNC_NOWAIT_OFF, &v, &err) == 0, "%s",
+                  err.message);
+    ck_assert_uint_eq(v, strtoull(fld[1], NULL, 10));
+    char *a = take_json(w, "tags_v22.lance", v, ids, 3, &err);
+    ck_assert_msg(a, "%s", err.message);
+    free(a);
+  }
+  free(text);
+  ck_assert_int_ge(n, 3);
+  uint64_t v;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_engine_dataset_tag(w, "tags_v22.lance", "nope", LNC_NOWAIT_OFF, &v, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(lnc_engine_dataset_tag(w, "tags_v22.lance", "../../x", LNC_NOWAIT_OFF, &v, &err), LNC_EINVAL);
+  ck_assert_int_eq(lnc_engine_dataset_tag(w, "none.lance", "first", LNC_NOWAIT_OFF, &v, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(lnc_engine_dataset_tag(w, "../datasets/tags_v22.lance", "first", LNC_NOWAIT_OFF, &v, &err),
+                   LNC_EACCES);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+}
+END_TEST
+
 /* Within revalidate_ms the latest version is taken from the cache without a look at the disk.
  * A dataset dropped and written again under its name in that window (LanceDB dropTable +
  * createTable) has lost the files of the cached version: the take that finds one missing
@@ -754,6 +788,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_engine_dataset_errors);
   tcase_add_test(tc, test_engine_dataset_removed);
   tcase_add_test(tc, test_engine_dataset_recreated_in_window);
+  tcase_add_test(tc, test_engine_tags);
   tcase_add_test(tc, test_engine_dataset_describe);
   tcase_add_test(tc, test_engine_dataset_nowait);
   suite_add_tcase(s, tc);

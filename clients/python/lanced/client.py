@@ -15,6 +15,14 @@ from ._pb import pb
 __all__ = ["Client", "LancedError"]
 
 
+def _pin(version):
+    """A TakeRequest's or GetFileRequest's version fields for version: None (the latest), a
+    number, or a tag's name."""
+    if isinstance(version, str) and not version.isdigit():
+        return {"tag": version}
+    return {"version": int(version or 0)}
+
+
 class LancedError(Exception):
     """An error answer from lanced: code is lanced's error code ("not_found",
     "invalid_argument", "out_of_range", "unavailable", ...), message its text, status the HTTP
@@ -179,7 +187,9 @@ class Client:
 
     def take(self, path, ids, columns=None, version=None):
         """Rows ids (any order, duplicates allowed) of the file or dataset at path (relative to
-        the daemon's root) -> {column name: numpy array with one entry per id}. Nulls: numeric,
+        the daemon's root) -> {column name: numpy array with one entry per id}. version pins a
+        dataset version: a number, or a tag's name (LanceDB tags), as Lance's checkout takes
+        it. Nulls: numeric,
         bool, temporal and tensor columns come back as numpy masked arrays; strings, binaries,
         decimals (decimal.Decimal) and lists are object arrays with None for a null."""
         ids = [int(i) for i in ids]
@@ -204,8 +214,8 @@ class Client:
         return {c: out[c] for c in names}
 
     def _take_proto(self, path, ids, columns, version):
-        req = pb.TakeRequest(path=path, ids=ids, format=pb.FORMAT_PROTO, version=version or 0,
-                             columns=columns)
+        req = pb.TakeRequest(path=path, ids=ids, format=pb.FORMAT_PROTO, columns=columns,
+                             **_pin(version))
         res = self._call("Take", req, pb.TakeResponse)
         return {c.name: _column(c, res.num_rows) for c in res.columns}
 
@@ -231,12 +241,18 @@ class Client:
 
     def describe(self, path, version=None):
         """Version, row count and schema of the file or dataset at path, as a dict:
-        {"path", "version", "num_rows", "fields": [{"name", "type", "nullable", "children"}]}."""
-        res = self._call("GetFile", pb.GetFileRequest(path=path, version=version or 0),
-                         pb.FileInfo)
+        {"path", "version", "num_rows", "fields": [{"name", "type", "nullable", "children"}]},
+        and for a dataset "dataset_version", the version described ("version" is the file
+        format)."""
+        res = self._call("GetFile", pb.GetFileRequest(path=path, **_pin(version)), pb.FileInfo)
 
         def field(f):
             return {"name": f.name, "type": f.type, "nullable": f.nullable,
                     "children": [field(c) for c in f.children]}
-        return {"path": res.path, "version": res.version, "num_rows": res.num_rows,
-                "fields": [field(f) for f in res.fields]}
+        out = {"path": res.path, "version": res.version, "num_rows": res.num_rows,
+               "fields": [field(f) for f in res.fields]}
+        # A dataset's description says which version was read (a tag resolved, the latest).
+        described = json.loads(res.describe_json) if res.describe_json else {}
+        if isinstance(described.get("version"), int):
+            out["dataset_version"] = described["version"]
+        return out

@@ -22,7 +22,8 @@ def _to_torch(v):
 
 
 class LancedDataset(torch.utils.data.Dataset):
-    """LancedDataset(url, path, columns, transform=None, version=None).
+    """LancedDataset(url, path, columns, transform=None, version=None); version: a dataset
+    version number or a LanceDB tag's name (resolved once, at the first use).
 
     dataset[i] is one row, {column: value}; dataset[[i, j, ...]] and __getitems__ fetch many
     rows with one request. __getitems__ (called by DataLoader's automatic batching where torch
@@ -39,10 +40,16 @@ class LancedDataset(torch.utils.data.Dataset):
 
     def __len__(self):
         if self._len is None:
-            self._len = self.client.describe(self.path, self.version)["num_rows"]
+            d = self.client.describe(self.path, self.version)
+            self._len = d["num_rows"]
+            # A tag moves: the version it named when first asked is the one read from then
+            # on, so every batch comes from the version the length was counted in.
+            if isinstance(self.version, str) and not self.version.isdigit():
+                self.version = d["dataset_version"]
         return self._len
 
     def _batch(self, indices):
+        len(self)  # a tag resolved first
         cols = self.client.take(self.path, indices, self.columns, self.version)
         return {k: _to_torch(v) for k, v in cols.items()}
 

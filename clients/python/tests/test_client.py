@@ -162,6 +162,23 @@ def test_id_out_of_range(client):
     assert ex.value.code == "out_of_range" and ex.value.status == 400
 
 
+def test_version_by_tag(client):
+    """A LanceDB tag's name pins the version it names, as Lance's checkout(tag) does: the same
+    rows and description as that version's number (tags_v22.tags is Lance's own list)."""
+    path = "datasets/tags_v22.lance"
+    with open(os.path.join(FIXTURES, "datasets", "tags_v22.tags")) as f:
+        tags = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    assert len(tags) >= 3
+    for tag, version in tags:
+        ids = [0, 1, 150]
+        by_tag, by_number = client.take(path, ids, ["id", "s"], tag), client.take(path, ids, ["id", "s"], int(version))
+        assert all((by_tag[c] == by_number[c]).all() for c in ("id", "s")), tag
+        assert client.describe(path, tag)["num_rows"] == client.describe(path, int(version))["num_rows"]
+    with pytest.raises(lanced.LancedError) as ex:
+        client.take(path, [0], ["id"], "no-such-tag")
+    assert ex.value.code == "not_found" and "no-such-tag" in ex.value.message
+
+
 def test_unknown_path(client):
     with pytest.raises(lanced.LancedError) as ex:
         client.describe("data/none")

@@ -58,3 +58,11 @@ def test_one_request_per_batch(daemon, monkeypatch):
     monkeypatch.setattr(ds.client, "take", lambda *a, **k: calls.append(a) or real(*a, **k))
     rows = ds.__getitems__([3, 1, 2])
     assert len(calls) == 1 and [int(r["id"]) for r in rows] == [3, 1, 2]
+
+
+def test_version_by_tag(daemon):
+    # A tag resolved once, at the first use: the length and every batch come from the
+    # version it named then (tags_v22: "first" names version 1, 200 rows).
+    ds = LancedDataset(daemon, "datasets/tags_v22.lance", ["id"], version="first")
+    assert len(ds) == 200 and ds.version == 1
+    assert [int(x) for x in ds[[0, 199]]["id"]] == [0, 199]

@@ -63,6 +63,7 @@ const struct tsup_ds_fixture tsup_ds_fixtures[] = {
     {"subcol_v22", 8},
     {"subnull_v22", 7},
     {"map_v22", 4},
+    {"tags_v22", 5},
 };
 const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
 /* Versions start at the source's (5) when cloned; clone2 is a clone of clone_v22. */
