@@ -77,8 +77,11 @@ static bool skip(struct cur *c) {
     case '"':
       if (!str(c, &s, &n)) return false;
       break;
-    default:
-      while (c->p < c->end && !strchr(",:}] \t\r\n", *c->p)) c->p++;
+    default: { /* a number or a literal: up to what may follow it */
+      const uint8_t *b = c->p;
+      while (c->p < c->end && *c->p && !strchr(",:}] \t\r\n", *c->p)) c->p++;
+      if (c->p == b) return false; /* a stray ',' ':' or a NUL: no value here */
+    }
     }
     ws(c);
     /* Inside a container, what follows a key or an item: its separator. */

@@ -571,6 +571,9 @@ START_TEST(test_tag_files_parsed) {
     int rc = tag_parse(bad[i], &v, &err);
     ck_assert_msg(rc == LNC_ECORRUPT, "'%s': %d", bad[i], rc);
   }
+  /* A NUL where a value goes, inside a skipped one: the skip looped for ever (fuzz_manifest). */
+  static const uint8_t nul[] = "{\"m\":[1,\0],\"version\":2}";
+  ck_assert_int_eq(lnc_ds_tag_parse(nul, sizeof nul - 1, "t.json", &v, &err), LNC_ECORRUPT);
 }
 END_TEST
 
