@@ -16,7 +16,7 @@ int lnc_cli_bench(int argc, char **argv); /* bench.c */
 static void usage(FILE *o) {
   fprintf(o,
           "usage: lancectl inspect FILE [--json]\n"
-          "       lancectl take FILE --ids 1,5,9 [--columns a,b.c] [--format json|arrow] [--version N|TAG]\n"
+          "       lancectl take FILE --ids 1,5,9 [--columns a,b.c] [--format json|arrow] [--version N|TAG] [--tag TAG]\n"
           "                     [--blobs bytes|descriptors]\n"
           "       lancectl bench FILE [--columns a,b] [--batch N] [--threads T] [--seconds S]\n"
           "                     [--io direct|buffered]\n"
@@ -287,6 +287,8 @@ static int cmd_take(int argc, char **argv) {
         version = strtoull(v, NULL, 10);
       else
         tag = v;
+    } else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc) {
+      tag = argv[++i]; /* always a tag, digits only too */
     } else if (strcmp(argv[i], "--blobs") == 0 && i + 1 < argc) {
       const char *m = argv[++i];
       if (strcmp(m, "bytes") == 0)

@@ -9,8 +9,8 @@
 #include <string.h>
 
 int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err *e) {
-  /* Digits are a version number; anything else a tag (Lance's checkout takes either; a tag
-   * may not be all digits only by convention, and a number is what such a name would mean). */
+  /* Digits are a version number, anything else a tag (Lance's checkout takes either, by type;
+   * a tag named with digits only is asked for with ?tag=, a JSON string or Connect's tag). */
   if (*v && strspn(v, "0123456789") == strlen(v)) {
     if (ld_parse_u64(v, strlen(v), out) && *out) return 0;
     ld_errf(e, 400, "invalid_argument", "version '%.40s' is not a dataset version (want a positive integer or a tag)", v);
@@ -21,6 +21,13 @@ int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err
 
 int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e) {
   const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
+  const char *tag = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tag");
+  if (v && tag) {
+    ld_errf(e, 400, "invalid_argument", "give version or tag, not both");
+    return -1;
+  }
+  /* ?tag= is always a tag, so one named with digits only can be asked for too. */
+  if (tag) return ld_service_tag(rel, tag, out, e) ? -1 : 0;
   if (!v) return 1;
   return ld_version_text(rel, v, out, e) ? -1 : 0;
 }

@@ -404,8 +404,8 @@ int ld_rows_json_ids(const uint8_t *body, size_t len, uint64_t max_ids, bool fas
 size_t ld_url_unescape(char *s);
 void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                     struct ld_response *out);
-/* ?version=N or ?version=<tag> of dataset rel (files.c): 0 and *out = the version when given,
- * 1 when absent, -1 with e filled when bad. */
+/* ?version=N, ?version=<tag> or ?tag=<tag> of dataset rel (files.c): 0 and *out = the version
+ * when given, 1 when absent, -1 with e filled when bad. */
 int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e);
 /* A version given as text (a query, a JSON string): a positive integer, or a tag of dataset
  * rel resolved to its version. 0, or -1 with e filled. */

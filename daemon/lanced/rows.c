@@ -255,7 +255,7 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
   }
   q->n = n;
   json_t *ver = json_object_get(root, "version");
-  if (ver && json_is_string(ver)) { /* a tag (or a number as text): resolved with the path */
+  if (ver && json_is_string(ver)) { /* a tag: resolved with the path */
     if (!(q->tag = strdup(json_string_value(ver)))) {
       rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
       goto out;
@@ -434,8 +434,8 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   uint64_t version;
   int vr = ld_version_arg(c, rel, &version, &e);
   if (vr < 0) goto fail;
-  if (vr > 0 && q.tag) {
-    if (ld_version_text(rel, q.tag, &version, &e)) goto fail;
+  if (vr > 0 && q.tag) { /* a string in the body is a tag, as in Lance's checkout */
+    if (ld_service_tag(rel, q.tag, &version, &e)) goto fail;
     vr = 0;
   }
   if (vr > 0 && q.has_version) vr = 0, version = q.version;

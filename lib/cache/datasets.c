@@ -414,9 +414,9 @@ static struct dsver *fresh_version(struct lnc_dscache *c, const char *dir, uint6
  * opening its manifest (a writer rolling back, a cleanup racing us): then the listing is
  * simply done again, a few times, rather than failing a request that asked for "latest". */
 static int acquire(struct lnc_dscache *c, const char *dir, uint64_t want, bool nowait,
-                   struct dsver **out, bool *unchecked, struct lnc_error *err) {
+                   struct dsver **out, bool *unchecked, bool force, struct lnc_error *err) {
   /* Within the revalidation window: no system call (recheck_after_take says when it matters). */
-  if ((*out = fresh_version(c, dir, want))) {
+  if (!force && (*out = fresh_version(c, dir, want))) {
     if (unchecked) *unchecked = true;
     return 0;
   }
@@ -805,14 +805,27 @@ int lnc_engine_is_dataset(lnc_worker *w, const char *path) {
  * files gone, so the take finds them missing (LNC_ECORRUPT); a row past its end (LNC_ERANGE)
  * is what a writer asks for right after its append. Rather than answer either from a version
  * that may be stale, the dataset is checked at once (its window ended) and the take runs once
- * more: an error that stands after a check is the dataset's. Only failing takes pay it. */
-static bool recheck_after_take(struct lnc_dscache *c, const char *dir, bool unchecked, uint64_t want, int rc) {
-  if ((rc != LNC_ECORRUPT && rc != LNC_ERANGE) || want != 0 || !unchecked) return false;
+ * more: an error that stands after a check is the dataset's. Only failing takes pay it. A
+ * version whose files are gone is also dropped from the cache, pinned or not: its number may
+ * name another manifest now (a dataset made again with as many versions; under a mount there
+ * is no directory identity to tell), so the retry reads the manifest again. */
+static bool recheck_after_take(struct lnc_dscache *c, const char *dir, struct dsver *v, bool unchecked, uint64_t want,
+                               int rc) {
+  if (rc != LNC_ECORRUPT && rc != LNC_ERANGE) return false;
   pthread_mutex_lock(&c->lock);
+  /* Files the cached version lists are gone: the version number may now name another
+   * manifest (a dataset made again under the name with as many versions; a mount has no
+   * directory identity to tell): the next use reads the manifest again. */
+  bool dropped = rc == LNC_ECORRUPT && v->linked;
+  if (dropped) unlink_ver(c, v); /* ours stays: never the last reference here */
   struct dsdir *d = find_dir(c, dir, hash_str(dir));
-  if (d) d->checked_ns = 0;
+  /* A row past the end is checked at once only where a check is a stat: under a mount it is
+   * a listing, which a client asking for such rows could make on every request. There the
+   * latest stays s3_revalidate_ms old at most, as documented. */
+  bool check = d && want == 0 && unchecked && (rc == LNC_ECORRUPT || !d->s3);
+  if (check) d->checked_ns = 0;
   pthread_mutex_unlock(&c->lock);
-  return d != NULL;
+  return dropped || check;
 }
 
 int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
@@ -835,12 +848,15 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
   for (int attempt = 0;; attempt++) {
     struct dsver *v;
     bool unchecked;
-    int rc = acquire(c, dir, version, nowait, &v, &unchecked, err);
+    /* The second attempt checks the dataset itself: not the window another request may be
+     * refilling with a listing that started before the write (or, under a mount, is still
+     * under way: fresh_version serves the old latest meanwhile). */
+    int rc = acquire(c, dir, version, nowait, &v, &unchecked, attempt > 0, err);
     if (rc) return rc;
     struct reader_ctx ctx = {w, v};
     struct lnc_ds_reader rd = {engine_file_take, &ctx};
     rc = lnc_ds_take(v->ds, &rd, ids, n, columns, ncolumns, opts, schema, array, stats, err);
-    bool again = attempt == 0 && recheck_after_take(c, dir, unchecked, version, rc);
+    bool again = attempt == 0 && recheck_after_take(c, dir, v, unchecked, version, rc);
     release(c, v);
     if (!again) return rc;
   }
@@ -891,7 +907,7 @@ int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t version
   if (schema) memset(schema, 0, sizeof *schema);
   struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
   struct dsver *v;
-  int rc = acquire(c, dir, version, false, &v, NULL, err);
+  int rc = acquire(c, dir, version, false, &v, NULL, false, err);
   if (rc) return rc;
   if (num_rows) *num_rows = lnc_dataset_num_rows(v->ds);
   if (version_out) *version_out = lnc_dataset_version(v->ds);

@@ -138,8 +138,17 @@ int lnc_ds_read_tag(const struct lnc_ds_loc *loc, const char *name, const char *
                     struct lnc_error *err) {
   if (!lnc_ds_tag_name_ok(tag))
     return lnc_errf(err, LNC_EINVAL, "'%.80s' is not a tag name (letters, digits, '.', '-', '_')", tag);
-  char rel[300], what[700];
-  snprintf(rel, sizeof rel, "_refs/tags/%s.json", tag);
+  /* The file is named as Lance's object_store names it: every byte outside ASCII
+   * percent-encoded ("é" is _refs/tags/%C3%A9.json), the rest as it is. */
+  char rel[11 + 3 * 255 + 6], what[1200];
+  size_t k = (size_t)snprintf(rel, sizeof rel, "_refs/tags/");
+  for (const unsigned char *t = (const unsigned char *)tag; *t; t++) {
+    if (*t < 0x80)
+      rel[k++] = (char)*t;
+    else
+      k += (size_t)snprintf(rel + k, sizeof rel - k, "%%%02X", *t);
+  }
+  snprintf(rel + k, sizeof rel - k, ".json");
   snprintf(what, sizeof what, "%s: %s", name, rel);
   uint8_t *data;
   size_t len;

@@ -63,9 +63,10 @@ expect "columns on a dataset" 200 '"columns":\["s","id"\]' "$URL/files/ds/addcol
 # ---- tags: ?version=<tag> reads the version a LanceDB tag names (tags_v22.tags: Lance's list) ----
 n_tag=0
 while IFS=$'\t' read -r tag tv; do
+  qtag=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$tag")
   while IFS=$'\t' read -r ids version expected; do
     [[ $version == "$tv" ]] || continue
-    got=$(curl -s "$URL/files/ds/tags_v22.lance/rows?ids=$(tr -d '[] ' <<<"$ids")&version=$tag")
+    got=$(curl -s "$URL/files/ds/tags_v22.lance/rows?ids=$(tr -d '[] ' <<<"$ids")&tag=$qtag")
     n_tag=$((n_tag + 1))
     [[ $got == "$expected" ]] && ok "tag $tag" || bad "tag $tag ($tv)" "$(head -c 200 <<<"$got")"
   done < $FIX/tags_v22.answers
@@ -84,6 +85,13 @@ expect "connect GetFile by tag" 200 '"numRows":"300"' "$URL/lanced.v1.RowService
 expect "connect version and tag" 400 'not both' "$URL/lanced.v1.RowService/Take" -X POST \
   -H 'Content-Type: application/json' -d '{"path":"ds/tags_v22.lance","ids":[0],"version":2,"tag":"first"}'
 expect "unknown tag" 404 "no tag 'nope'" "$URL/files/ds/tags_v22.lance/rows?ids=0&version=nope"
+# "7" is a tag naming version 1 (200 rows): ?version=7 is a number, ?tag=7 and a JSON string the tag.
+expect "?version=7 is a version number" 404 'version 7 not found' "$URL/files/ds/tags_v22.lance/rows?ids=0&version=7"
+expect "?tag=7 is the tag" 400 'has 200 rows' "$URL/files/ds/tags_v22.lance/rows?ids=250&tag=7"
+expect "a JSON string is a tag" 400 'has 200 rows' "$URL/files/ds/tags_v22.lance/rows" -X POST \
+  -H 'Content-Type: application/json' -d '{"ids":[250],"version":"7"}'
+expect "a tag not in ASCII (file name percent-encoded)" 200 '"id":250' "$URL/files/ds/tags_v22.lance/rows?ids=250&columns=id&version=donn%C3%A9es"
+expect "version and tag" 400 'not both' "$URL/files/ds/tags_v22.lance/rows?ids=0&version=1&tag=first"
 expect "not a tag name" 400 'not a tag name' "$URL/files/ds/tags_v22.lance/rows?ids=0&version=..%2Fx"
 expect "tag on a dataset without tags" 404 'no tag' "$URL/files/ds/multi_v22.lance/rows?ids=0&version=first"
 

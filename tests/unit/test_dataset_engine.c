@@ -533,23 +533,21 @@ END_TEST
 START_TEST(test_engine_tags) {
   lnc_engine *e = engine_at(FIX, 0);
   lnc_worker *w = worker_of(e);
-  char *text = (char *)tsup_read_file(FIX "/tags_v22.tags", NULL);
-  ck_assert_ptr_nonnull(text);
-  int n = 0;
-  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), n++) {
-    char *fld[2];
-    ck_assert(tsup_split_tabs(line, fld, 2));
+  char *tags[16];
+  uint64_t want[16];
+  size_t n = tsup_ds_tags("tags_v22", tags, want, 16);
+  ck_assert_uint_ge(n, 5);
+  for (size_t i = 0; i < n; i++) {
     uint64_t v = 0, ids[] = {0, 150, 199};
     struct lnc_error err = {0};
-    ck_assert_msg(lnc_engine_dataset_tag(w, "tags_v22.lance", fld[0], LNC_NOWAIT_OFF, &v, &err) == 0, "%s",
+    ck_assert_msg(lnc_engine_dataset_tag(w, "tags_v22.lance", tags[i], LNC_NOWAIT_OFF, &v, &err) == 0, "%s",
                   err.message);
-    ck_assert_uint_eq(v, strtoull(fld[1], NULL, 10));
+    ck_assert_uint_eq(v, want[i]);
     char *a = take_json(w, "tags_v22.lance", v, ids, 3, &err);
     ck_assert_msg(a, "%s", err.message);
     free(a);
+    free(tags[i]);
   }
-  free(text);
-  ck_assert_int_ge(n, 3);
   uint64_t v;
   struct lnc_error err = {0};
   ck_assert_int_eq(lnc_engine_dataset_tag(w, "tags_v22.lance", "nope", LNC_NOWAIT_OFF, &v, &err), LNC_ENOTFOUND);
@@ -618,6 +616,33 @@ START_TEST(test_engine_dataset_recreated_in_window) {
   j = take_json(w, "ds", 0, ids, 4, &err);
   ck_assert_ptr_null(j);
   ck_assert_int_eq(err.code, LNC_ECORRUPT);
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  drop_root();
+}
+END_TEST
+
+/* A dataset replaced in place (its directory kept, so the same identity) by another with as
+ * many versions: the cached version's number now names another manifest. The take that finds
+ * the old files gone drops the cached version and reads the manifest again. */
+START_TEST(test_engine_dataset_replaced_same_version) {
+  make_root();
+  add_fixture("deletions_v22", "ds"); /* latest 8 */
+  lnc_engine *e = engine_at(tmproot, 0);
+  lnc_worker *w = worker_of(e);
+  struct lnc_error err = {0};
+  uint64_t ids[] = {0, 500};
+  char *j = take_json(w, "ds", 0, ids, 2, &err);
+  ck_assert_msg(j, "%s", err.message);
+  free(j);
+  tsup_sh("rm -rf %s/ds/* && cp -r " TSUP_DS_DIR "/subcol_v22.lance/. %s/ds/", tmproot, tmproot); /* latest 8 too */
+  uint64_t id0 = 0;
+  for (int i = 0; i < 2; i++) { /* the latest, then pinned by number */
+    j = take_json(w, "ds", i ? 8 : 0, &id0, 1, &err);
+    ck_assert_msg(j, "take %d after the replacement: %s", i, err.message);
+    ck_assert_msg(strstr(j, "\"st\""), "subcol_v22's row: %s", j);
+    free(j);
+  }
   lnc_worker_free(w);
   lnc_engine_free(e);
   drop_root();
@@ -789,6 +814,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_engine_dataset_removed);
   tcase_add_test(tc, test_engine_dataset_recreated_in_window);
   tcase_add_test(tc, test_engine_tags);
+  tcase_add_test(tc, test_engine_dataset_replaced_same_version);
   tcase_add_test(tc, test_engine_dataset_describe);
   tcase_add_test(tc, test_engine_dataset_nowait);
   suite_add_tcase(s, tc);

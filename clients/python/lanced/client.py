@@ -17,8 +17,8 @@ __all__ = ["Client", "LancedError"]
 
 def _pin(version):
     """A TakeRequest's or GetFileRequest's version fields for version: None (the latest), a
-    number, or a tag's name."""
-    if isinstance(version, str) and not version.isdigit():
+    number, or a tag's name (any str, as Lance's checkout takes it)."""
+    if isinstance(version, str):
         return {"tag": version}
     return {"version": int(version or 0)}
 

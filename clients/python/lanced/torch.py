@@ -44,7 +44,7 @@ class LancedDataset(torch.utils.data.Dataset):
             self._len = d["num_rows"]
             # A tag moves: the version it named when first asked is the one read from then
             # on, so every batch comes from the version the length was counted in.
-            if isinstance(self.version, str) and not self.version.isdigit():
+            if isinstance(self.version, str):
                 self.version = d["dataset_version"]
         return self._len
 

@@ -75,6 +75,22 @@ const struct tsup_ds_fixture tsup_clone_fixtures[] = {
 };
 const size_t tsup_n_clone_fixtures = sizeof tsup_clone_fixtures / sizeof tsup_clone_fixtures[0];
 
+size_t tsup_ds_tags(const char *name, char **tags, uint64_t *versions, size_t cap) {
+  char path[512];
+  snprintf(path, sizeof path, TSUP_DS_DIR "/%s.tags", name);
+  char *text = (char *)tsup_read_file(path, NULL);
+  ck_assert_msg(text != NULL, "%s is missing", path);
+  size_t n = 0;
+  for (char *line = strtok(text, "\n"); line && n < cap; line = strtok(NULL, "\n"), n++) {
+    char *fld[2];
+    ck_assert(tsup_split_tabs(line, fld, 2));
+    tags[n] = strdup(fld[0]);
+    versions[n] = strtoull(fld[1], NULL, 10);
+  }
+  free(text);
+  return n;
+}
+
 void tsup_ds_copy(const char *name, const char *dir, const char *as) {
   tsup_sh("cp -r " TSUP_DS_DIR "/%s.lance %s/%s", name, dir, as);
 }

@@ -89,6 +89,10 @@ extern const size_t tsup_n_clone_fixtures;
 struct Lance__Table__Manifest;
 void tsup_edit_manifest(const char *path, void (*fn)(struct Lance__Table__Manifest *m, const void *arg),
                         const void *arg);
+/* Lance's own tag list of a dataset fixture (<name>.tags: "tag\tversion" lines, written by
+ * gen-datasets.mjs from LanceDB's checkout(tag)): up to cap entries into tags[] (names
+ * malloc'd, freed by the caller) and versions[]; the count. Asserted. */
+size_t tsup_ds_tags(const char *name, char **tags, uint64_t *versions, size_t cap);
 /* Copies dataset fixture <name>.lance to <dir>/<as> (cp -r, asserted). */
 void tsup_ds_copy(const char *name, const char *dir, const char *as);
 
