@@ -103,14 +103,6 @@ int lnc_mounts_path_of(const struct lnc_mounts *t, const char *uri, char *out, s
     if (!key) continue;
     size_t n = strlen(key);
     while (n && key[n - 1] == '/') n--;
-    /* A key with dot or empty components could name one outside the mount's prefix once a
-     * URL squashes them: not under this mount (nor any). */
-    for (const char *p = key; p < key + n;) {
-      size_t c = strcspn(p, "/");
-      if (c > (size_t)(key + n - p)) c = (size_t)(key + n - p);
-      if (!c || (c == 1 && p[0] == '.') || (c == 2 && p[0] == '.' && p[1] == '.')) return -1;
-      p += c + 1;
-    }
     if ((size_t)snprintf(out, cap, "%s%s%.*s", t->v[i].name, n ? "/" : "", (int)n, key) >= cap) return -1;
     return 0;
   }

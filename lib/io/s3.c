@@ -1339,13 +1339,31 @@ int lnc_s3_mount_new(const char *url, const struct lnc_s3_config *cfg, int addre
   return 0;
 }
 
+/* Whether rel[0..n) is a plain relative path: no component empty, "." or ".." (one '/' may
+ * end it). A URL's dot segments are squashed on the way (libcurl, proxies, the store), so
+ * "a/../b" could name a key outside a mount. */
+static bool plain_rel(const char *rel, size_t n) {
+  for (const char *p = rel, *end = rel + n; p < end;) {
+    size_t c = strcspn(p, "/");
+    if (c > (size_t)(end - p)) c = (size_t)(end - p);
+    if (c == 0 || (c == 1 && p[0] == '.') || (c == 2 && p[0] == '.' && p[1] == '.')) return false;
+    p += c + 1;
+  }
+  return true;
+}
+
 const char *lnc_s3_mount_key_of(const struct lnc_s3_mount *m, const char *uri) {
   const char *b = m->st.cfg.bucket;
   size_t bn = strlen(b), pn = strlen(m->prefix);
   if (strncmp(uri, "s3://", 5) || strncmp(uri + 5, b, bn) || uri[5 + bn] != '/') return NULL;
   const char *key = uri + 5 + bn + 1;
-  /* The prefix ends in '/' (or is empty, the whole bucket): the key must be below it. */
-  return strncmp(key, m->prefix, pn) ? NULL : key + pn;
+  /* The prefix ends in '/' (or is empty, the whole bucket): the key must be below it, and
+   * plain once trailing '/'s are dropped. */
+  if (strncmp(key, m->prefix, pn)) return NULL;
+  key += pn;
+  size_t n = strlen(key);
+  while (n && key[n - 1] == '/') n--;
+  return plain_rel(key, n) ? key : NULL;
 }
 
 void lnc_s3_mount_free(struct lnc_s3_mount *m) {
@@ -1357,18 +1375,11 @@ void lnc_s3_mount_free(struct lnc_s3_mount *m) {
 }
 
 
-/* The key of rel below the mount. rel is a relative path whose components are neither empty,
- * "." nor "..": a URL's dot segments are squashed on the way (libcurl, proxies, the store),
- * so "a/../b" could name a key outside the mount. */
+/* The key of rel below the mount. rel must be a plain relative path (plain_rel). */
 static int mount_key(const struct lnc_s3_mount *m, const char *rel, char **key, struct lnc_error *err) {
   *key = NULL;
-  for (const char *p = rel; *p;) {
-    size_t n = strcspn(p, "/");
-    if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-      return lnc_errf(err, LNC_EINVAL, "%.300s: not a plain relative path below %s", rel, m->url);
-    p += n;
-    if (*p) p++;
-  }
+  if (!plain_rel(rel, strlen(rel)))
+    return lnc_errf(err, LNC_EINVAL, "%.300s: not a plain relative path below %s", rel, m->url);
   size_t n = strlen(m->prefix) + strlen(rel) + 1;
   if (n > 1024 + 1) return lnc_errf(err, LNC_EINVAL, "%.200s...: an S3 key is at most 1,024 bytes", rel);
   if (!(*key = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");

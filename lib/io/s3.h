@@ -138,9 +138,9 @@ struct lnc_s3_mount;
 int lnc_s3_mount_new(const char *url, const struct lnc_s3_config *cfg, int addressing,
                      struct lnc_s3_cache *cache, struct lnc_s3_mount **out, struct lnc_error *err);
 void lnc_s3_mount_free(struct lnc_s3_mount *m); /* NULL is fine */
-/* For uri = s3://bucket/key: the key below the mount's prefix (pointing into uri; may be ""),
- * or NULL when the object is not under the mount. No check of the key's components: paths
- * below a mount are checked where they are read. */
+/* For uri = s3://bucket/key: the key below the mount's prefix (pointing into uri; may be "",
+ * may end in '/'), or NULL when the object is not under the mount or the key has an empty,
+ * "." or ".." component (one a URL would squash out of the mount). */
 const char *lnc_s3_mount_key_of(const struct lnc_s3_mount *m, const char *uri);
 int lnc_s3_mount_head(const struct lnc_s3_mount *m, const char *rel, struct lnc_s3_object *out,
                       struct lnc_error *err);
