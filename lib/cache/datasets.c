@@ -693,7 +693,7 @@ static int acquire_once_remote(struct lnc_dscache *c, const struct lnc_s3_mount 
   if (rc && d) maybe_free_dir(c, d);
   pthread_mutex_unlock(&c->lock);
   free_list(dead);
-  free(loc.prefix);
+  lnc_ds_loc_close(&loc);
   if (!rc) *out = ver;
   return rc;
 }
@@ -863,16 +863,23 @@ int lnc_engine_dataset_take(lnc_worker *w, const char *dir, uint64_t version,
 }
 
 /* The description with the versions listed now: the cached version holds no directory. */
-static int describe_json(struct lnc_dscache *c, struct dsver *v, const char *dir, struct lnc_buf *json,
-                         struct lnc_error *err) {
+/* Where the dataset at engine path dir is, for a read of a few small files: its key prefix
+ * under a mount, or its directory opened beneath the root. lnc_ds_loc_close frees it. */
+static int engine_loc(struct lnc_dscache *c, const char *dir, struct lnc_ds_loc *loc, struct lnc_error *err) {
   const char *rel;
   const struct lnc_s3_mount *m = lnc_engine_remote(c->e, dir, &rel, NULL);
-  struct lnc_ds_loc loc = {.fd = -1};
-  int rc = m ? remote_loc(m, rel, &loc, err) : 0;
-  if (!m && (loc.fd = open_dir(c, dir, err)) < 0) return -loc.fd;
+  *loc = (struct lnc_ds_loc){.fd = -1};
+  if (m) return remote_loc(m, rel, loc, err);
+  loc->fd = open_dir(c, dir, err);
+  return loc->fd < 0 ? -loc->fd : 0;
+}
+
+static int describe_json(struct lnc_dscache *c, struct dsver *v, const char *dir, struct lnc_buf *json,
+                         struct lnc_error *err) {
+  struct lnc_ds_loc loc;
+  int rc = engine_loc(c, dir, &loc, err);
   if (!rc) rc = lnc_ds_describe_json_at(v->ds, &loc, json, err);
-  if (loc.fd >= 0) close(loc.fd);
-  free(loc.prefix);
+  lnc_ds_loc_close(&loc);
   return rc;
 }
 
@@ -880,22 +887,13 @@ int lnc_engine_dataset_tag(lnc_worker *w, const char *dir, const char *tag, int 
                            struct lnc_error *err) {
   if (!w || !dir || !tag || !version) return lnc_errf(err, LNC_EINVAL, "lnc_engine_dataset_tag: NULL argument");
   struct lnc_dscache *c = lnc_engine_dscache(lnc_worker_engine(w));
-  const char *rel;
-  const struct lnc_s3_mount *m = lnc_engine_remote(c->e, dir, &rel, NULL);
-  struct lnc_ds_loc loc = {.fd = -1};
-  int rc;
-  if (m) {
-    if (nowait != LNC_NOWAIT_OFF && !lnc_task_can_park())
-      return lnc_errf(err, LNC_EAGAIN, "%s: objects are read where the caller can wait or park", dir);
-    rc = remote_loc(m, rel, &loc, err);
-  } else {
-    /* A small file read where the versions are listed too: on the caller's thread. */
-    loc.fd = open_dir(c, dir, err);
-    rc = loc.fd < 0 ? -loc.fd : 0;
-  }
+  /* Locally a small file read where the versions are listed too: on the caller's thread. */
+  if (nowait != LNC_NOWAIT_OFF && !lnc_task_can_park() && lnc_engine_remote(c->e, dir, NULL, NULL))
+    return lnc_errf(err, LNC_EAGAIN, "%s: objects are read where the caller can wait or park", dir);
+  struct lnc_ds_loc loc;
+  int rc = engine_loc(c, dir, &loc, err);
   if (!rc) rc = lnc_ds_read_tag(&loc, dir, tag, version, err);
-  if (loc.fd >= 0) close(loc.fd);
-  free(loc.prefix);
+  lnc_ds_loc_close(&loc);
   return rc;
 }
 

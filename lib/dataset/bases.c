@@ -181,9 +181,8 @@ void lnc_ds_bases_detach(lnc_dataset *ds) {
 }
 
 void lnc_ds_bases_free(lnc_dataset *ds) {
-  lnc_ds_bases_detach(ds);
   for (size_t i = 0; i < ds->nbases; i++) {
-    free(ds->bases[i].loc.prefix);
+    lnc_ds_loc_close(&ds->bases[i].loc);
     free(ds->bases[i].dir);
   }
   free(ds->bases);

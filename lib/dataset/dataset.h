@@ -41,6 +41,8 @@ struct lnc_ds_loc {
   const struct lnc_s3_mount *s3; /* with fd -1: the mount (borrowed; it outlives the handle) */
   char *prefix;                  /* the dataset's path below the mount, "" or ending in '/' */
 };
+/* Closes the directory and frees the prefix; loc is then {.fd = -1}. */
+void lnc_ds_loc_close(struct lnc_ds_loc *loc);
 /* The manifests under `_versions/`, as lnc_ds_list_versions. */
 int lnc_ds_loc_versions(const struct lnc_ds_loc *loc, const char *what,
                         struct lnc_ds_version **out, size_t *n, struct lnc_error *err);

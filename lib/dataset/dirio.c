@@ -133,6 +133,12 @@ static int remote_versions(const struct lnc_ds_loc *loc, const char *what,
   return 0;
 }
 
+void lnc_ds_loc_close(struct lnc_ds_loc *loc) {
+  if (loc->fd >= 0) close(loc->fd);
+  free(loc->prefix);
+  *loc = (struct lnc_ds_loc){.fd = -1};
+}
+
 int lnc_ds_loc_versions(const struct lnc_ds_loc *loc, const char *what,
                         struct lnc_ds_version **out, size_t *n, struct lnc_error *err) {
   *out = NULL;

@@ -33,8 +33,7 @@ void lnc_dataset_close(lnc_dataset *ds) {
   free(ds->fdense);
   lnc_ds_bases_free(ds);
   if (ds->m) lance__table__manifest__free_unpacked(ds->m, NULL);
-  if (ds->loc.fd >= 0) close(ds->loc.fd);
-  free(ds->loc.prefix);
+  lnc_ds_loc_close(&ds->loc);
   free(ds->name);
   free(ds);
 }
@@ -120,8 +119,7 @@ int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, co
   *out = NULL;
   lnc_dataset *ds = calloc(1, sizeof *ds);
   if (!ds) {
-    if (loc.fd >= 0) close(loc.fd);
-    free(loc.prefix);
+    lnc_ds_loc_close(&loc);
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", name);
   }
   ds->loc = loc;
@@ -163,15 +161,20 @@ int lnc_ds_open_at(struct lnc_ds_loc loc, const char *name, uint64_t version, co
   return 0;
 }
 
+/* The dataset directory `name` relative to dirfd: its descriptor, or -code with err filled. */
+static int open_dataset_dir(int dirfd, const char *name, struct lnc_error *err) {
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) return fd;
+  int e = errno;
+  return -lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO, "%s: cannot open dataset directory: %s",
+                   name, strerror(e));
+}
+
 int lnc_dataset_open_fd(int dirfd, const char *name, uint64_t version, lnc_dataset **out,
                         struct lnc_error *err) {
   if (!name || !out) return lnc_errf(err, LNC_EINVAL, "lnc_dataset_open_fd: NULL argument");
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    return lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO,
-                    "%s: cannot open dataset directory: %s", name, strerror(e));
-  }
+  int fd = open_dataset_dir(dirfd, name, err);
+  if (fd < 0) return -fd;
   return lnc_ds_open_at((struct lnc_ds_loc){.fd = fd}, name, version, NULL, out, err);
 }
 
@@ -220,15 +223,10 @@ int lnc_dataset_latest_version(const lnc_dataset *ds, uint64_t *latest, struct l
 
 int lnc_dataset_tag(const char *dir, const char *tag, uint64_t *version, struct lnc_error *err) {
   if (!dir || !tag || !version) return lnc_errf(err, LNC_EINVAL, "lnc_dataset_tag: NULL argument");
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    return lnc_errf(err, e == ENOENT || e == ENOTDIR ? LNC_ENOTFOUND : LNC_EIO,
-                    "%s: cannot open dataset directory: %s", dir, strerror(e));
-  }
-  struct lnc_ds_loc loc = {.fd = fd};
+  struct lnc_ds_loc loc = {.fd = open_dataset_dir(AT_FDCWD, dir, err)};
+  if (loc.fd < 0) return -loc.fd;
   int rc = lnc_ds_read_tag(&loc, dir, tag, version, err);
-  close(fd);
+  lnc_ds_loc_close(&loc);
   return rc;
 }
 
