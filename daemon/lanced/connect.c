@@ -73,13 +73,6 @@ static void free_msg(ProtobufCMessage *m, bool json) {
     protobuf_c_message_free_unpacked(m, NULL);
 }
 
-/* A request's tag (empty: none) resolved into *version, which it may not also give. */
-static int pin_tag(const char *path, const char *tag, uint64_t *version, struct ld_err *e) {
-  if (!tag || !*tag) return 0;
-  if (*version) return ld_errf(e, 400, "invalid_argument", "a request names a version or a tag, not both");
-  return ld_service_tag(path, tag, version, e);
-}
-
 static void take(struct ld_req *r, bool json, double deadline, struct ld_response *out) {
   struct ld_err e;
   struct ld_take_result t = {0};
@@ -91,7 +84,7 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
   r->format = format == LANCED__V1__FORMAT__FORMAT_PROTO ? LD_F_PROTO : LD_F_ARROW;
   if (!q->n_ids)
     ld_errf(&e, 400, "invalid_argument", "ids is empty");
-  else if (pin_tag(q->path, q->tag, &q->version, &e))
+  else if (ld_pin_tag(q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e))
     ;
   else if (q->n_ids > r->lim.max_ids)
     ld_errf(&e, 429, "resource_exhausted", "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
@@ -126,7 +119,7 @@ static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
   Lanced__V1__GetFileRequest *q =
       (Lanced__V1__GetFileRequest *)decode(r, &lanced__v1__get_file_request__descriptor, json, &e);
   if (!q) return ld_connect_error(out, &e);
-  int rc = pin_tag(q->path, q->tag, &q->version, &e);
+  int rc = ld_pin_tag(q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e);
   if (!rc) rc = ld_service_describe(q->path, q->version ? &q->version : NULL, &fi, &e);
   if (!rc) {
     rc = ld_proto_file_info(q->path, &fi, json, &out->body, &e);

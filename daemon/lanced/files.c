@@ -19,6 +19,12 @@ int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err
   return ld_service_tag(rel, v, out, e);
 }
 
+int ld_pin_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
+  if (!tag) return 0;
+  if (*version) return ld_errf(e, 400, "invalid_argument", "a request names a version or a tag, not both");
+  return ld_service_tag(rel, tag, version, e);
+}
+
 int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e) {
   const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
   const char *tag = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tag");

@@ -407,6 +407,9 @@ void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
 /* ?version=N, ?version=<tag> or ?tag=<tag> of dataset rel (files.c): 0 and *out = the version
  * when given, 1 when absent, -1 with e filled when bad. */
 int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e);
+/* A request body's tag (NULL: none; protobuf's unset "" is passed as NULL) resolved into
+ * *version, which the body may not also give (nonzero): 0, or -1 with e filled. */
+int ld_pin_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
 /* A version given as text (a query, a JSON string): a positive integer, or a tag of dataset
  * rel resolved to its version. 0, or -1 with e filled. */
 int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err *e);

@@ -339,9 +339,7 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
     memcpy(q->ids, t->ids, t->n_ids * sizeof *q->ids);
     q->n = t->n_ids;
     if (t->version) q->has_version = true, q->version = t->version; /* 0 = latest */
-    if (t->tag && *t->tag && t->version)
-      rc = ld_errf(e, 400, "invalid_argument", "a TakeRequest names a version or a tag, not both");
-    else if (t->tag && *t->tag && !(q->tag = strdup(t->tag)))
+    if (t->tag && *t->tag && !(q->tag = strdup(t->tag)))
       rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
     for (size_t i = 0; i < t->n_columns && !rc; i++)
       rc = add_column(q, t->columns[i], strlen(t->columns[i]), e);
@@ -434,11 +432,11 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   uint64_t version;
   int vr = ld_version_arg(c, rel, &version, &e);
   if (vr < 0) goto fail;
-  if (vr > 0 && q.tag) { /* a string in the body is a tag, as in Lance's checkout */
-    if (ld_service_tag(rel, q.tag, &version, &e)) goto fail;
+  if (vr > 0 && (q.tag || q.has_version)) { /* the body's: a string there is a tag, as in Lance's checkout */
+    version = q.has_version ? q.version : 0;
+    if (ld_pin_tag(rel, q.tag, &version, &e)) goto fail;
     vr = 0;
   }
-  if (vr > 0 && q.has_version) vr = 0, version = q.version;
   if (ld_service_take(rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
                       q.ncols, blobs, r->lim.max_response, &t.schema, &t.array, &t.stats, &e))
     goto fail;
