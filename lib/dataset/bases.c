@@ -154,7 +154,7 @@ int lnc_ds_bases_open(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct
   if (!ds->bases) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   for (size_t i = 0; i < m->n_base_paths; i++) {
     const Lance__Table__BasePath *b = m->base_paths[i];
-    ds->bases[i] = (struct lnc_ds_base){.id = b->id, .dataset_root = b->is_dataset_root, .loc = {.fd = -1}, .pb = b};
+    ds->bases[i] = (struct lnc_ds_base){.id = b->id, .loc = {.fd = -1}, .pb = b};
   }
   ds->nbases = m->n_base_paths;
   qsort(ds->bases, ds->nbases, sizeof *ds->bases, cmp_base);
@@ -206,7 +206,7 @@ static const struct lnc_ds_base *file_base(const lnc_dataset *ds, const Lance__T
                                            const char **sub) {
   const struct lnc_ds_base *b = LNC_DS_DF_HAS_BASE(df) ? base_find(ds, df->base_id) : NULL;
   LNC_ASSERT(!LNC_DS_DF_HAS_BASE(df) || (b && b->used)); /* checked at parse, resolved at open */
-  *sub = !b || b->dataset_root ? "data/" : "";
+  *sub = !b || b->pb->is_dataset_root ? "data/" : "";
   return b;
 }
 

@@ -59,11 +59,12 @@ int lnc_ds_pick_version(const struct lnc_ds_version *vs, size_t n, uint64_t want
  * below the engine's root or a mount; an absolute path without an engine). */
 struct lnc_ds_base {
   uint32_t id;
-  bool dataset_root; /* its data files are below <base>/data/, deletion files <base>/_deletions/ */
-  bool used;         /* some file names it: only those are resolved (loc, dir) */
+  bool used; /* some file names it: only those are resolved (loc, dir) */
   struct lnc_ds_loc loc;
-  char *dir;                        /* malloc'd; NULL when not used */
-  const Lance__Table__BasePath *pb; /* in the handle's manifest */
+  char *dir; /* malloc'd; NULL when not used */
+  /* In the handle's manifest. is_dataset_root: its data files are below <base>/data/ (else
+   * directly below it), its deletion files below <base>/_deletions/. */
+  const Lance__Table__BasePath *pb;
 };
 /* Whether a data / deletion file names a base path (table.proto: presence through a oneof,
  * as id 0 is a base). */
