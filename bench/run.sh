@@ -38,6 +38,7 @@ node bench/report.mjs "$OUT"
 # The io_uring request path against fio and nginx (issue 13); 1 s cells at the small scale.
 if BIN=$BIN DURATION=${URING_DURATION:-$([[ $SCALE == small ]] && echo 1 || echo 4)} \
     CONNS=$([[ $QUICK == 1 ]] && echo 4 || echo "${CONNS:-1 4 16 64}") \
+    CPU_REPS=$([[ $QUICK == 1 ]] && echo 1 || echo "${CPU_REPS:-3}") \
     bench/uring-path.sh "$OUT" "$DATA" > "$OUT/uring-path.log" 2>&1; then
   cat "$OUT/uring-path.md" >> "$OUT/report.md"
 else
