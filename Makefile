@@ -192,6 +192,7 @@ integration: $(BINS) $(LIB_SO) $(S3CHECK) $(CLONE_FIXTURES)
 	@BIN=$(BINOUT) tests/integration/daemon_listing.sh
 	@BIN=$(BINOUT) tests/integration/promtool.sh
 	@node tests/integration/arrow_metadata.mjs $(BINOUT)
+	@node tests/integration/daemon_proto_answers.mjs $(BINOUT)
 	@node tests/s3/lancedb_s3.mjs
 	@node --openssl-legacy-provider tests/s3/objstore.mjs $(BUILD) $(BINOUT)
 	@node --openssl-legacy-provider tests/s3/daemon_s3.mjs $(BINOUT)
