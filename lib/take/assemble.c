@@ -113,6 +113,16 @@ static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd
   int col = lnc_proj_first_column(p);
   if (col < 0) return lnc_errf(a->err, LNC_EINTERNAL, "field '%s' reads no column", p->field->name);
   struct lnc_leafrows *S = a->cols[col];
+  /* A list (or struct) whose first column is an unsupported field's, as in
+   * list<fixed_size_list<fixed_size_list>>: that column is not read, which only a take of no
+   * rows lets through (check_servable), so the parent is built from no levels and the field as
+   * its null stand-in. Read only: a parent takes no buffers from its leaf rows. */
+  static struct lnc_leafrows no_rows;
+  if (!S) {
+    if (a->n_rows || p->field->column >= 0)
+      return lnc_errf(a->err, LNC_EINTERNAL, "field '%s': column %d not read", p->field->name, col);
+    S = &no_rows;
+  }
   uint32_t D = a->leaf_depth[col];
   uint32_t max_rep = a->leaf_lists[col];
   struct slots sl;
