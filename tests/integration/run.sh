@@ -97,7 +97,8 @@ if [[ -n $FILE ]]; then
   echo "answers: $((n_ans - n_ans_fail))/$n_ans bodies identical to Lance's"
   healthy "answers"
 
-  # ---- a file with a column lanced cannot serve (a dictionary of bools) beside a map --------
+  # ---- a file with columns lanced cannot serve (a dictionary of bools, a list of nested
+  # fixed-size lists) beside a map; describing it as a dataset once crashed the daemon ------------
   U=$(node -e 'const f=require("./tests/fixtures/index.json").fixtures.find(x=>x.name==="unsup22");if(f)console.log(f.file.replace(/^tests\/fixtures\//,""))')
   if [[ -n $U ]]; then
     expect "unsupported: describe" 200 "$URL/files/$U"
@@ -111,6 +112,8 @@ if [[ -n $FILE ]]; then
     expect "a map as Arrow" 200 "$URL/files/$U/rows?ids=2&columns=m" -H 'Accept: application/vnd.apache.arrow.stream'
     expect "a map over protobuf: use Arrow" 501 "$URL/files/$U/rows?ids=2&columns=m&format=proto"
     expect "unsupported: the column itself" 422 "$URL/files/$U/rows?ids=0&columns=db"
+    expect "unsupported: a list of nested fixed-size lists" 422 "$URL/files/$U/rows?ids=1&columns=lff"
+    grep -q "column 'item' cannot be served" "$WORK/body" && ok "the nested fixed-size list's item named" || bad "lff message" "$(head -c 300 "$WORK/body")"
     expect "unsupported: dataset describe" 200 "$URL/files/data/unsup22"
     expect "unsupported: dataset rows of the other columns" 200 "$URL/files/data/unsup22/rows?ids=0,1&columns=x,id"
   fi

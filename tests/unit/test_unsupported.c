@@ -1,7 +1,8 @@
 /* One column liblance cannot serve never sinks the others (issue 12, part 3), on a real file:
- * tests/fixtures/data/unsup22 (gen.mjs) holds a dictionary of booleans beside ordinary columns
- * and a map (logical type "map"), which was the other unserved column until maps were read
- * (2026-11-26; their values are checked against Lance's by the conformance test, map22). The
+ * tests/fixtures/data/unsup22 (gen.mjs) holds a dictionary of booleans and a list of nested
+ * fixed-size lists beside ordinary columns and a map (logical type "map"), which was the other
+ * unserved column until maps were read (2026-11-26; their values are checked against Lance's
+ * by the conformance test, map22). The
  * file opens, describes itself with the column marked, serves the others, and a take that
  * includes the column it cannot serve fails with LNC_EUNSUPPORTED naming that column. */
 #include <check.h>
@@ -32,7 +33,7 @@ START_TEST(test_open_and_describe) {
   /* The schema still exports: the unserved column as Arrow null, the map as a map. */
   struct ArrowSchema s;
   ck_assert_int_eq(lnc_file_schema(f, &s, NULL), 0);
-  ck_assert_int_eq(s.n_children, 5);
+  ck_assert_int_eq(s.n_children, 6);
   ck_assert_str_eq(s.children[2]->name, "m");
   ck_assert_str_eq(s.children[2]->format, "+m");
   ck_assert_str_eq(s.children[3]->name, "db");
@@ -80,6 +81,9 @@ START_TEST(test_unserved_columns_refused_by_name) {
   expect_refused(f, NULL, 0, "db"); /* all columns: the one it cannot serve, by name */
   const char *db[] = {"id", "db"};
   expect_refused(f, db, 2, "db");
+  /* A list whose item is a fixed-size list of fixed-size lists: the item is what is not read. */
+  const char *lff[] = {"lff", "id"};
+  expect_refused(f, lff, 2, "item");
   lnc_file_close(f);
 }
 END_TEST
@@ -107,17 +111,27 @@ START_TEST(test_map_served) {
 END_TEST
 
 /* A take of no rows is how a schema is asked for (a dataset's description reads one this way):
- * it succeeds, the unserved columns typed null. */
+ * it succeeds, the unserved columns typed null. The list of nested fixed-size lists comes back
+ * as a list of null: its item's column is not read, and the assembly of the list once
+ * dereferenced that unread column (a crash of lanced describing the dataset). */
 START_TEST(test_zero_row_take_gives_schema) {
   lnc_file *f = open_unsup();
   struct ArrowSchema s;
   struct ArrowArray a;
-  ck_assert_int_eq(lnc_take(f, NULL, 0, NULL, 0, &s, &a, NULL, NULL), 0);
-  ck_assert_int_eq(s.n_children, 5);
+  struct lnc_error err = {0};
+  int rc = lnc_take(f, NULL, 0, NULL, 0, &s, &a, NULL, &err);
+  ck_assert_msg(rc == 0, "take of no rows: %s", err.message);
+  ck_assert_int_eq(s.n_children, 6);
   ck_assert_str_eq(s.children[2]->format, "+m");
   ck_assert_str_eq(s.children[3]->format, "n");
   ck_assert_str_eq(s.children[4]->format, "g");
+  ck_assert_str_eq(s.children[5]->name, "lff");
+  ck_assert_str_eq(s.children[5]->format, "+l");
+  ck_assert_int_eq(s.children[5]->n_children, 1);
+  ck_assert_str_eq(s.children[5]->children[0]->format, "n");
   ck_assert_int_eq(a.length, 0);
+  ck_assert_int_eq(a.n_children, 6);
+  ck_assert_int_eq(a.children[5]->length, 0);
   a.release(&a);
   s.release(&s);
   lnc_file_close(f);
