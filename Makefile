@@ -185,6 +185,7 @@ integration: $(BINS) $(LIB_SO) $(S3CHECK) $(CLONE_FIXTURES)
 	@BIN=$(BINOUT) tests/integration/daemon_descriptors.sh
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_framing
+	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_halfclose
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_utf8
 	@/usr/bin/python3 -u tests/abuse/abuse.py $(BINOUT) --files 300 --datasets 60 --live-seconds 5
 	@BIN=$(BINOUT) tests/integration/options_documented.sh

@@ -36,8 +36,9 @@ static int nnets; /* network threads started: published with release, read with 
 static int listen_fds[LD_MAX_LISTEN];
 static int nlisten;
 static uint64_t inflight, connections;
-static bool direct_tasks;      /* io_mode direct: requests run as loop tasks */
-static int max_wait_ms = 1000; /* a loop iteration waits at most this long (the watchdog's pace) */
+static bool direct_tasks;       /* io_mode direct: requests run as loop tasks */
+static int max_wait_ms = 1000;  /* a loop iteration waits at most this long (the watchdog's pace) */
+static unsigned conn_timeout_s; /* MHD's idle timeout of every connection (net_start) */
 
 void ld_server_set_max_wait_ms(int ms) { max_wait_ms = ms < 10 ? 10 : ms; }
 
@@ -202,6 +203,27 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
   return rc;
 }
 
+/* Suspends c for an answer that comes later (a parked loop task, a take thread).
+ * libmicrohttpd 0.9.75 marks a resumed connection readable and, in its epoll loop, reads it
+ * before it asks the handler for the answer, unless the connection is in the list of those
+ * with a timeout of their own, which is walked first (MHD_connection_handle_idle) on every
+ * turn. A client that half-closed after its request (shutdown(SHUT_WR), nc -N) had that read
+ * find the end of the stream, which MHD took for an abort: the answer was dropped (499).
+ * Only when no other connection was open did the walk of the default-timeout list reach it
+ * first. So while suspended the connection gets a timeout of its own (one second longer;
+ * MHD does not time out suspended connections), and gets the default back as its answer is
+ * queued (resumed_answer). */
+static void suspend_for_answer(struct MHD_Connection *c) {
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s + 1);
+  MHD_suspend_connection(c);
+}
+
+static enum MHD_Result resumed_answer(struct MHD_Connection *c, struct ld_req *r) {
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s);
+  r->stage = LD_STAGE_SENT;
+  return send_response(c, r, &r->out);
+}
+
 /* To a take thread, whose answer resumes the connection (already suspended). */
 static void hand_off(struct ld_req *r, int block) {
   memset(&r->out, 0, sizeof r->out);
@@ -303,10 +325,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     *upload_size = 0;
     return MHD_YES;
   }
-  if (r->stage == LD_STAGE_ANSWERED) { /* back from a take thread: send what it produced */
-    r->stage = LD_STAGE_SENT;
-    return send_response(c, r, &r->out);
-  }
+  if (r->stage == LD_STAGE_ANSWERED) /* back from a take thread: send what it produced */
+    return resumed_answer(c, r);
   if (r->stage != LD_STAGE_NEW) return MHD_YES;
   if (r->status) return MHD_YES;                      /* already answered (admission) */
   if (this_net) ld_conn_request_started(this_net, c); /* the body is in */
@@ -332,7 +352,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (lnc_loop_spawn(ld_service_loop(), run_task, r, &parked, NULL) == 0) {
       if (parked) { /* the task resumes the connection when its reads are in */
         r->stage = LD_STAGE_TASK;
-        MHD_suspend_connection(c);
+        suspend_for_answer(c);
         return MHD_YES;
       }
       if (!r->task_would_block) return send_response(c, r, &r->out);
@@ -345,7 +365,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!(r->task_would_block = ld_service_would_block())) return send_response(c, r, &out);
     lnc_buf_free(&out.body);
   }
-  MHD_suspend_connection(c);
+  suspend_for_answer(c);
   hand_off(r, r->task_would_block ? r->task_would_block : LD_BLOCK_DISK);
   return MHD_YES;
 }
@@ -539,6 +559,7 @@ static void *net_main(void *arg) {
 
 static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard, unsigned timeout_s) {
   n->index = index;
+  conn_timeout_s = timeout_s;
   n->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   pthread_mutex_init(&n->lock, NULL);
   pthread_cond_init(&n->loop_cv, NULL);
