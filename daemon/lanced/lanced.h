@@ -374,6 +374,7 @@ struct ld_req {
   char *url;           /* owned copy */
   struct lnc_buf body; /* request body, bounded by max_body */
   bool body_too_big;
+  bool linger; /* answered before its body was read: the connection lingers (conns.c) */
   /* body holds a Content-Encoding: gzip body already inflated: a request re-routed on a take
    * thread (its first attempt would have blocked) must not inflate it again. */
   bool body_inflated;

@@ -160,8 +160,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
-  if (this_net) ld_conn_request_done(this_net, c);              /* waiting again: the header deadline restarts */
-  if (this_net && r->status == 413) ld_linger_add(this_net, c); /* its body may still be coming */
+  if (this_net) ld_conn_request_done(this_net, c);                             /* waiting again: the header deadline restarts */
+  if (this_net && (r->linger || r->status == 413)) ld_linger_add(this_net, c); /* its body may still be coming */
   lnc_buf_free(&r->body);
   if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
   free(r->url);
@@ -224,6 +224,16 @@ static enum MHD_Result resumed_answer(struct MHD_Connection *c, struct ld_req *r
   return send_response(c, r, &r->out);
 }
 
+/* An answer given before the request's body was read (shutting down, over a limit, framing,
+ * a Content-Length over max_body_bytes): with a body on its way, the connection lingers after
+ * it (conns.c), so a client still writing the body reads the answer instead of a reset.
+ * (Keyed on the status this was a 413 only, which a Connect request gets as 429.) */
+static enum MHD_Result answer_early(struct MHD_Connection *c, struct ld_req *r,
+                                    struct ld_response *out, bool body_coming) {
+  r->linger = body_coming;
+  return send_response(c, r, out);
+}
+
 /* To a take thread, whose answer resumes the connection (already suspended). */
 static void hand_off(struct ld_req *r, int block) {
   memset(&r->out, 0, sizeof r->out);
@@ -276,12 +286,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     r->url = strdup(url);
     if (!r->url) return MHD_NO;
     bool cheap = !strcmp(url, "/healthz") || !strcmp(url, "/metrics");
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    bool body_coming = (cl && strcmp(cl, "0")) || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
     struct ld_err e;
     if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) {
       ld_errf(&e, 503, "unavailable", "shutting down");
       ld_error_for(r, &out, &e);
       out.retry_after = 1;
-      return send_response(c, r, &out);
+      return answer_early(c, r, &out, body_coming);
     }
     if (this_net) ld_conn_request_started(this_net, c); /* never evicts itself below */
     /* Over the connection limit, connections with no request in progress make room first
@@ -295,26 +307,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
               over_conns ? "connection" : "in-flight request");
       ld_error_for(r, &out, &e);
       out.retry_after = 1;
-      return send_response(c, r, &out);
+      return answer_early(c, r, &out, body_coming);
     }
     if (ld_framing_check(c, version, &e)) {
       ld_error_for(r, &out, &e);
       out.close = true; /* nothing behind an ambiguous message is read as a request */
-      return send_response(c, r, &out);
+      return answer_early(c, r, &out, body_coming);
     }
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     uint64_t len;
     if (cl && ld_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body) {
       ld_errf(&e, 413, "limit_exceeded", "request body of %llu bytes is over max_body_bytes (%llu)",
               (unsigned long long)len, (unsigned long long)r->lim.max_body);
       ld_error_for(r, &out, &e);
-      return send_response(c, r, &out);
+      return answer_early(c, r, &out, body_coming);
     }
     /* A body to come: the connection is back under the deadline until it is all in, so a
      * body trickled (or a chunk size never honoured) is cut off like slow headers. */
-    if (this_net && ((cl && strcmp(cl, "0")) ||
-                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding")))
-      ld_conn_body_started(this_net, c);
+    if (this_net && body_coming) ld_conn_body_started(this_net, c);
     return MHD_YES;
   }
   if (*upload_size) {

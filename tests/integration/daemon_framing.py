@@ -115,6 +115,13 @@ head = b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: appl
 out, err = write_then_read(head, (chunk for _ in range(size // len(chunk))))
 check(out.startswith(b"HTTP/1.1 413") and err is None,
       f"a 64 MiB POST written in full, then read: 413 (got {out[:30]!r}, error {err})")
+# The same for Connect, whose answer to it is 429 resource_exhausted (the Connect spec's status):
+# refused before its body is read, the connection lingers as for the 413.
+head = (b"POST /lanced.v1.RowService/Take HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n" % size)
+out, err = write_then_read(head, (chunk for _ in range(size // len(chunk))))
+check(out.startswith(b"HTTP/1.1 429") and b'"resource_exhausted"' in out and err is None,
+      f"a 64 MiB Connect request written in full, then read: 429 (got {out[:30]!r}, error {err})")
 body = b'{"ids":[' + b",".join(b"%d" % (i % 1000) for i in range(2_000_000)) + b"]}"
 head = b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
 out, err = write_then_read(head, [body])
