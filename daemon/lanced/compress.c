@@ -36,6 +36,10 @@ int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struc
     z.avail_out = (uInt)(out->cap - out->len);
     rc = inflate(&z, Z_NO_FLUSH);
     out->len = out->cap - z.avail_out;
+    /* More after a member's end: the next member (RFC 1952 2.2: a gzip body is a series of
+     * them, and Go's, Node's and Python's readers take them all), or garbage, which its
+     * header check refuses. Only the first was inflated, the rest silently dropped. */
+    if (rc == Z_STREAM_END && z.avail_in) rc = inflateReset(&z);
   } while (rc == Z_OK && (z.avail_in || !z.avail_out));
   inflateEnd(&z);
   if (rc != Z_STREAM_END)
