@@ -61,7 +61,14 @@ static ProtobufCMessage *decode(const struct ld_req *r, const ProtobufCMessageDe
     if (!m) ld_errf(e, 400, "invalid_argument", "%s", msg);
   } else {
     m = protobuf_c_message_unpack(d, NULL, r->body.len, r->body.data);
-    if (!m) ld_errf(e, 400, "invalid_argument", "body is not a valid %s", d->name);
+    const char *nul = m ? ld_pb_nul_string(d, r->body.data, r->body.len) : NULL;
+    if (!m)
+      ld_errf(e, 400, "invalid_argument", "body is not a valid %s", d->name);
+    else if (nul) {
+      protobuf_c_message_free_unpacked(m, NULL);
+      m = NULL;
+      ld_errf(e, 400, "invalid_argument", "field %s holds a NUL byte", nul);
+    }
   }
   return m;
 }

@@ -442,6 +442,11 @@ int ld_pbjson_write(const struct ProtobufCMessage *m, struct lnc_buf *out);
 struct ProtobufCMessage *ld_pbjson_read(const struct ProtobufCMessageDescriptor *d,
                                         const char *text, size_t len, char *msg, size_t msglen);
 void ld_pbjson_free(struct ProtobufCMessage *m);
+/* The name of the first string field of d that holds a NUL byte in the binary message p (one
+ * protobuf-c unpacked: it is well formed), or NULL. protobuf-c unpacks a string into a C
+ * string, which the NUL would cut short: "a.lance\0/../x" read as "a.lance", while a proxy
+ * reading the message sees the whole. Top-level fields (the request messages nest none). */
+const char *ld_pb_nul_string(const struct ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len);
 
 /* ---- util.c: byte buffers (struct lnc_buf from lance.h), time, numbers -------------------- */
 /* Appends abort on allocation failure: a daemon out of memory for a few KiB of headers or

@@ -328,7 +328,10 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
   Lanced__V1__TakeRequest *t = lanced__v1__take_request__unpack(NULL, r->body.len, r->body.data);
   if (!t) return ld_errf(e, 400, "invalid_argument", "body is not a lanced.v1.TakeRequest");
   int rc = 0;
-  if (t->n_ids == 0)
+  const char *nul = ld_pb_nul_string(&lanced__v1__take_request__descriptor, r->body.data, r->body.len);
+  if (nul)
+    rc = ld_errf(e, 400, "invalid_argument", "field %s holds a NUL byte", nul);
+  else if (t->n_ids == 0)
     rc = ld_errf(e, 400, "invalid_argument", "ids is empty");
   else if (t->n_ids > r->lim.max_ids)
     rc = ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", t->n_ids,

@@ -67,6 +67,32 @@ for name, want, raw in cases:
           f"{name}: {want} at once and closed, the pipelined request not answered "
           f"(statuses {[x.decode() for x in statuses]}, closed {closed}, {secs:.2f} s)")
 
+# A NUL inside a string of a protobuf body: protobuf-c hands the string on as a C string, cut at
+# the NUL, so these were served as sample.lance and column i64 while a proxy reading the
+# message saw other names. 400, as for a NUL in the URL or a JSON body's \u0000.
+def pb(num, data):
+    return bytes([num << 3 | 2, len(data)]) + data
+
+
+for name, path, ctype, body in [
+    ("a Connect Take's path", "/lanced.v1.RowService/Take", "application/proto",
+     pb(1, b"sample.lance\0/../x") + pb(2, b"\x01\x02")),
+    ("a Connect Take's column", "/lanced.v1.RowService/Take", "application/proto",
+     pb(1, b"sample.lance") + pb(2, b"\x01") + pb(3, b"i64") + pb(3, b"i64\0x")),
+    ("a Connect GetFile's tag", "/lanced.v1.RowService/GetFile", "application/proto",
+     pb(1, b"train.lance") + pb(3, b"v1\0")),
+    ("a /rows protobuf body's column", "/files/sample.lance/rows", "application/x-protobuf",
+     pb(2, b"\x01") + pb(3, b"i64\0junk")),
+]:
+    out, _, _ = exchange(b"POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+                         b"Connection: close\r\n\r\n%s" % (path.encode(), ctype.encode(), len(body), body))
+    check(out.startswith(b"HTTP/1.1 400") and b"NUL" in out,
+          f"a NUL byte in {name} (protobuf): 400 ({out.split(chr(13).encode())[0]!r})")
+body = pb(2, b"\x01") + pb(3, b"i64") + b"\x28\x00"  # and a varint field (version 0)
+out, _, _ = exchange(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+                     b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+check(out.startswith(b"HTTP/1.1 200"), f"a protobuf body without a NUL in its strings is served ({out[:20]!r})")
+
 # A chunk size never honoured: libmicrohttpd waits for its bytes; the body deadline
 # (client_header_timeout_ms, 1 s here) closes the connection instead of the 30 s idle timeout.
 out, secs, closed = exchange(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
