@@ -1,11 +1,13 @@
-/* gzip for Connect bodies (zlib, RFC 1952): request bodies sent with Content-Encoding: gzip
- * are inflated before decoding, bounded by max_body_bytes so a small compressed body cannot
+/* gzip for request bodies (Connect and POST /rows; zlib, RFC 1952): bodies sent with
+ * Content-Encoding: gzip are inflated before decoding, bounded by max_body_bytes so a small compressed body cannot
  * expand without limit; answers are deflated when the client accepts gzip and the body is
  * large enough to gain from it. zlib rather than our own inflate: it is the reference
  * implementation, in every Debian system, and a decompressor is exactly the kind of parser
  * not to write twice. */
 #include "lanced.h"
+#include <microhttpd.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 #include <zlib.h>
 
@@ -14,7 +16,7 @@
 
 int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struct ld_err *e) {
   z_stream z = {0};
-  if (inflateInit2(&z, GZIP_WINDOW) != Z_OK) return ld_errf(e, 500, "internal", "zlib: cannot start inflate");
+  if (inflateInit2(&z, GZIP_WINDOW) != Z_OK) return ld_errf(e, 503, "resource_exhausted", "zlib: cannot start inflate (out of memory)");
   z.next_in = in->data;
   z.avail_in = (uInt)in->len;
   int rc;
@@ -44,6 +46,21 @@ int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struc
   inflateEnd(&z);
   if (rc != Z_STREAM_END)
     return ld_errf(e, 400, "invalid_argument", "body is not valid gzip (%s)", z.msg ? z.msg : "truncated");
+  return 0;
+}
+
+int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, struct ld_err *e) {
+  const char *enc = ld_header(c, "Content-Encoding");
+  if (!enc[0] || !strcasecmp(enc, "identity") || r->body_inflated) return 0;
+  if (strcasecmp(enc, "gzip")) return 1;
+  struct lnc_buf plain = {0};
+  if (ld_gunzip(&r->body, r->lim.max_body, &plain, e)) {
+    lnc_buf_free(&plain);
+    return -1;
+  }
+  lnc_buf_free(&r->body);
+  r->body = plain;
+  r->body_inflated = true;
   return 0;
 }
 

@@ -151,24 +151,6 @@ static void grpc_unimplemented(const char *ct, struct ld_response *out) {
                       "application/json); gRPC and gRPC-Web are not served";
 }
 
-/* Content-Encoding of a Connect unary request: identity, or gzip (inflated here, bounded by
- * max_body_bytes). Anything else is `unimplemented`, naming what is supported. */
-static int request_encoding(struct MHD_Connection *c, struct ld_req *r, struct ld_err *e) {
-  const char *enc = ld_header(c, "Content-Encoding");
-  if (!enc[0] || !strcasecmp(enc, "identity") || r->body_inflated) return 0;
-  if (strcasecmp(enc, "gzip"))
-    return ld_errf(e, 501, "unimplemented", "Content-Encoding %.60s is not supported (gzip, identity are)", enc);
-  struct lnc_buf plain = {0};
-  if (ld_gunzip(&r->body, r->lim.max_body, &plain, e)) {
-    lnc_buf_free(&plain);
-    return -1;
-  }
-  lnc_buf_free(&r->body);
-  r->body = plain;
-  r->body_inflated = true;
-  return 0;
-}
-
 void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
                        struct ld_response *out) {
   struct ld_err e;
@@ -204,9 +186,15 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     }
     deadline = r->start + (double)ms / 1000.0;
   }
-  if (request_encoding(c, r, &e)) {
+  /* Another Content-Encoding is `unimplemented` (the Connect spec's code for it). */
+  int dec = ld_body_decode(c, r, &e);
+  if (dec > 0)
+    ld_errf(&e, 501, "unimplemented", "Content-Encoding %.60s is not supported (gzip, identity are)",
+            ld_header(c, "Content-Encoding"));
+  if (dec) {
+    ld_connect_error(out, &e);
     out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
-    return ld_connect_error(out, &e);
+    return;
   }
   if (!strcmp(method, "Take"))
     take(r, json, deadline, out);

@@ -353,6 +353,11 @@ bool ld_gzip_wanted(const char *accept_encoding, size_t body_len);
 /* The q of the parameters after a media range or coding's name (up to its ','), RFC 9110
  * 12.4.2, in thousandths: "; q=0.5" is 500; 1000 without a q. */
 int ld_qvalue(const char *params);
+/* The request body as its Content-Encoding says: none or identity, as it is; gzip, inflated in
+ * place (bounded by max_body_bytes) the first time, so a request routed again on a take thread
+ * keeps it. 0, or -1 with e filled (not gzip, over the limit), or 1 for another coding (e
+ * untouched: the caller answers it in its protocol). */
+int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, struct ld_err *e);
 int ld_gzip(struct lnc_buf *body); /* in place; -1 (body untouched) on failure */
 /* Where a request is (server.c / dispatch.c). */
 enum ld_stage {

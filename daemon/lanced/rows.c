@@ -407,6 +407,15 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   if (ld_path_check(rel, &e)) return ld_json_error(out, &e);
 
   if (!strcmp(r->method, "POST")) {
+    int dec = ld_body_decode(c, r, &e);
+    if (dec > 0)
+      ld_errf(&e, 415, "unsupported_media_type", "Content-Encoding %.60s is not supported (gzip, identity are)",
+              ld_header(c, "Content-Encoding"));
+    if (dec) {
+      ld_json_error(out, &e);
+      out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
+      return;
+    }
     const char *ct = ld_header(c, "Content-Type");
     bool proto = strcasestr(ct, "application/x-protobuf") || strcasestr(ct, "application/protobuf") ||
                  strcasestr(ct, "application/proto");
