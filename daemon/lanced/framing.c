@@ -2,8 +2,8 @@
  * §6.3), checked once a request's headers are in and before any of its body is read:
  * Content-Length given twice with different values, Content-Length together with
  * Transfer-Encoding, a Transfer-Encoding other than exactly `chunked` (`gzip, chunked`, ...)
- * and whitespace between a header's name and its colon (`Transfer-Encoding : chunked`)
- * are each a 400 that closes the connection, so nothing pipelined behind a message whose
+ * whitespace between a header's name and its colon (`Transfer-Encoding : chunked`) and either
+ * framing header folded onto a second line (obs-fold) are each a 400 that closes the connection, so nothing pipelined behind a message whose
  * framing is in doubt is read as a request. Chunked bodies stay accepted (Node's HTTP client,
  * hence connect-node, sends them); libmicrohttpd 0.9.75 waits for the bytes of an absurd chunk
  * size (ffffffffffffffff) instead of refusing it, and the body deadline (conns.c, the header
@@ -26,8 +26,15 @@
 struct framing {
   int n_cl, n_te;
   const char *cl, *te;
-  bool cl_differ, space_in_name;
+  bool cl_differ, space_in_name, folded;
 };
+
+/* key is name followed by more: what libmicrohttpd 0.9.75 makes of a folded line (obs-fold,
+ * RFC 9112 5.2), which it appends to the header's name instead of its value. */
+static bool name_glued(const char *key, const char *name) {
+  size_t n = strlen(name);
+  return !strncasecmp(key, name, n) && key[n];
+}
 
 static enum MHD_Result count(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
   (void)kind;
@@ -35,6 +42,11 @@ static enum MHD_Result count(void *cls, enum MHD_ValueKind kind, const char *key
   /* libmicrohttpd 0.9.75 keeps `Transfer-Encoding : chunked` under the name with its space,
    * which no comparison below matches, while a proxy may take it for the header itself. */
   if (strpbrk(key, " \t")) f->space_in_name = true;
+  /* `Transfer-Encoding:\r\n chunked` arrives as a header "Transfer-Encodingchunked" with an
+   * empty value, `Content-Length:\r\n 11` as "Content-Length11": the message is framed by the
+   * other header or as bodiless, while a proxy unfolding the line (as RFC 9112 5.2 allows)
+   * frames it by this one. */
+  if (name_glued(key, "Content-Length") || name_glued(key, "Transfer-Encoding")) f->folded = true;
   if (!strcasecmp(key, "Content-Length")) {
     if (f->n_cl++ && strcmp(f->cl, value ? value : "")) f->cl_differ = true;
     if (!f->cl) f->cl = value ? value : "";
@@ -68,6 +80,8 @@ int ld_framing_check(struct MHD_Connection *c, const char *version, struct ld_er
   MHD_get_connection_values(c, MHD_HEADER_KIND, count, &f);
   if (f.space_in_name) /* RFC 9112 §5.1: such a request MUST be answered 400 */
     return ld_errf(e, 400, "invalid_argument", "whitespace between a header's name and its colon");
+  if (f.folded) /* RFC 9112 §5.2: rejected, since libmicrohttpd cannot unfold it */
+    return ld_errf(e, 400, "invalid_argument", "Content-Length or Transfer-Encoding folded onto a second line (obs-fold)");
   if (f.cl_differ)
     return ld_errf(e, 400, "invalid_argument", "conflicting Content-Length headers");
   if (f.n_cl && f.n_te)

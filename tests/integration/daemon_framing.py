@@ -55,6 +55,14 @@ cases = [
      b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nTransfer-Encoding\t: chunked\r\n\r\n{\"ids\":[1]}"),
     ("a second Content-Length with a space before the colon", 400,
      b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nContent-Length : 99\r\n\r\n{\"ids\":[1]}"),
+    # obs-fold (RFC 9112 5.2: reject or unfold): libmicrohttpd 0.9.75 appends the folded line to
+    # the header's name, so these arrived as "Transfer-Encodingchunked" and "Content-Length11"
+    # and were framed by the other header (or as bodiless), while a proxy unfolding them sees
+    # Transfer-Encoding: chunked or Content-Length: 11
+    ("Transfer-Encoding folded onto a second line", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nTransfer-Encoding:\r\n chunked\r\n\r\n{\"ids\":[1]}"),
+    ("Content-Length folded onto a second line", 400,
+     b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n\t11\r\n\r\n{\"ids\":[1]}"),
     # libmicrohttpd 0.9.75 alone serves these as /healthz and ...?ids=1 (the URL cut at the NUL)
     ("a raw NUL in the request line's path", 400, b"GET /healthz\0/x HTTP/1.1\r\nHost: x\r\n\r\n"),
     ("a raw NUL in the request line's query", 400,
