@@ -336,7 +336,7 @@ static void usage(FILE *o) {
           "  --connection-limit N           (0 = a quarter of RLIMIT_NOFILE)\n"
           "  --client-header-timeout-ms MS  headers (and a body) due within (10000)\n"
           "  --max-connections-per-client N (0 = no cap)\n"
-          "  --max-inflight N               requests at once, then 503 (256)\n"
+          "  --max-inflight N               requests at work at once, then 503 (256)\n"
           "  --log-level error|warn|info|debug  (info)\n"
           "  --request-log on|off           a line per request (off)\n"
           "  --help, --version\n");

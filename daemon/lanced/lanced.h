@@ -379,7 +379,10 @@ struct ld_req {
   char *url;           /* owned copy */
   struct lnc_buf body; /* request body, bounded by max_body */
   bool body_too_big;
-  bool linger; /* answered before its body was read: the connection lingers (conns.c) */
+  bool body_busy;   /* the bodies being received were over their bytes budget: 503 at its end */
+  bool working;     /* counted against max_inflight (server.c admit_work) */
+  size_t body_held; /* bytes of its body counted in the bodies' budget, until it is all in */
+  bool linger;      /* answered before its body was read: the connection lingers (conns.c) */
   /* body holds a Content-Encoding: gzip body already inflated: a request re-routed on a take
    * thread (its first attempt would have blocked) must not inflate it again. */
   bool body_inflated;

@@ -36,6 +36,14 @@ static int nnets; /* network threads started: published with release, read with 
 static int listen_fds[LD_MAX_LISTEN];
 static int nlisten;
 static uint64_t inflight, connections;
+/* Requests at work: past their body (or without one) and not yet completed; max_inflight
+ * bounds these. A request still receiving its body is not one: 256 clients trickling bodies
+ * held every slot, so every other request, GETs included, got 503 for as long as they kept
+ * sending (each cut at the body deadline, then sent again). Those are bounded instead by
+ * connection_limit (they are evicted first, as idle ones are), the body deadline, and
+ * body_bytes: the bytes they hold, at most max_inflight x max_body_bytes, the memory the
+ * count bounded while it counted them. */
+static uint64_t working, body_bytes;
 static bool direct_tasks;       /* io_mode direct: requests run as loop tasks */
 static int max_wait_ms = 1000;  /* a loop iteration waits at most this long (the watchdog's pace) */
 static unsigned conn_timeout_s; /* MHD's idle timeout of every connection (net_start) */
@@ -135,6 +143,49 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 }
 
 /* MHD is done with the request (sent, failed or timed out): account for it and free it. */
+/* ---- admission: requests at work, and the bytes of bodies on their way ---------------- */
+static bool admit_work(struct ld_req *r, bool check) {
+  if (check && __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight) return false;
+  __atomic_add_fetch(&working, 1, __ATOMIC_RELAXED);
+  r->working = true;
+  return true;
+}
+
+/* Room for n more body bytes of r under max_inflight x max_body_bytes. */
+static bool body_room(struct ld_req *r, size_t n) {
+  uint64_t cap = r->lim.max_body && r->lim.max_inflight > UINT64_MAX / r->lim.max_body
+                     ? UINT64_MAX
+                     : r->lim.max_inflight * r->lim.max_body;
+  if (__atomic_add_fetch(&body_bytes, n, __ATOMIC_RELAXED) > cap) {
+    __atomic_sub_fetch(&body_bytes, n, __ATOMIC_RELAXED);
+    return false;
+  }
+  r->body_held += n;
+  return true;
+}
+
+/* Its body is in (or dropped): the bytes are the request's own now, or gone. */
+static void body_release(struct ld_req *r) {
+  if (r->body_held) __atomic_sub_fetch(&body_bytes, r->body_held, __ATOMIC_RELAXED);
+  r->body_held = 0;
+}
+
+/* A piece of r's body: kept while it fits max_body_bytes and the bodies' budget, else r is
+ * marked for a 413 or a 503 at its end and what it holds is dropped. */
+static void take_body(struct ld_req *r, const char *upload, size_t n) {
+  if (r->body_too_big || r->body_busy) return;
+  if (r->body.len + n > r->lim.max_body)
+    r->body_too_big = true;
+  else if (!body_room(r, n))
+    r->body_busy = true;
+  else {
+    ld_buf_append(&r->body, upload, n);
+    return;
+  }
+  lnc_buf_free(&r->body);
+  body_release(r);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   (void)cls;
@@ -160,6 +211,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
+  if (r->working) __atomic_sub_fetch(&working, 1, __ATOMIC_RELAXED);
+  body_release(r);
   if (this_net) ld_conn_request_done(this_net, c);                             /* waiting again: the header deadline restarts */
   if (this_net && (r->linger || r->status == 413)) ld_linger_add(this_net, c); /* its body may still be coming */
   lnc_buf_free(&r->body);
@@ -302,7 +355,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     uint64_t excess = ld_conn_excess(r->lim.connection_limit);
     bool over_conns = excess && !(this_net && (ld_conn_make_room(this_net, nets, nets_started(), excess > 1024 ? 1024 : (int)excess, false) > 0 ||
                                                ld_conn_evict(this_net, 1) > 0));
-    if (!cheap && (over_conns || ld_server_inflight() > r->lim.max_inflight)) {
+    /* Without a body the request is at work from here; with one, from when it is in. */
+    if (!cheap && (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
+                                              : !admit_work(r, true)))) {
       ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
               over_conns ? "connection" : "in-flight request");
       ld_error_for(r, &out, &e);
@@ -327,10 +382,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return MHD_YES;
   }
   if (*upload_size) {
-    if (!r->body_too_big && r->body.len + *upload_size <= r->lim.max_body)
-      ld_buf_append(&r->body, upload, *upload_size);
-    else
-      r->body_too_big = true, lnc_buf_free(&r->body);
+    take_body(r, upload, *upload_size);
     *upload_size = 0;
     return MHD_YES;
   }
@@ -339,11 +391,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   if (r->stage != LD_STAGE_NEW) return MHD_YES;
   if (r->status) return MHD_YES;                      /* already answered (admission) */
   if (this_net) ld_conn_request_started(this_net, c); /* the body is in */
+  body_release(r);
   if (r->body_too_big) {
     struct ld_err e;
     ld_errf(&e, 413, "limit_exceeded", "request body is over max_body_bytes (%llu)",
             (unsigned long long)r->lim.max_body);
     ld_error_for(r, &out, &e);
+    return send_response(c, r, &out);
+  }
+  if (r->body_busy || (!r->working && !admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics")))) {
+    struct ld_err e;
+    ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
+            r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : "in-flight request");
+    ld_error_for(r, &out, &e);
+    out.retry_after = 1;
     return send_response(c, r, &out);
   }
   /* Health and metrics answer at once. io_mode direct: the request runs as a loop task that

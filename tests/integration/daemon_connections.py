@@ -2,7 +2,7 @@
 """Connection discipline (issue 14, point 1), against the real daemon on loopback, bounded in
 count and time: slow-header (slowloris) connections are closed at client_header_timeout_ms;
 idle connections over connection_limit are closed oldest first so new clients, health probes
-and metrics keep being answered; one client address is capped at max_connections_per_client
+and metrics keep being answered; bodies half sent do not hold max_inflight; one client address is capped at max_connections_per_client
 while another address is served; the descriptor limit is raised and sizes connection_limit.
 
 Usage: tests/integration/daemon_connections.py BIN ROOT   (prints ok/FAIL lines, exits 1 on
@@ -189,7 +189,59 @@ again = http_get(port, "/healthz")
 p.kill()
 p.wait()
 
-# ---- 4. the descriptor limit is raised to the hard one and sizes connection_limit ----------
+# ---- 4. bodies trickled or abandoned do not hold max_inflight ------------------------------
+# A request counts against max_inflight once its body is in: clients holding bodies half sent
+# (slow, or gone without the close being seen) took every slot, and every other request, GETs
+# included, got 503. Their bytes are bounded apart: max_inflight x max_body_bytes.
+p, port, _ = start("--max-inflight", "8", "--max-body-bytes", "64K")
+held = open_many(port, 24)
+for s in held:
+    s.sendall(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 100\r\n\r\n{\"ids\":[1,")
+time.sleep(0.3)
+gets = [http_get(port, "/files/sample.lance/rows?ids=1&columns=i64") for _ in range(5)]
+(ok if all(g == 200 for g in gets) else bad)(f"24 bodies half sent against max_inflight 8: GETs still answered ({gets})")
+
+
+def post(port, body, timeout=3.0):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    return int(m.group(1)) if m else data[:40]
+
+
+posts = [post(port, b'{"ids":[1,2],"columns":["i64"]}') for _ in range(3)]
+(ok if all(x == 200 for x in posts) else bad)(f"... and whole POST bodies too ({posts})")
+for s in held:
+    s.close()
+# The bytes: 8 x 64 KiB. Eight bodies of 60 KiB held leave no room for a ninth, but for a small one.
+big = [socket.create_connection(("127.0.0.1", port), timeout=3) for _ in range(9)]
+ids = b'{"ids":[1],"columns":["i64"]' + b" " * (60 * 1024) + b"}"  # 60 KiB, mostly white space
+for s in big[:8]:
+    s.sendall(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % (len(ids) + 10) + ids)
+time.sleep(0.3)
+ids2 = ids[:-10] + b"}"
+over = [post(port, ids2), post(port, b'{"ids":[1],"columns":["i64"]}')]
+(ok if over[0] == 503 and over[1] == 200 else bad)(
+    f"bodies' bytes bounded by max_inflight x max_body_bytes: a 60 KiB body over it 503, a small one served ({over})")
+for s in big:
+    s.close()
+time.sleep(0.3)
+again = post(port, ids2)
+(ok if again == 200 else bad)(f"with the held bodies gone, the same 60 KiB body is served ({again})")
+p.kill()
+p.wait()
+
+# ---- 5. the descriptor limit is raised to the hard one and sizes connection_limit ----------
 p, port, log = start(nofile=(256, 4096))
 maxfds = metric(port, "process_max_fds")
 (ok if maxfds == 4096 else bad)(f"RLIMIT_NOFILE soft 256 raised to the hard 4096 (process_max_fds {maxfds})")
