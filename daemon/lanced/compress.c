@@ -6,6 +6,7 @@
  * not to write twice. */
 #include "lanced.h"
 #include <microhttpd.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <string.h>
@@ -97,12 +98,18 @@ bool ld_gzip_wanted(const char *accept_encoding, size_t body_len) {
 }
 
 int ld_gzip(struct lnc_buf *body) {
+  /* One deflate call takes at most UINT_MAX bytes (avail_in is a uInt): a larger answer
+   * (max_response_bytes over 4 GiB) would come out cut short, so it goes uncompressed. */
+  if (body->len > UINT_MAX - 64) return -1;
   z_stream z = {0};
   if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, GZIP_WINDOW, 8, Z_DEFAULT_STRATEGY) != Z_OK) return -1;
   struct lnc_buf out = {0};
   out.cap = deflateBound(&z, (uLong)body->len) + 32;
-  out.data = malloc(out.cap);
-  if (!out.data) abort();
+  out.data = out.cap > UINT_MAX ? NULL : malloc(out.cap);
+  if (!out.data) { /* out of memory: the answer goes as it is */
+    deflateEnd(&z);
+    return -1;
+  }
   z.next_in = body->data;
   z.avail_in = (uInt)body->len;
   z.next_out = out.data;

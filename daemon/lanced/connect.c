@@ -47,7 +47,10 @@ void ld_connect_error(struct ld_response *out, const struct ld_err *e) {
   ld_buf_puts(&out->body, ",\"message\":");
   ld_buf_json_str(&out->body, e->message, strlen(e->message));
   ld_buf_puts(&out->body, "}");
-  if (out->status == 503 || out->status == 429) out->retry_after = 1;
+  /* A retry helps only where the REST answer would be 503 (busy, out of memory): Connect's
+   * resource_exhausted (429) also names limits a retry meets again (too many ids, a body or
+   * an answer over its limit), and Retry-After there invited clients to loop. */
+  if (e->http == 503) out->retry_after = 1;
 }
 
 /* Decodes the request body as `d` in the negotiated codec; NULL with e filled on failure. */

@@ -135,6 +135,9 @@ for (const useBinaryFormat of [true, false]) {
   const bigj = (() => { try { return JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4)); } catch { return null; } })();
   if (!raw.startsWith("HTTP/1.1 429") || bigj?.code !== "resource_exhausted" || !/max_body_bytes/.test(bigj?.message ?? ""))
     fail(`a body over max_body_bytes: want 429 resource_exhausted, got ${raw.slice(0, 300)}`);
+  // A limit a retry meets again carries no Retry-After (it invited clients to loop).
+  if (/^retry-after:/im.test(raw.slice(0, raw.indexOf("\r\n\r\n"))))
+    fail(`a body over max_body_bytes: 429 with Retry-After: ${raw.slice(0, 300)}`);
   const br = await fetch(`${baseUrl}/lanced.v1.RowService/Take`, { method: "POST", body,
     headers: { "Content-Type": "application/json", "Content-Encoding": "br", "Connect-Protocol-Version": "1" } });
   const bj = await br.json();
