@@ -16,7 +16,8 @@ struct fz_state {
   const Lance__Encodings21__FullZipLayout *fz;
   struct lnc_layers L;
   uint32_t cw_bytes;    /* control word size: 0, 1, 2 or 4 */
-  uint32_t value_bytes; /* fixed: bytes per visible value */
+  bool fixed;           /* fixed-width values (bits_per_value), else length-prefixed ones */
+  uint32_t value_bytes; /* fixed: bytes per visible value (0: a Constant supplies it) */
   uint32_t len_bytes;   /* variable: length prefix size (4 or 8) */
   uint8_t *repidx;      /* rows+1 entries of repidx_w bytes, or NULL */
   uint32_t repidx_w;
@@ -55,11 +56,15 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
                             : bits <= 16  ? 2
                                           : 4;
   if (fz->details_case == LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_VALUE) {
-    if (fz->bits_per_value == 0 || fz->bits_per_value % 8) {
+    /* 0 bits: no value bytes, the values are a Constant (all null: Lance writes an all-null
+     * fixed-size list so); a valid level takes its value from the encoding alone. */
+    bool constant = fz->value_compression->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_CONSTANT;
+    if ((fz->bits_per_value == 0 && !constant) || fz->bits_per_value % 8) {
       rc = lnc_page_err(c, LNC_EUNSUPPORTED, "full-zip values of %u bits", fz->bits_per_value);
       goto fail;
     }
     s->value_bytes = fz->bits_per_value / 8;
+    s->fixed = true;
   } else if (fz->details_case == LANCE__ENCODINGS21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET) {
     if (fz->bits_per_offset != 32 && fz->bits_per_offset != 64) {
       rc = lnc_page_err(c, LNC_ECORRUPT, "full-zip length prefix of %u bits", fz->bits_per_offset);
@@ -177,13 +182,20 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
     const struct lnc_values *vp = NULL;
     uint64_t offs[2];
     int rc;
-    if (visible && s->value_bytes) {
+    if (visible && s->fixed) {
       /* Fixed width: every visible level carries value bytes, meaningless when null. */
       if (s->value_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated value");
       if (canon == 0) {
         rc = lnc_enc_fixed_per_value(fz->value_compression, (struct lnc_slice){p + pos, s->value_bytes},
                                      c->arena, &v, c->err);
         if (rc) return lnc_page_err(c, rc, "value: %s", c->err->message);
+        /* A full-zip value is whole bytes: Lance zips a boolean as one byte, 0 or 1. */
+        if (c->leaf->type == LNC_AT_BOOL && v.bits == 8 && v.n == 1 && v.data) {
+          static const uint8_t bit[2] = {0, 1};
+          v.data = &bit[v.data[0] != 0];
+          v.bits = 1;
+          v.data_len = 1;
+        }
         vp = &v;
       }
       pos += s->value_bytes;
