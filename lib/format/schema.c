@@ -274,7 +274,12 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
       rc = parse_logical(f, item, inner_lt, err);
     if (rc) return rc;
     item->logical_type = xstrdup(inner_lt);
-    return add_child(fld, item);
+    if ((rc = add_child(fld, item))) return rc;
+    /* The take reads fixed-width items only (and booleans): a list of strings, binaries or
+     * nulls is refused here, for this field alone, not by every take and describe. */
+    if (item->type != LNC_AT_BOOL && item->byte_width == 0)
+      return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size list of %s items", fld->name, inner_lt);
+    return 0;
   }
   if (strncmp(lt, "dict:", 5) == 0) return parse_dict(f, fld, lt, err);
   if (strcmp(lt, "map") == 0) {
