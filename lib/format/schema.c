@@ -93,8 +93,12 @@ static int mark_unsupported(struct lnc_field *fld, const char *why) {
   fld->byte_width = 0;
   fld->dict_index[0] = 0;
   size_t k = 0; /* a synthetic child (a fixed-size list's item) is ours, not the file's: drop it */
-  for (size_t i = 0; i < fld->n_children; i++)
-    if (fld->children[i]->id != -2) fld->children[k++] = fld->children[i];
+  for (size_t i = 0; i < fld->n_children; i++) {
+    if (fld->children[i]->id != -2)
+      fld->children[k++] = fld->children[i];
+    else
+      fld->children[i]->parent = NULL; /* out of the tree: no shape checks, no columns */
+  }
   fld->n_children = k;
   return fld->unsupported && fld->format ? 0 : LNC_ENOMEM;
 }
@@ -403,6 +407,9 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
   /* Shape checks: lists have one child, structs at least one (unless packed/blob leaf). */
   for (size_t i = start; i < f->n_all_fields; i++) {
     struct lnc_field *fld = f->all_fields[i];
+    /* Not in the tree: the item a refused fixed-size list made (Lance 2.2 writes a list of
+     * structs' real item beside it), which must not sink the file. */
+    if (!fld->parent) continue;
     if (lnc_schema_unsupported_below(fld) == fld) continue;
     if (lnc_kind_is_list(fld->type) && fld->n_children != 1)
       return lnc_errf(err, LNC_ECORRUPT, "list field '%s' has %zu children", fld->name, fld->n_children);

@@ -1,6 +1,6 @@
 /* One column liblance cannot serve never sinks the others (issue 12, part 3), on a real file:
  * tests/fixtures/data/unsup22 (gen.mjs) holds a dictionary of booleans, a list of nested
- * fixed-size lists and a fixed-size list of nulls beside ordinary columns and a map (logical type "map"), which was the other
+ * fixed-size lists, fixed-size lists of nulls and of structs beside ordinary columns and a map (logical type "map"), which was the other
  * unserved column until maps were read (2026-11-26; their values are checked against Lance's
  * by the conformance test, map22). The
  * file opens, describes itself with the column marked, serves the others, and a take that
@@ -34,7 +34,7 @@ START_TEST(test_open_and_describe) {
   /* The schema still exports: the unserved column as Arrow null, the map as a map. */
   struct ArrowSchema s;
   ck_assert_int_eq(lnc_file_schema(f, &s, NULL), 0);
-  ck_assert_int_eq(s.n_children, 7);
+  ck_assert_int_eq(s.n_children, 8);
   ck_assert_str_eq(s.children[2]->name, "m");
   ck_assert_str_eq(s.children[2]->format, "+m");
   ck_assert_str_eq(s.children[3]->name, "db");
@@ -88,6 +88,9 @@ START_TEST(test_unserved_columns_refused_by_name) {
   /* A fixed-size list of nulls (not fixed-width items): refused at open, by its name. */
   const char *fnul[] = {"id", "fnul"};
   expect_refused(f, fnul, 2, "fnul");
+  /* A fixed-size list of structs: the file opens (it once did not), the column is refused. */
+  const char *fst[] = {"fst"};
+  expect_refused(f, fst, 1, "fst");
   lnc_file_close(f);
 }
 END_TEST
@@ -125,7 +128,7 @@ START_TEST(test_zero_row_take_gives_schema) {
   struct lnc_error err = {0};
   int rc = lnc_take(f, NULL, 0, NULL, 0, &s, &a, NULL, &err);
   ck_assert_msg(rc == 0, "take of no rows: %s", err.message);
-  ck_assert_int_eq(s.n_children, 7);
+  ck_assert_int_eq(s.n_children, 8);
   ck_assert_str_eq(s.children[2]->format, "+m");
   ck_assert_str_eq(s.children[3]->format, "n");
   ck_assert_str_eq(s.children[4]->format, "g");
@@ -135,8 +138,10 @@ START_TEST(test_zero_row_take_gives_schema) {
   ck_assert_str_eq(s.children[5]->children[0]->format, "n");
   ck_assert_str_eq(s.children[6]->name, "fnul");
   ck_assert_str_eq(s.children[6]->format, "n");
+  ck_assert_str_eq(s.children[7]->name, "fst");
+  ck_assert_str_eq(s.children[7]->format, "n");
   ck_assert_int_eq(a.length, 0);
-  ck_assert_int_eq(a.n_children, 7);
+  ck_assert_int_eq(a.n_children, 8);
   ck_assert_int_eq(a.children[5]->length, 0);
   a.release(&a);
   s.release(&s);
