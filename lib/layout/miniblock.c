@@ -693,7 +693,9 @@ int lnc_miniblock_decode(struct lnc_page_job *j) {
           uint32_t stop = dm->n_levels, unused;
           if (dm->n_starts && (rc = find_start(c, s, dm, 0, &stop, &unused))) return rc;
           if ((rc = emit_range(c, s, dm, 0, stop, 0, out))) return rc;
-          if (dm->n_starts) break;
+          /* The row ends where a row starts, or with a chunk that ends no row inside it (no
+           * trailer): the plan read no chunk past that one. */
+          if (dm->n_starts || !s->chunks[m].trailer) break;
         }
       }
     }
