@@ -131,6 +131,19 @@ static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding
   return rc;
 }
 
+/* The refused field above (or at) the field that reads column ci, if any. */
+static const struct lnc_field *column_field_unsupported(const struct lnc_file *f, uint32_t ci) {
+  for (size_t i = 0; i < f->n_all_fields; i++) {
+    const struct lnc_field *fld = f->all_fields[i];
+    if (fld->column == (int)ci && fld->parent) {
+      for (const struct lnc_field *a = fld; a; a = a->parent)
+        if (a->unsupported) return a;
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
 static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, size_t len,
                        struct lnc_error *err) {
   Lance__File__V2__ColumnMetadata *cm = lnc_pb_unpack(&lance__file__v2__column_metadata__descriptor, bytes, len);
@@ -176,8 +189,14 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
       goto done;
     }
     if (!f->v20 && mp->length > f->num_rows - row) {
-      rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages hold more rows than the file's %llu",
-                    f->name, ci, (unsigned long long)f->num_rows);
+      /* A column of a field the schema refused (the items of a fixed-size list of structs
+       * count its rows times its size) is never read: unsupported, not corrupt. */
+      const struct lnc_field *u = column_field_unsupported(f, ci);
+      if (u)
+        rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u of field '%s' (%s)", f->name, ci, u->name, u->unsupported);
+      else
+        rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages hold more rows than the file's %llu", f->name, ci,
+                      (unsigned long long)f->num_rows);
       goto done;
     }
     pg->row_start = row;
