@@ -121,7 +121,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 
 # ---- top-level targets --------------------------------------------------------------------
 .PHONY: FORCE clone-fixtures all deps test unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
-        install bench python-test
+        install bench python-test schema-fuzz
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
 .SECONDARY:
@@ -158,6 +158,16 @@ fuzz-replay: $(FUZZ_BINS)
 FUZZ_SECONDS ?= 60
 fuzz:
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# Differential fuzzing over random schemas and data written by the real Lance writer (LanceDB):
+# seeds START..START+SEEDS-1, lancectl and lanced against Lance's takeOffsets (not part of
+# `make test`; tests/fixtures/README.md). SCHEMA_FUZZ_BIN=build-asan/bin runs the sanitizer
+# build; SCHEMA_FUZZ_ARGS adds options (--keep DIR, --version 2.2, ...).
+SEEDS ?= 200
+START ?= 1
+SCHEMA_FUZZ_BIN ?= $(BINOUT)
+schema-fuzz: $(BINS)
+	@RUST_BACKTRACE=0 node tests/fixtures/schema-fuzz.mjs --start $(START) --seeds $(SEEDS) --bin $(SCHEMA_FUZZ_BIN) $(SCHEMA_FUZZ_ARGS)
 
 # The C sources in the tree's style (.clang-format): format-check fails on any difference,
 # format applies it. Vendored lib/arrow/abi.h is left as Arrow wrote it.
@@ -238,6 +248,7 @@ help:
 	@echo "make install-lib  liblance alone: lance.h, liblance.a/.so, lance.pc"
 	@echo "make deps       install what is missing (apt, npm ci, Debian python3 packages)"
 	@echo "make fuzz       libFuzzer over every parser (FUZZ_SECONDS=N each, FUZZ_TARGETS=...)"
+	@echo "make schema-fuzz  random schemas/data by Lance vs lancectl/lanced (SEEDS=N START=S)"
 	@echo "make abuse      the abuse suite at full size; make soak: 10 minutes verified (ABUSE_BIN=)"
 	@echo "make format     apply .clang-format (make test runs format-check)"
 	@echo "make asan | unit-test | conformance | fuzz-replay | integration | python-test | fixtures | clean"
