@@ -297,7 +297,8 @@ bad:
 }
 
 static bool is_leaf_column(const struct lnc_field *fld) {
-  if (fld->unsupported) return fld->n_children == 0; /* its children's columns, if it has any */
+  /* its children's columns, if it has any; a packed struct is one column whatever its children */
+  if (fld->unsupported) return fld->n_children == 0 || (fld->packed && !fld->blob);
   if (fld->type == LNC_AT_STRUCT) return fld->packed || fld->blob;
   if (lnc_kind_is_list(fld->type)) return false;
   return true; /* primitives, FSL of primitives (synthetic child), binary, ... */
@@ -424,6 +425,25 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
     if (fld->type != LNC_AT_STRUCT && !lnc_kind_is_list(fld->type) && fld->type != LNC_AT_FIXED_LIST &&
         fld->n_children)
       return lnc_errf(err, LNC_ECORRUPT, "field '%s' of type %s has children", fld->name, fld->logical_type);
+  }
+  /* A packed struct is read as rows of its children's bytes: children of a fixed width
+   * (booleans excepted) and, in variable packed rows, strings and binaries. Others (a
+   * fixed-size list, a boolean, a null) are refused here, for this field alone. */
+  for (size_t i = start; i < f->n_all_fields; i++) {
+    struct lnc_field *fld = f->all_fields[i];
+    if (!fld->parent || !fld->packed || fld->blob || fld->type != LNC_AT_STRUCT || lnc_schema_unsupported(fld)) continue;
+    for (size_t k = 0; k < fld->n_children; k++) {
+      const struct lnc_field *ch = fld->children[k];
+      bool bytes = ch->type == LNC_AT_UTF8 || ch->type == LNC_AT_BINARY || ch->type == LNC_AT_LARGE_UTF8 ||
+                   ch->type == LNC_AT_LARGE_BINARY;
+      if (!ch->n_children && ch->type != LNC_AT_BOOL && (ch->byte_width > 0 || bytes)) continue;
+      char why[300];
+      snprintf(why, sizeof why, "field '%s': packed struct with a child '%s' of type %s", fld->name, ch->name,
+               ch->logical_type ? ch->logical_type : "?");
+      int rc = mark_unsupported(fld, why);
+      if (rc) return lnc_errf(err, rc, "out of memory");
+      break;
+    }
   }
   int next = 0;
   if (f->v20)

@@ -120,6 +120,8 @@ if [[ -n $FILE ]]; then
     grep -q "column 'fst' cannot be served" "$WORK/body" && ok "the fixed-size list of structs named" || bad "fst message" "$(head -c 300 "$WORK/body")"
     expect "unsupported: a fixed-size list of three structs" 422 "$URL/files/$U/rows?ids=1&columns=fst3,id"
     grep -q "column 'fst3' cannot be served" "$WORK/body" && ok "the fixed-size list of three structs named" || bad "fst3 message" "$(head -c 300 "$WORK/body")"
+    expect "unsupported: a packed struct with a fixed-size list" 422 "$URL/files/$U/rows?ids=1&columns=id,pfsl"
+    grep -q "column 'pfsl' cannot be served" "$WORK/body" && ok "the packed struct named" || bad "pfsl message" "$(head -c 300 "$WORK/body")"
     expect "unsupported: dataset describe" 200 "$URL/files/data/unsup22"
     expect "unsupported: dataset rows of the other columns" 200 "$URL/files/data/unsup22/rows?ids=0,1&columns=x,id"
   fi

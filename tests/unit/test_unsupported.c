@@ -1,6 +1,7 @@
 /* One column liblance cannot serve never sinks the others (issue 12, part 3), on a real file:
  * tests/fixtures/data/unsup22 (gen.mjs) holds a dictionary of booleans, a list of nested
- * fixed-size lists, fixed-size lists of nulls and of structs beside ordinary columns and a map (logical type "map"), which was the other
+ * fixed-size lists, fixed-size lists of nulls and of structs, a packed struct with a
+ * fixed-size list child beside ordinary columns and a map (logical type "map"), which was the other
  * unserved column until maps were read (2026-11-26; their values are checked against Lance's
  * by the conformance test, map22). The
  * file opens, describes itself with the column marked, serves the others, and a take that
@@ -34,7 +35,7 @@ START_TEST(test_open_and_describe) {
   /* The schema still exports: the unserved column as Arrow null, the map as a map. */
   struct ArrowSchema s;
   ck_assert_int_eq(lnc_file_schema(f, &s, NULL), 0);
-  ck_assert_int_eq(s.n_children, 9);
+  ck_assert_int_eq(s.n_children, 10);
   ck_assert_str_eq(s.children[2]->name, "m");
   ck_assert_str_eq(s.children[2]->format, "+m");
   ck_assert_str_eq(s.children[3]->name, "db");
@@ -94,6 +95,9 @@ START_TEST(test_unserved_columns_refused_by_name) {
   /* One of three structs a row: its columns count three values a row, not corrupt. */
   const char *fst3[] = {"x", "fst3"};
   expect_refused(f, fst3, 2, "fst3");
+  /* A packed struct with a fixed-size list child: refused at open, by its name. */
+  const char *pfsl[] = {"pfsl", "id"};
+  expect_refused(f, pfsl, 2, "pfsl");
   lnc_file_close(f);
 }
 END_TEST
@@ -131,7 +135,7 @@ START_TEST(test_zero_row_take_gives_schema) {
   struct lnc_error err = {0};
   int rc = lnc_take(f, NULL, 0, NULL, 0, &s, &a, NULL, &err);
   ck_assert_msg(rc == 0, "take of no rows: %s", err.message);
-  ck_assert_int_eq(s.n_children, 9);
+  ck_assert_int_eq(s.n_children, 10);
   ck_assert_str_eq(s.children[2]->format, "+m");
   ck_assert_str_eq(s.children[3]->format, "n");
   ck_assert_str_eq(s.children[4]->format, "g");
@@ -145,8 +149,10 @@ START_TEST(test_zero_row_take_gives_schema) {
   ck_assert_str_eq(s.children[7]->format, "n");
   ck_assert_str_eq(s.children[8]->name, "fst3");
   ck_assert_str_eq(s.children[8]->format, "n");
+  ck_assert_str_eq(s.children[9]->name, "pfsl");
+  ck_assert_str_eq(s.children[9]->format, "n");
   ck_assert_int_eq(a.length, 0);
-  ck_assert_int_eq(a.n_children, 9);
+  ck_assert_int_eq(a.n_children, 10);
   ck_assert_int_eq(a.children[5]->length, 0);
   a.release(&a);
   s.release(&s);
