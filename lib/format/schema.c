@@ -318,7 +318,10 @@ static void assign_columns(struct lnc_field *fld, int *next) {
  * synthetic item of a fixed-size list) own none. */
 static void assign_columns20(struct lnc_field *fld, int *next) {
   if (fld->id != -2 && fld->id != -1) fld->col20 = (*next)++;
-  if (is_leaf_column(fld)) {
+  /* A 2.0 file stores a fixed-size list as one column, whatever the fields the schema lists
+   * below it (a refused list of structs keeps its item's): none of them has a column. */
+  bool fsl = fld->logical_type && strncmp(fld->logical_type, "fixed_size_list:", 16) == 0;
+  if (is_leaf_column(fld) || (fld->unsupported && fsl)) {
     fld->column = fld->col20;
     return;
   }

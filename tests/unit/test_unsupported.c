@@ -160,6 +160,39 @@ START_TEST(test_zero_row_take_gives_schema) {
 }
 END_TEST
 
+/* File version 2.0: a fixed-size list of structs is one column of the file (its item's fields
+ * have none); the file failed to open as corrupt ('struct field 'item' has no children', then
+ * 'field needs column N'). Now it opens, the column after it is served and the list is
+ * refused by name (tests/fixtures/data/unsup20). */
+START_TEST(test_fsl_of_structs_20) {
+  char *path = tsup_fixture_file("unsup20");
+  ck_assert_msg(path != NULL, "fixture unsup20 missing from " TSUP_INDEX);
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  int rc = lnc_file_open(path, &f, &err);
+  ck_assert_msg(rc == 0, "open %s: %s", path, err.message);
+  free(path);
+  struct lnc_buf json = {0};
+  ck_assert_int_eq(lnc_file_describe_json(f, &json, NULL), 0);
+  ck_assert_ptr_nonnull(memmem(json.data, json.len, "fixed-size list of struct items", 31));
+  lnc_buf_free(&json);
+  const char *cols[] = {"x", "id"};
+  uint64_t ids[] = {199, 3};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  rc = lnc_take(f, ids, 2, cols, 2, &s, &a, NULL, &err);
+  ck_assert_msg(rc == 0, "take x,id: %s", err.message);
+  char *body = tsup_json(&s, &a);
+  ck_assert_ptr_nonnull(strstr(body, "\"id\":199"));
+  free(body);
+  a.release(&a);
+  s.release(&s);
+  const char *fst[] = {"id", "fst"};
+  expect_refused(f, fst, 2, "fst");
+  lnc_file_close(f);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("unsupported");
   TCase *tc = tcase_create("columns");
@@ -168,6 +201,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_unserved_columns_refused_by_name);
   tcase_add_test(tc, test_map_served);
   tcase_add_test(tc, test_zero_row_take_gives_schema);
+  tcase_add_test(tc, test_fsl_of_structs_20);
   suite_add_tcase(s, tc);
   return s;
 }
