@@ -50,9 +50,8 @@ def http_get(port, path, timeout=2.0, src="127.0.0.1"):
         return "error: %s" % e
 
 
-def metric(port, name, src="127.0.0.1"):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
-    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+def read_to_close(s):
+    """Everything s receives until the server closes it; s is closed."""
     data = b""
     while True:
         chunk = s.recv(65536)
@@ -60,10 +59,27 @@ def metric(port, name, src="127.0.0.1"):
             break
         data += chunk
     s.close()
+    return data
+
+
+def metric(port, name, src="127.0.0.1"):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    data = read_to_close(s)
     for line in data.decode(errors="replace").split("\r\n\r\n", 1)[-1].splitlines():
         if line.startswith(name + " ") or line.startswith(name + "{"):
             return float(line.rsplit(" ", 1)[1])
     return None
+
+
+def post(port, body, timeout=3.0):
+    """Status of a JSON POST of body to /files/sample.lance/rows on a fresh connection."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+    data = read_to_close(s)
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+    return int(m.group(1)) if m else data[:40]
 
 
 def count_closed(socks, wait):
@@ -201,21 +217,6 @@ for s in held:
 time.sleep(0.3)
 gets = [http_get(port, "/files/sample.lance/rows?ids=1&columns=i64") for _ in range(5)]
 (ok if all(g == 200 for g in gets) else bad)(f"24 bodies half sent against max_inflight 8: GETs still answered ({gets})")
-
-
-def post(port, body, timeout=3.0):
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    s.sendall(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-              b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
-    return int(m.group(1)) if m else data[:40]
 
 
 posts = [post(port, b'{"ids":[1,2],"columns":["i64"]}') for _ in range(3)]
