@@ -142,7 +142,6 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
   }
 }
 
-/* MHD is done with the request (sent, failed or timed out): account for it and free it. */
 /* ---- admission: requests at work, and the bytes of bodies on their way ---------------- */
 static bool admit_work(struct ld_req *r, bool check) {
   if (check && __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight) return false;
@@ -186,6 +185,7 @@ static void take_body(struct ld_req *r, const char *upload, size_t n) {
   body_release(r);
 }
 
+/* MHD is done with the request (sent, failed or timed out): account for it and free it. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
   (void)cls;
