@@ -13,7 +13,7 @@ import socket
 import sys
 import time
 
-from lanced_it import Checks, start as start_lanced
+from lanced_it import Checks, read_to_close, start as start_lanced
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 T = Checks("connections")
@@ -50,22 +50,10 @@ def http_get(port, path, timeout=2.0, src="127.0.0.1"):
         return "error: %s" % e
 
 
-def read_to_close(s):
-    """Everything s receives until the server closes it; s is closed."""
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return data
-
-
 def metric(port, name, src="127.0.0.1"):
     s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
     s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    data = read_to_close(s)
+    data, _ = read_to_close(s, errors=())
     for line in data.decode(errors="replace").split("\r\n\r\n", 1)[-1].splitlines():
         if line.startswith(name + " ") or line.startswith(name + "{"):
             return float(line.rsplit(" ", 1)[1])
@@ -77,7 +65,7 @@ def post(port, body, timeout=3.0):
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     s.sendall(b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
               b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
-    data = read_to_close(s)
+    data, _ = read_to_close(s, errors=())
     m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
     return int(m.group(1)) if m else data[:40]
 

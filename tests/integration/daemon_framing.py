@@ -11,7 +11,7 @@ import socket
 import sys
 import time
 
-from lanced_it import Checks, start
+from lanced_it import Checks, read_to_close, start
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 T = Checks("framing")
@@ -25,17 +25,7 @@ def exchange(raw, timeout=3.0):
     s.settimeout(timeout)
     t0 = time.time()
     s.sendall(raw)
-    out, closed = b"", False
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                closed = True
-                break
-            out += d
-    except socket.timeout:
-        pass
-    s.close()
+    out, closed = read_to_close(s)
     return out, time.time() - t0, closed
 
 

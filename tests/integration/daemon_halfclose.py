@@ -12,7 +12,7 @@ import socket
 import sys
 import time
 
-from lanced_it import Checks, start
+from lanced_it import Checks, read_to_close, start
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 T = Checks("halfclose")
@@ -27,18 +27,7 @@ def half_closed(raw, timeout=10.0):
     s.settimeout(timeout)
     s.sendall(raw)
     s.shutdown(socket.SHUT_WR)
-    out, closed = b"", False
-    try:
-        while True:
-            d = s.recv(65536)
-            if not d:
-                closed = True
-                break
-            out += d
-    except OSError:
-        pass
-    s.close()
-    return out, closed
+    return read_to_close(s, errors=OSError)
 
 
 idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]

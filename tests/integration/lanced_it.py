@@ -1,6 +1,7 @@
 """Shared by the Python integration tests (daemon_*.py): starting the real daemon on an
 ephemeral port, and ok/FAIL lines with a summary. Like lib.sh for the shell tests."""
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -42,3 +43,21 @@ def start(bin_dir, root, *args, listen=True, **popen):
             return p, port, log
     p.kill()
     raise SystemExit("daemon did not start: " + "".join(log))
+
+
+def read_to_close(s, errors=(socket.timeout,)):
+    """Everything socket s receives until the server closes it, or until one of `errors`
+    (a timeout by default; () lets every error through); s is closed. Returns (bytes, whether
+    the server closed it)."""
+    out, closed = b"", False
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                closed = True
+                break
+            out += d
+    except errors:
+        pass
+    s.close()
+    return out, closed
