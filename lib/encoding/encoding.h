@@ -14,6 +14,9 @@ struct lnc_slice {
   const uint8_t *p;
   size_t len;
 };
+/* Fixed-size lists nested this deep are read (schema.c refuses deeper ones at open): the
+ * depth a tensor of a few dimensions needs, and the number of validity layers a value carries. */
+#define LNC_FSL_MAX_LEVELS 4
 enum { LNC_VALUES_FIXED = 1,
        LNC_VALUES_VARIABLE = 2 };
 struct lnc_values {
@@ -23,11 +26,16 @@ struct lnc_values {
   const uint8_t *data; /* FIXED: ceil(n*bits/8) bytes, little-endian values back to back;
                                VARIABLE: the value bytes */
   size_t data_len;
-  const uint64_t *offsets;         /* VARIABLE: n+1 non-decreasing offsets into data (value i is
+  const uint64_t *offsets;  /* VARIABLE: n+1 non-decreasing offsets into data (value i is
                                data[offsets[i]..offsets[i+1]]); offsets[n] <= data_len */
-  uint64_t fsl_dim;                /* FixedSizeList: items per value (product of nested dims), else 0 */
-  uint32_t n_item_validity;        /* FixedSizeList layers with has_validity, outermost first */
-  const uint8_t *item_validity[4]; /* each n*cum_dim(layer) bits, LSB-first, 1 = valid */
+  uint64_t fsl_dim;         /* FixedSizeList: items per value (product of nested dims), else 0 */
+  uint32_t n_item_validity; /* FixedSizeList layers with has_validity, outermost first */
+  /* Layer i: n * item_validity_per_value[i] bits, LSB-first, 1 = valid; the validity of the
+   * items of nesting level item_validity_level[i] (0 = the outermost list's items), of which a
+   * value holds the product of the dimensions down to that level. */
+  const uint8_t *item_validity[LNC_FSL_MAX_LEVELS];
+  uint8_t item_validity_level[LNC_FSL_MAX_LEVELS];
+  uint64_t item_validity_per_value[LNC_FSL_MAX_LEVELS];
 };
 /* Notes on FIXED output:
  *  - FixedSizeList: `bits` is the width of one item and `data` holds n*fsl_dim items

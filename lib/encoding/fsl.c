@@ -3,13 +3,12 @@
  * Per-value (full-zip): each row is its validity bitmaps then its items, zipped together. */
 #include "internal.h"
 
-#define FSL_MAX_LAYERS 8
-
 struct fsl_shape {
   int nlayers, nvalid;
-  uint64_t valid_cum[4]; /* cum_dim of each layer with validity, outermost first */
-  uint64_t dim;          /* product of all dimensions */
-  uint32_t bits;         /* item width; 0 = all items null (Constant without value) */
+  uint64_t valid_cum[LNC_FSL_MAX_LEVELS];  /* cum_dim of each layer with validity, outermost first */
+  uint8_t valid_level[LNC_FSL_MAX_LEVELS]; /* and its nesting level (0 = outermost) */
+  uint64_t dim;                            /* product of all dimensions */
+  uint32_t bits;                           /* item width; 0 = all items null (Constant without value) */
   const Lance__Encodings21__Flat *flat;
 };
 
@@ -18,16 +17,15 @@ static int fsl_shape(const Lance__Encodings21__FixedSizeList *f, struct fsl_shap
   memset(s, 0, sizeof *s);
   s->dim = 1;
   for (;;) {
-    if (++s->nlayers > FSL_MAX_LAYERS)
+    if (++s->nlayers > LNC_FSL_MAX_LEVELS)
       return lnc_errf(err, LNC_EUNSUPPORTED, "FixedSizeList nested more than %d deep",
-                      FSL_MAX_LAYERS);
+                      LNC_FSL_MAX_LEVELS);
     if (f->items_per_value == 0)
       return lnc_errf(err, LNC_ECORRUPT, "FixedSizeList of dimension 0");
     if (!lnc_mul(s->dim, f->items_per_value, &s->dim) || s->dim > UINT32_MAX)
       return lnc_errf(err, LNC_EUNSUPPORTED, "FixedSizeList dimension too large");
-    if (f->has_validity) {
-      if (s->nvalid == 4)
-        return lnc_errf(err, LNC_EUNSUPPORTED, "FixedSizeList with more than 4 validity layers");
+    if (f->has_validity) { /* at most one per layer: nlayers bounds it */
+      s->valid_level[s->nvalid] = (uint8_t)(s->nlayers - 1);
       s->valid_cum[s->nvalid++] = s->dim;
     }
     const lnc_enc *c = f->values;
@@ -60,6 +58,10 @@ static void fsl_out(struct lnc_values *out, const struct fsl_shape *s, uint64_t 
   out->fsl_dim = s->dim;
   out->bits = s->bits;
   out->n_item_validity = (uint32_t)s->nvalid;
+  for (int i = 0; i < s->nvalid; i++) {
+    out->item_validity_level[i] = s->valid_level[i];
+    out->item_validity_per_value[i] = s->valid_cum[i];
+  }
 }
 
 int lnc_fsl_miniblock(const Lance__Encodings21__FixedSizeList *f, const struct lnc_slice *bufs,

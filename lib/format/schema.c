@@ -2,6 +2,7 @@
  * Arrow types, plus which column each leaf reads (2.1/2.2: one column per leaf, packed
  * structs and blobs count as leaves) and the export to an ArrowSchema. */
 #include "reader.h"
+#include "../encoding/encoding.h" /* LNC_FSL_MAX_LEVELS: the nesting the take reads */
 #include "../arrow/builder.h"
 #include "../arrow/format.h"
 #include "../util/error.h"
@@ -211,6 +212,31 @@ static int set_format(struct lnc_field *fld, const char *format, struct lnc_erro
   return 0;
 }
 
+/* A fixed-size list is read as one column of its innermost items: fixed-width ones (and
+ * booleans), under at most LNC_FSL_MAX_LEVELS lists whose dimensions multiply to at most
+ * FSL_MAX_ITEMS per value (nested ones multiply: three of 2^21 made 2^63 items per value).
+ * Anything else (strings, binaries, nulls, structs) is refused here, for this field alone,
+ * not by every take and describe. An inner list's parse has already checked itself. */
+#define FSL_MAX_ITEMS (1u << 24)
+static int fsl_servable(const struct lnc_field *fld, const char *inner_lt, struct lnc_error *err) {
+  const struct lnc_field *item = fld->children[0];
+  uint64_t items = (uint64_t)fld->fixed_size;
+  unsigned levels = 1;
+  for (;; item = item->children[0]) {
+    if (items > FSL_MAX_ITEMS) /* checked after each factor (each at most 2^24): no overflow */
+      return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size lists of more than %u items per value",
+                      fld->name, FSL_MAX_ITEMS);
+    if (item->type != LNC_AT_FIXED_LIST) break;
+    if (++levels > LNC_FSL_MAX_LEVELS)
+      return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size lists nested more than %d deep", fld->name,
+                      LNC_FSL_MAX_LEVELS);
+    items *= (uint64_t)item->fixed_size;
+  }
+  if (item->type != LNC_AT_BOOL && item->byte_width == 0)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size list of %s items", fld->name, inner_lt);
+  return 0;
+}
+
 /* Sets type, format and widths of fld from a Lance logical type string. Fixed-size lists
  * get a synthetic child "item" (Lance stores none). */
 static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *lt,
@@ -257,10 +283,6 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
     char inner_lt[256];
     memcpy(inner_lt, inner, il);
     inner_lt[il] = 0;
-    /* Assembly serves fixed-size lists of fixed-width items only; nested ones are refused here,
-     * before the dimensions multiply (three of 2^21 made 2^63 items per value). */
-    if (strncmp(inner_lt, "fixed_size_list:", 16) == 0)
-      return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size list of fixed-size lists", fld->name);
     snprintf(buf, sizeof buf, "+w:%ld", n);
     int frc = set_format(fld, buf, err);
     if (frc) return frc;
@@ -276,14 +298,13 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
       rc = parse_logical(f, item, "fixed_size_binary:2", err);
     else
       rc = parse_logical(f, item, inner_lt, err);
+    /* an inner list refused names this field, the column a request asks for */
+    if (rc == LNC_EUNSUPPORTED && strncmp(inner_lt, "fixed_size_list:", 16) == 0)
+      return lnc_errf(err, rc, "field '%s': fixed-size list of %s items", fld->name, inner_lt);
     if (rc) return rc;
     item->logical_type = xstrdup(inner_lt);
     if ((rc = add_child(fld, item))) return rc;
-    /* The take reads fixed-width items only (and booleans): a list of strings, binaries or
-     * nulls is refused here, for this field alone, not by every take and describe. */
-    if (item->type != LNC_AT_BOOL && item->byte_width == 0)
-      return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size list of %s items", fld->name, inner_lt);
-    return 0;
+    return fsl_servable(fld, inner_lt, err);
   }
   if (strncmp(lt, "dict:", 5) == 0) return parse_dict(f, fld, lt, err);
   if (strcmp(lt, "map") == 0) {

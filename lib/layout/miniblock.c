@@ -470,7 +470,7 @@ static bool emit_run_fixed(struct lnc_take_ctx *c, const struct mb_state *s, con
                            uint32_t a, uint32_t b, uint32_t vis, struct lnc_leafrows *out, int *rc) {
   const struct lnc_valbuf *ov = &out->values;
   if (!s->L.max_rep || s->has_dict || !c->levels || ov->kind != LNC_VALUES_FIXED || ov->bits == 0 ||
-      ov->bits % 8 || ov->items_per_value != 1 || ov->item_valid || d->vals.kind != LNC_VALUES_FIXED ||
+      ov->bits % 8 || ov->items_per_value != 1 || lnc_valbuf_has_item_validity(ov) || d->vals.kind != LNC_VALUES_FIXED ||
       d->vals.bits != ov->bits || d->vals.fsl_dim || d->vals.n_item_validity)
     return false;
   uint32_t m = 0;

@@ -10,8 +10,46 @@
 void lnc_valbuf_free(struct lnc_valbuf *v) {
   free(v->data);
   free(v->offsets);
-  free(v->item_valid);
+  for (int k = 0; k < LNC_FSL_MAX_LEVELS; k++) free(v->item_valid[k]);
   memset(v, 0, sizeof *v);
+}
+
+bool lnc_valbuf_has_item_validity(const struct lnc_valbuf *v) {
+  for (uint32_t k = 0; k < v->fsl_levels; k++)
+    if (v->item_valid[k]) return true;
+  return false;
+}
+
+/* One level of fixed-size list, items_per_value items per value: the shape of every buffer
+ * not given another by lnc_valbuf_set_fsl (a scalar column has one item per value). */
+static void vb_flat_shape(struct lnc_valbuf *v) {
+  v->fsl_levels = 1;
+  v->fsl_per_value[0] = v->items_per_value;
+}
+
+/* dst takes src's shape (kind, widths, list levels), no values. */
+static int vb_copy_shape(struct lnc_valbuf *dst, const struct lnc_valbuf *src) {
+  dst->kind = src->kind;
+  dst->bits = src->bits;
+  dst->items_per_value = src->items_per_value;
+  dst->fsl_levels = src->fsl_levels;
+  memcpy(dst->fsl_per_value, src->fsl_per_value, sizeof dst->fsl_per_value);
+  if (dst->kind == LNC_VALUES_VARIABLE) {
+    if (lnc_grow_array((void **)&dst->offsets, &dst->off_cap, 1, 8)) return LNC_ENOMEM;
+    dst->offsets[0] = 0;
+  }
+  return 0;
+}
+
+int lnc_valbuf_set_fsl(struct lnc_valbuf *v, uint32_t levels, const uint64_t *per_value) {
+  if (v->kind != LNC_VALUES_FIXED || v->n || levels == 0 || levels > LNC_FSL_MAX_LEVELS ||
+      per_value[levels - 1] != v->items_per_value)
+    return LNC_EINTERNAL;
+  for (uint32_t k = 0; k < levels; k++)
+    if (per_value[k] == 0 || (k && per_value[k] < per_value[k - 1])) return LNC_EINTERNAL;
+  v->fsl_levels = levels;
+  memcpy(v->fsl_per_value, per_value, levels * sizeof *per_value);
+  return 0;
 }
 
 static int vb_setup(struct lnc_valbuf *v, const struct lnc_values *src) {
@@ -24,6 +62,7 @@ static int vb_setup(struct lnc_valbuf *v, const struct lnc_values *src) {
   v->kind = src->kind;
   v->bits = src->bits;
   v->items_per_value = src->fsl_dim ? src->fsl_dim : 1;
+  vb_flat_shape(v);
   if (v->kind == LNC_VALUES_VARIABLE) {
     if (lnc_grow_array((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
     v->offsets[0] = 0;
@@ -61,30 +100,41 @@ static int fixed_append(struct lnc_valbuf *v, const uint8_t *data, uint64_t i, b
   return 0;
 }
 
+/* Room for `bits` bits in level k's item validity; bits not yet written read valid (the
+ * bitmap is made on the first layer that has any, all valid for the values before). */
+static int item_validity_grow(struct lnc_valbuf *v, uint32_t k, uint64_t bits) {
+  size_t bytes = (size_t)((bits + 7) / 8), old = v->item_valid[k] ? v->iv_cap[k] : 0;
+  if (lnc_grow_array((void **)&v->item_valid[k], &v->iv_cap[k], bytes, 1)) return LNC_ENOMEM;
+  if (v->iv_cap[k] > old) memset(v->item_valid[k] + old, 0xff, v->iv_cap[k] - old);
+  return 0;
+}
+
+/* Appends value i's item validity at every level: src's layer of that level, or all valid;
+ * all_invalid marks the innermost items null (a Constant without value). A layer whose width
+ * is not this buffer's (a page whose dimensions are not the schema's) is corrupt: reading it
+ * at this buffer's width would run past its end. */
 static int item_validity_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64_t i,
                                 bool all_invalid) {
-  uint64_t ipv = v->items_per_value;
-  bool need = v->item_valid || all_invalid || (src && src->n_item_validity > 0);
-  if (!need) return 0;
-  uint64_t total = (v->n + 1) * ipv;
-  size_t bytes = (size_t)((total + 7) / 8);
-  if (!v->item_valid) {
-    /* First invalid item: materialise an all-valid bitmap for what came before. */
-    if (lnc_grow_array((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
-    memset(v->item_valid, 0xff, bytes);
-  } else {
-    size_t old = v->iv_cap;
-    if (lnc_grow_array((void **)&v->item_valid, &v->iv_cap, bytes, 1)) return LNC_ENOMEM;
-    if (v->iv_cap > old) memset(v->item_valid + old, 0xff, v->iv_cap - old);
+  const uint8_t *sv[LNC_FSL_MAX_LEVELS] = {0};
+  for (uint32_t j = 0; src && j < src->n_item_validity && j < LNC_FSL_MAX_LEVELS; j++) {
+    uint32_t k = src->item_validity_level[j];
+    if (k >= v->fsl_levels || src->item_validity_per_value[j] != v->fsl_per_value[k]) return LNC_ECORRUPT;
+    sv[k] = src->item_validity[j];
   }
-  const uint8_t *sv = (src && src->n_item_validity) ? src->item_validity[src->n_item_validity - 1] : NULL;
-  for (uint64_t k = 0; k < ipv; k++) {
-    uint64_t d = v->n * ipv + k;
-    bool ok = !all_invalid && (!sv || ((sv[(i * ipv + k) >> 3] >> ((i * ipv + k) & 7)) & 1));
-    if (ok)
-      v->item_valid[d >> 3] |= (uint8_t)(1u << (d & 7));
-    else
-      v->item_valid[d >> 3] &= (uint8_t) ~(1u << (d & 7));
+  for (uint32_t k = 0; k < v->fsl_levels; k++) {
+    bool none = all_invalid && k == v->fsl_levels - 1;
+    if (!v->item_valid[k] && !none && !sv[k]) continue;
+    uint64_t pv = v->fsl_per_value[k];
+    int rc = item_validity_grow(v, k, (v->n + 1) * pv);
+    if (rc) return rc;
+    for (uint64_t b = 0; b < pv; b++) {
+      uint64_t d = v->n * pv + b, s = i * pv + b;
+      bool ok = !none && (!sv[k] || ((sv[k][s >> 3] >> (s & 7)) & 1));
+      if (ok)
+        v->item_valid[k][d >> 3] |= (uint8_t)(1u << (d & 7));
+      else
+        v->item_valid[k][d >> 3] &= (uint8_t) ~(1u << (d & 7));
+    }
   }
   return 0;
 }
@@ -122,6 +172,7 @@ int lnc_valbuf_init(struct lnc_valbuf *v, int kind, uint32_t bits, uint64_t item
   v->kind = kind;
   v->bits = bits;
   v->items_per_value = items_per_value ? items_per_value : 1;
+  vb_flat_shape(v);
   if (kind == LNC_VALUES_VARIABLE) {
     if (lnc_grow_array((void **)&v->offsets, &v->off_cap, 1, 8)) return LNC_ENOMEM;
     v->offsets[0] = 0;
@@ -138,13 +189,14 @@ int lnc_valbuf_append_null(struct lnc_valbuf *v) {
   }
   int rc = fixed_append(v, NULL, 0, true);
   if (rc) return rc;
-  if (v->item_valid && (rc = item_validity_append(v, NULL, 0, false))) return rc;
+  if (lnc_valbuf_has_item_validity(v) && (rc = item_validity_append(v, NULL, 0, false))) return rc;
   v->n++;
   return 0;
 }
 
 int lnc_valbuf_append_fixed(struct lnc_valbuf *v, const uint8_t *data, uint64_t count) {
-  if (v->kind != LNC_VALUES_FIXED || v->bits == 0 || v->bits % 8 || v->items_per_value != 1 || v->item_valid)
+  if (v->kind != LNC_VALUES_FIXED || v->bits == 0 || v->bits % 8 || v->items_per_value != 1 ||
+      lnc_valbuf_has_item_validity(v))
     return LNC_EINTERNAL;
   size_t bytes = (size_t)count * (v->bits / 8);
   if (lnc_grow_array((void **)&v->data, &v->data_cap, v->data_len + bytes, 1)) return LNC_ENOMEM;
@@ -178,15 +230,7 @@ int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src
                             uint64_t count) {
   if (count == 0) return 0;
   if (from + count > src->n) return LNC_EINTERNAL;
-  if (!dst->kind) {
-    dst->kind = src->kind;
-    dst->bits = src->bits;
-    dst->items_per_value = src->items_per_value;
-    if (dst->kind == LNC_VALUES_VARIABLE) {
-      if (lnc_grow_array((void **)&dst->offsets, &dst->off_cap, 1, 8)) return LNC_ENOMEM;
-      dst->offsets[0] = 0;
-    }
-  }
+  if (!dst->kind && vb_copy_shape(dst, src)) return LNC_ENOMEM;
   if (src->kind == LNC_VALUES_VARIABLE) {
     uint64_t a = src->offsets[from], b = src->offsets[from + count];
     if (lnc_grow_array((void **)&dst->data, &dst->data_cap, dst->data_len + (b - a), 1) ||
@@ -207,11 +251,15 @@ int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src
   view.data = src->data;
   view.data_len = src->data_len;
   view.fsl_dim = src->items_per_value > 1 ? src->items_per_value : 0;
-  if (src->item_valid) {
-    view.n_item_validity = 1;
-    view.item_validity[0] = src->item_valid;
-  }
-  if (src->kind == LNC_VALUES_FIXED && src->bits % 8 == 0 && !src->item_valid && !dst->item_valid) {
+  for (uint32_t k = 0; k < src->fsl_levels; k++)
+    if (src->item_valid[k]) {
+      uint32_t j = view.n_item_validity++;
+      view.item_validity[j] = src->item_valid[k];
+      view.item_validity_level[j] = (uint8_t)k;
+      view.item_validity_per_value[j] = src->fsl_per_value[k];
+    }
+  if (src->kind == LNC_VALUES_FIXED && src->bits % 8 == 0 && !view.n_item_validity &&
+      !lnc_valbuf_has_item_validity(dst)) {
     size_t w = (size_t)(src->bits / 8 * src->items_per_value);
     if (lnc_grow_array((void **)&dst->data, &dst->data_cap, dst->data_len + w * count, 1)) return LNC_ENOMEM;
     memcpy(dst->data + dst->data_len, src->data + from * w, w * count);
@@ -292,15 +340,7 @@ int lnc_leafrows_permute(const struct lnc_leafrows *src, const uint32_t *perm, u
   memset(dst, 0, sizeof *dst);
   dst->has_rep = src->has_rep;
   dst->has_def = src->has_def;
-  dst->values.kind = src->values.kind;
-  dst->values.bits = src->values.bits;
-  dst->values.items_per_value = src->values.items_per_value;
-  if (dst->values.kind == LNC_VALUES_VARIABLE) {
-    dst->values.offsets = malloc(64 * 8);
-    if (!dst->values.offsets) return LNC_ENOMEM;
-    dst->values.off_cap = 64;
-    dst->values.offsets[0] = 0;
-  }
+  if (vb_copy_shape(&dst->values, &src->values)) return LNC_ENOMEM;
   for (uint64_t k = 0; k < n; k++) {
     uint32_t u = perm[k];
     if (u >= src->n_rows) return LNC_EINTERNAL;

@@ -23,12 +23,24 @@ struct lnc_valbuf {
   size_t data_len, data_cap;
   uint64_t *offsets; /* VARIABLE: n+1 entries */
   size_t off_cap;
-  uint8_t *item_valid; /* FIXED with item validity: n*items_per_value bits; NULL = all valid */
-  size_t iv_cap;
+  /* FIXED, a fixed-size list nested fsl_levels deep (1 unless lnc_valbuf_set_fsl said more):
+   * level k has fsl_per_value[k] items per value (the product of the dimensions down to it,
+   * the last one items_per_value), and item_valid[k] their validity, n*fsl_per_value[k] bits,
+   * NULL = all valid. Level k's items are the lists of level k + 1. */
+  uint32_t fsl_levels;
+  uint64_t fsl_per_value[LNC_FSL_MAX_LEVELS];
+  uint8_t *item_valid[LNC_FSL_MAX_LEVELS];
+  size_t iv_cap[LNC_FSL_MAX_LEVELS];
 };
 
 /* Sets the shape up front (from the field's type) so nulls can be appended before values. */
 int lnc_valbuf_init(struct lnc_valbuf *v, int kind, uint32_t bits, uint64_t items_per_value);
+/* After init, before any value: the values are fixed-size lists nested `levels` deep
+ * (1..LNC_FSL_MAX_LEVELS) with per_value[k] items at level k (non-decreasing, the last equal
+ * to items_per_value). LNC_EINTERNAL when they are not. */
+int lnc_valbuf_set_fsl(struct lnc_valbuf *v, uint32_t levels, const uint64_t *per_value);
+/* Whether any level has item validity. */
+bool lnc_valbuf_has_item_validity(const struct lnc_valbuf *v);
 void lnc_valbuf_free(struct lnc_valbuf *v);
 /* Appends value i of src (dictionary-mapped by the caller if needed). */
 int lnc_valbuf_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64_t i);

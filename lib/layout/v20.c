@@ -656,15 +656,25 @@ static int dec_fsl(struct v20_at *A, const Lance__Encodings__FixedSizeList *fl, 
     io.v.bits = 0;
   }
   if (io.v.kind != LNC_VALUES_FIXED) return bad(A, "FixedSizeList of variable-width items");
-  /* The items' validity has a bit per item of this list; items that are lists themselves
-   * would need one per inner item (stream.c reads n * fsl_dim bits). */
-  if (io.valid && io.v.fsl_dim > 1) return bad(A, "FixedSizeList of nullable fixed-size lists");
+  /* This list's items are level 0: their validity (io.valid, a bit per item) comes first;
+   * an inner list's layers move one level down, each item now holding dim of its values. */
+  uint32_t inner = io.v.fsl_dim ? io.v.n_item_validity : 0;
+  if (inner + (io.valid != NULL) > LNC_FSL_MAX_LEVELS) return bad(A, "FixedSizeList nested too deep");
   o->v = io.v;
   o->v.n = count;
   o->v.fsl_dim = dim * (io.v.fsl_dim ? io.v.fsl_dim : 1);
+  o->v.n_item_validity = 0;
   if (io.valid) {
-    o->v.n_item_validity = 1;
     o->v.item_validity[0] = io.valid;
+    o->v.item_validity_level[0] = 0;
+    o->v.item_validity_per_value[0] = dim;
+    o->v.n_item_validity = 1;
+  }
+  for (uint32_t j = 0; j < inner; j++) {
+    uint32_t t = o->v.n_item_validity++;
+    o->v.item_validity[t] = io.v.item_validity[j];
+    o->v.item_validity_level[t] = (uint8_t)(io.v.item_validity_level[j] + 1);
+    o->v.item_validity_per_value[t] = dim * io.v.item_validity_per_value[j];
   }
   return 0;
 }
@@ -1019,12 +1029,15 @@ static int walk_init(struct v20_walk *W, struct lnc_page_job *j, struct v20_job 
 static int reset_out(struct lnc_leafrows *r) {
   bool has_rep = r->has_rep, has_def = r->has_def;
   int kind = r->values.kind;
-  uint32_t bits = r->values.bits;
-  uint64_t ipv = r->values.items_per_value;
+  uint32_t bits = r->values.bits, levels = r->values.fsl_levels;
+  uint64_t ipv = r->values.items_per_value, per_value[LNC_FSL_MAX_LEVELS];
+  memcpy(per_value, r->values.fsl_per_value, sizeof per_value);
   lnc_leafrows_free(r);
   r->has_rep = has_rep;
   r->has_def = has_def;
-  return lnc_valbuf_init(&r->values, kind, bits, ipv);
+  int rc = lnc_valbuf_init(&r->values, kind, bits, ipv);
+  if (!rc && kind == LNC_VALUES_FIXED) rc = lnc_valbuf_set_fsl(&r->values, levels, per_value);
+  return rc;
 }
 
 /* One round: the walk writes the job's output directly; when it missed bytes, that output is

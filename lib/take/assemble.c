@@ -114,7 +114,7 @@ static int build(struct lnc_asm *a, const struct lnc_proj *p, struct ctx_node nd
   if (col < 0) return lnc_errf(a->err, LNC_EINTERNAL, "field '%s' reads no column", p->field->name);
   struct lnc_leafrows *S = a->cols[col];
   /* A list (or struct) whose first column is an unsupported field's, as in
-   * list<fixed_size_list<fixed_size_list>>: that column is not read, which only a take of no
+   * a list of fixed-size lists nested five deep: that column is not read, which only a take of no
    * rows lets through (check_servable), so the parent is built from no levels and the field as
    * its null stand-in. Read only: a parent takes no buffers from its leaf rows. */
   static struct lnc_leafrows no_rows;
@@ -232,6 +232,34 @@ static int fixed_array(struct lnc_asm *a, int64_t n, int64_t nulls, uint8_t *val
   lnc_array_set_buffer(out, 0, validity);
   lnc_array_set_buffer(out, 1, data);
   return 0;
+}
+
+/* The items of n fixed-size lists of field fld, nesting level `level` of the column's values:
+ * an inner list's array, built the same way one level down, or the innermost values. Each
+ * level takes its item validity from v (n * fixed_size bits, NULL when all valid). */
+static int fsl_items(struct lnc_asm *a, const struct lnc_field *fld, struct lnc_valbuf *v, uint32_t level,
+                     int64_t n, struct ArrowArray *out) {
+  const struct lnc_field *item = fld->children[0];
+  int64_t items = n * fld->fixed_size, inulls = 0;
+  if (level >= v->fsl_levels || (item->type == LNC_AT_FIXED_LIST) != (level + 1 < v->fsl_levels))
+    return lnc_errf(a->err, LNC_EINTERNAL, "column '%s': values nested %u deep for this list", fld->name,
+                    v->fsl_levels);
+  uint8_t *iv = v->item_valid[level];
+  v->item_valid[level] = NULL;
+  if (iv) {
+    for (int64_t i = 0; i < items; i++) inulls += !((iv[i >> 3] >> (i & 7)) & 1);
+    if (!inulls) {
+      free(iv);
+      iv = NULL;
+    }
+  }
+  if (item->type != LNC_AT_FIXED_LIST) return fixed_array(a, items, inulls, iv, take_buf(&v->data, 8), out);
+  if (lnc_array_init(out, items, inulls, 1, 1)) {
+    free(iv);
+    return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+  }
+  lnc_array_set_buffer(out, 0, iv);
+  return fsl_items(a, item, v, level + 1, items, out->children[0]);
 }
 
 /* Legacy blob descriptors (16 bytes: u64 position, u64 size) -> struct<position, size>. */
@@ -424,28 +452,17 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
     return 0;
   }
   case LNC_AT_FIXED_LIST: {
-    const struct lnc_field *item = fld->children[0];
-    if (v->kind != LNC_VALUES_FIXED || item->n_children) {
+    if (v->kind != LNC_VALUES_FIXED) {
       free(validity);
-      return lnc_errf(a->err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", fld->name, item->format);
+      return lnc_errf(a->err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", fld->name,
+                      fld->children[0]->format);
     }
     if (lnc_array_init(out, n, nulls, 1, 1)) {
       free(validity);
       return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
     }
     lnc_array_set_buffer(out, 0, validity);
-    int64_t items = n * fld->fixed_size;
-    int64_t inulls = 0;
-    uint8_t *iv = v->item_valid;
-    v->item_valid = NULL;
-    if (iv) {
-      for (int64_t i = 0; i < items; i++) inulls += !((iv[i >> 3] >> (i & 7)) & 1);
-      if (!inulls) {
-        free(iv);
-        iv = NULL;
-      }
-    }
-    return fixed_array(a, items, inulls, iv, take_buf(&v->data, 8), out->children[0]);
+    return fsl_items(a, fld, v, 0, n, out->children[0]);
   }
   case LNC_AT_STRUCT: { /* packed struct: split each row's bytes into the children */
     if (v->kind == LNC_VALUES_VARIABLE) return packed_var(a, p, v, n, nulls, validity, out);

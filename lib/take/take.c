@@ -344,15 +344,21 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
       rc = lnc_valbuf_init(&out->values, LNC_VALUES_VARIABLE, 0, 1);
     break;
   case LNC_AT_FIXED_LIST: {
-    const struct lnc_field *item = leaf->children[0];
-    uint64_t ipv = (uint64_t)leaf->fixed_size;
-    while (item->type == LNC_AT_FIXED_LIST) {
+    /* Nested lists are one column of their innermost items (schema.c bounds the levels and
+     * the product of the dimensions) */
+    const struct lnc_field *item = leaf;
+    uint64_t per_value[LNC_FSL_MAX_LEVELS], ipv = 1;
+    uint32_t levels = 0;
+    for (; item->type == LNC_AT_FIXED_LIST; item = item->children[0]) {
+      if (levels == LNC_FSL_MAX_LEVELS || item->n_children != 1)
+        return lnc_errf(err, LNC_EUNSUPPORTED, "column '%s': fixed-size lists nested too deep", leaf->name);
       ipv *= (uint64_t)item->fixed_size;
-      item = item->children[0];
+      per_value[levels++] = ipv;
     }
     uint32_t bits = item->type == LNC_AT_BOOL ? 1 : item->byte_width * 8;
     if (!bits) return lnc_errf(err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", leaf->name, item->format);
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, ipv);
+    if (!rc) rc = lnc_valbuf_set_fsl(&out->values, levels, per_value);
     break;
   }
   case LNC_AT_STRUCT: { /* packed struct: fixed rows, or length-prefixed fields if any is variable */

@@ -103,6 +103,8 @@ EMB=$(fixture_field emb21 file)
 ENC=$(fixture_field enc21 file)
 NESTED=$(fixture_field nested21 file)
 TYPES22=$(fixture_field types22 file)
+NFSL21=$(fixture_field nfsl21 file)
+NFSL20=$(fixture_field nfsl20 file)
 
 # --blobs descriptors reaches a dataset's take as well as a file's (a dataset answered bytes).
 ENCDS=$(fixture_field enc21 dataset)
@@ -164,6 +166,22 @@ if [[ $RC -eq 0 ]] && grep -q '"full_zip"' "$WORK/insp" && grep -q '"num_rows":5
   ok "inspect emb21 --json names full_zip"
 else
   bad "inspect emb21 --json" "exit $RC: $(head -c 300 "$WORK/insp" "$WORK/err")"
+fi
+# nfsl2x test what they claim: nested fixed-size lists with a validity layer per level, in
+# mini-block and full-zip pages (2.1) and as Nullable inside FixedSizeList (2.0), four deep.
+run_ctl "$WORK/insp" "$WORK/err" inspect "$NFSL21"
+if [[ $RC -eq 0 ]] && grep -qF 'FixedSizeList(2, nullable, FixedSizeList(2, nullable, FixedSizeList(2, nullable, FixedSizeList(2, nullable, Flat(16)))))' "$WORK/insp" &&
+   grep -A2 'column 8 fz:' "$WORK/insp" | grep -q 'full_zip' && ! grep -q UNSUPPORTED "$WORK/insp"; then
+  ok "inspect nfsl21: nested nullable fixed-size lists, four deep, one full-zip"
+else
+  bad "inspect nfsl21" "exit $RC: $(grep -E 'column|layout|values|UNSUPP' "$WORK/insp" | head -c 600)"
+fi
+run_ctl "$WORK/insp" "$WORK/err" inspect "$NFSL20"
+if [[ $RC -eq 0 ]] && grep -qF 'FixedSizeList(2, Nullable(some, Flat(1), FixedSizeList(3, Nullable(some, Flat(1), Flat(8))))' "$WORK/insp" &&
+   ! grep -q UNSUPPORTED "$WORK/insp"; then
+  ok "inspect nfsl20: nested nullable fixed-size lists in 2.0"
+else
+  bad "inspect nfsl20" "exit $RC: $(grep -E 'layout|UNSUPP' "$WORK/insp" | head -c 600)"
 fi
 run_ctl "$WORK/insp" "$WORK/err" inspect "$NESTED" --json
 if [[ $RC -eq 0 ]] && grep -q '"layout"' "$WORK/insp"; then

@@ -97,8 +97,8 @@ if [[ -n $FILE ]]; then
   echo "answers: $((n_ans - n_ans_fail))/$n_ans bodies identical to Lance's"
   healthy "answers"
 
-  # ---- a file with columns lanced cannot serve (a dictionary of bools, a list of nested
-  # fixed-size lists) beside a map; describing it as a dataset once crashed the daemon ------------
+  # ---- a file with columns lanced cannot serve (a dictionary of bools, a list of fixed-size
+  # lists nested five deep) beside a map; describing it as a dataset once crashed the daemon ------------
   U=$(node -e 'const f=require("./tests/fixtures/index.json").fixtures.find(x=>x.name==="unsup22");if(f)console.log(f.file.replace(/^tests\/fixtures\//,""))')
   if [[ -n $U ]]; then
     expect "unsupported: describe" 200 "$URL/files/$U"
@@ -112,7 +112,7 @@ if [[ -n $FILE ]]; then
     expect "a map as Arrow" 200 "$URL/files/$U/rows?ids=2&columns=m" -H 'Accept: application/vnd.apache.arrow.stream'
     expect "a map over protobuf: use Arrow" 501 "$URL/files/$U/rows?ids=2&columns=m&format=proto"
     expect "unsupported: the column itself" 422 "$URL/files/$U/rows?ids=0&columns=db"
-    expect "unsupported: a list of nested fixed-size lists" 422 "$URL/files/$U/rows?ids=1&columns=lff"
+    expect "unsupported: a list of fixed-size lists nested five deep" 422 "$URL/files/$U/rows?ids=1&columns=lff"
     grep -q "column 'item' cannot be served" "$WORK/body" && ok "the nested fixed-size list's item named" || bad "lff message" "$(head -c 300 "$WORK/body")"
     expect "unsupported: a fixed-size list of nulls" 422 "$URL/files/$U/rows?ids=1&columns=fnul,id"
     grep -q "column 'fnul' cannot be served" "$WORK/body" && ok "the fixed-size list of nulls named" || bad "fnul message" "$(head -c 300 "$WORK/body")"

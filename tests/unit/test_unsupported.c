@@ -1,6 +1,6 @@
 /* One column liblance cannot serve never sinks the others (issue 12, part 3), on a real file:
- * tests/fixtures/data/unsup22 (gen.mjs) holds a dictionary of booleans, a list of nested
- * fixed-size lists, fixed-size lists of nulls and of structs, a packed struct with a
+ * tests/fixtures/data/unsup22 (gen.mjs) holds a dictionary of booleans, a list of fixed-size
+ * lists nested five deep, fixed-size lists of nulls and of structs, a packed struct with a
  * fixed-size list child beside ordinary columns and a map (logical type "map"), which was the other
  * unserved column until maps were read (2026-11-26; their values are checked against Lance's
  * by the conformance test, map22). The
@@ -83,7 +83,7 @@ START_TEST(test_unserved_columns_refused_by_name) {
   expect_refused(f, NULL, 0, "db"); /* all columns: the one it cannot serve, by name */
   const char *db[] = {"id", "db"};
   expect_refused(f, db, 2, "db");
-  /* A list whose item is a fixed-size list of fixed-size lists: the item is what is not read. */
+  /* A list whose item is fixed-size lists nested five deep: the item is what is not read. */
   const char *lff[] = {"lff", "id"};
   expect_refused(f, lff, 2, "item");
   /* A fixed-size list of nulls (not fixed-width items): refused at open, by its name. */
@@ -125,7 +125,7 @@ START_TEST(test_map_served) {
 END_TEST
 
 /* A take of no rows is how a schema is asked for (a dataset's description reads one this way):
- * it succeeds, the unserved columns typed null. The list of nested fixed-size lists comes back
+ * it succeeds, the unserved columns typed null. The list of fixed-size lists nested five deep comes back
  * as a list of null: its item's column is not read, and the assembly of the list once
  * dereferenced that unread column (a crash of lanced describing the dataset). */
 START_TEST(test_zero_row_take_gives_schema) {
