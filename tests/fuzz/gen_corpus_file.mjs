@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
+import { field, makeTable } from '../fixtures/build.mjs';
 
 const OUT = 'tests/fuzz/corpus/fuzz_file';
 fs.mkdirSync(OUT, { recursive: true });
@@ -56,6 +57,25 @@ for (const [name, version, n] of [['real21', '2.1', 40], ['real22', '2.2', 40], 
   const bytes = fs.readFileSync(path.join(dir, file));
   fs.writeFileSync(path.join(OUT, `${name}.lance`), bytes);
   written.push([name, bytes]);
+}
+// Fixed-size lists of fixed-size lists, nullable at every level (a validity layer per level in
+// the values; full-zip when wide): the shapes tests/fixtures/specs.mjs's nfsl2x serve.
+function nestedFsl(n) {
+  const FSL = (d, t) => new arrow.FixedSizeList(d, new arrow.Field('item', t, true));
+  const t2 = FSL(2, FSL(3, new arrow.Int8())), tz = FSL(2, FSL(40, new arrow.Int16()));
+  const val = (i, d0, d1, f) => (i % 5 === 1 ? null : Array.from({ length: d0 }, (_, a) => ((i + a) % 4 === 2 ? null
+    : Array.from({ length: d1 }, (_, b) => ((i + a + b) % 7 === 3 ? null : f(i, a, b))))));
+  // makeTable (the fixtures' builder): apache-arrow's vectorFromArray leaves nested lists short
+  return makeTable([
+    { field: field('f2', t2, true), values: Array.from({ length: n }, (_, i) => val(i, 2, 3, (x, a, b) => (x + a * 3 + b) % 100)) },
+    { field: field('fz', tz, true, { 'lance-encoding:structural-encoding': 'fullzip' }), values: Array.from({ length: n }, (_, i) => val(i, 2, 40, (x, a, b) => x * 40 + b - a)) },
+  ]);
+}
+for (const [name, version] of [['nfsl20', '2.0'], ['nfsl21', '2.1'], ['nfsl22', '2.2']]) {
+  const buf = Buffer.from(arrow.tableToIPC(nestedFsl(30), 'file'));
+  await db.inner.createTable(name, buf, 'overwrite', [], { new_table_data_storage_version: version });
+  const dir = path.join(tmp, `${name}.lance`, 'data');
+  fs.copyFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.lance'))), path.join(OUT, `${name}.lance`));
 }
 fs.rmSync(tmp, { recursive: true, force: true });
 
