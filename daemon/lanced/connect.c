@@ -123,7 +123,7 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
   ld_connect_error(out, &e);
 }
 
-static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
+static void get_file(struct ld_req *r, bool json, double deadline, struct ld_response *out) {
   struct ld_err e;
   struct ld_file_info fi;
   Lanced__V1__GetFileRequest *q =
@@ -136,6 +136,8 @@ static void get_file(struct ld_req *r, bool json, struct ld_response *out) {
     fi.schema.release(&fi.schema);
     lnc_buf_free(&fi.describe);
   }
+  if (!rc && deadline && ld_now() > deadline) /* a describe may have waited on the device */
+    rc = ld_errf(&e, 504, "deadline_exceeded", "Connect-Timeout-Ms elapsed");
   free_msg(&q->base, json);
   if (rc) return ld_connect_error(out, &e);
   out->status = 200;
@@ -181,7 +183,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   }
   double deadline = 0;
   const char *tm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Timeout-Ms");
-  uint64_t ms;
+  uint64_t ms = 0;
   if (tm) {
     if (!ld_parse_u64(tm, strlen(tm), &ms) || strlen(tm) > 10) {
       ld_errf(&e, 400, "invalid_argument", "Connect-Timeout-Ms must be a positive integer");
@@ -199,10 +201,18 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
     return;
   }
+  /* Spent before the call begins (a slow body, a wait for room): the client has given up, so
+   * the work is not done. The deadline counts from the request's headers, as the client's
+   * counts from its send. */
+  if (deadline && ld_now() > deadline) {
+    ld_errf(&e, 504, "deadline_exceeded", "Connect-Timeout-Ms (%llu ms) elapsed before the call began",
+            (unsigned long long)ms);
+    return ld_connect_error(out, &e);
+  }
   if (!strcmp(method, "Take"))
     take(r, json, deadline, out);
   else if (!strcmp(method, "GetFile"))
-    get_file(r, json, out);
+    get_file(r, json, deadline, out);
   else {
     ld_errf(&e, 501, "unimplemented", "lanced.v1.RowService has no method %.100s", method);
     return ld_connect_error(out, &e);

@@ -164,5 +164,32 @@ body = b'{"ids":[' + b",".join(b"%d" % (i % 1000) for i in range(2_000_000)) + b
 head = b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
 out, err = write_then_read(head, [body])
 check(out.startswith(b"HTTP/1.1 413") and err is None, f"a body of 2M ids: 413 (got {out[:30]!r}, error {err})")
+
+
+def connect_call(method, timeout_ms, body, delay):
+    """A Connect JSON call whose body follows its headers after `delay` seconds."""
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(10)
+    t = b"Connect-Timeout-Ms: %s\r\n" % timeout_ms if timeout_ms is not None else b""
+    s.sendall(b"POST /lanced.v1.RowService/%s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Connection: close\r\n%sContent-Length: %d\r\n\r\n" % (method.encode(), t, len(body)))
+    time.sleep(delay)
+    s.sendall(body)
+    out, _ = read_to_close(s)
+    return out
+
+
+# Connect-Timeout-Ms counts from the headers: a deadline spent before the call begins (here on a
+# slow body) is answered 504 deadline_exceeded without doing the work, for Take and GetFile alike;
+# one not spent is served; a malformed one is 400.
+take_body, file_body = b'{"path":"sample.lance","ids":[1]}', b'{"path":"sample.lance"}'
+for method, body in (("Take", take_body), ("GetFile", file_body)):
+    out = connect_call(method, b"50", body, 0.3)
+    check(out.startswith(b"HTTP/1.1 504") and b'"deadline_exceeded"' in out and b"before the call began" in out,
+          f"Connect {method}, its 50 ms spent on the body: 504 deadline_exceeded ({out[:12]!r} {out[-120:]!r})")
+    out = connect_call(method, b"60000", body, 0.05)
+    check(out.startswith(b"HTTP/1.1 200"), f"Connect {method} within its deadline: 200 ({out[:60]!r})")
+out = connect_call("Take", b"soon", take_body, 0)
+check(out.startswith(b"HTTP/1.1 400") and b"Connect-Timeout-Ms" in out, f"Connect-Timeout-Ms: soon is 400 ({out[:60]!r})")
 p.kill()
 T.finish()
