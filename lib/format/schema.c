@@ -213,9 +213,9 @@ static int set_format(struct lnc_field *fld, const char *format, struct lnc_erro
 }
 
 /* A fixed-size list is read as one column of its innermost items: fixed-width ones (and
- * booleans), under at most LNC_FSL_MAX_LEVELS lists whose dimensions multiply to at most
+ * booleans, and nulls: no values, only slots), under at most LNC_FSL_MAX_LEVELS lists whose dimensions multiply to at most
  * FSL_MAX_ITEMS per value (nested ones multiply: three of 2^21 made 2^63 items per value).
- * Anything else (strings, binaries, nulls, structs) is refused here, for this field alone,
+ * Anything else (strings, binaries, structs) is refused here, for this field alone,
  * not by every take and describe. An inner list's parse has already checked itself. */
 #define FSL_MAX_ITEMS (1u << 24)
 static int fsl_servable(const struct lnc_field *fld, const char *inner_lt, struct lnc_error *err) {
@@ -232,7 +232,7 @@ static int fsl_servable(const struct lnc_field *fld, const char *inner_lt, struc
                       LNC_FSL_MAX_LEVELS);
     items *= (uint64_t)item->fixed_size;
   }
-  if (item->type != LNC_AT_BOOL && item->byte_width == 0)
+  if (item->type != LNC_AT_BOOL && item->type != LNC_AT_NULL && item->byte_width == 0)
     return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': fixed-size list of %s items", fld->name, inner_lt);
   return 0;
 }

@@ -355,8 +355,10 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
       ipv *= (uint64_t)item->fixed_size;
       per_value[levels++] = ipv;
     }
+    /* null items have no bits: every page holds them as a Constant without value */
     uint32_t bits = item->type == LNC_AT_BOOL ? 1 : item->byte_width * 8;
-    if (!bits) return lnc_errf(err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", leaf->name, item->format);
+    if (!bits && item->type != LNC_AT_NULL)
+      return lnc_errf(err, LNC_EUNSUPPORTED, "column '%s': fixed-size list of %s", leaf->name, item->format);
     rc = lnc_valbuf_init(&out->values, LNC_VALUES_FIXED, bits, ipv);
     if (!rc) rc = lnc_valbuf_set_fsl(&out->values, levels, per_value);
     break;

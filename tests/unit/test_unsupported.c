@@ -1,6 +1,6 @@
 /* One column liblance cannot serve never sinks the others (issue 12, part 3), on a real file:
  * tests/fixtures/data/unsup22 (gen.mjs) holds a dictionary of booleans, a list of fixed-size
- * lists nested five deep, fixed-size lists of nulls and of structs, a packed struct with a
+ * lists nested five deep, fixed-size lists of strings and of structs, a packed struct with a
  * fixed-size list child beside ordinary columns and a map (logical type "map"), which was the other
  * unserved column until maps were read (2026-11-26; their values are checked against Lance's
  * by the conformance test, map22). The
@@ -30,7 +30,7 @@ START_TEST(test_open_and_describe) {
   ck_assert_int_eq(lnc_file_describe_json(f, &json, NULL), 0);
   ck_assert_ptr_null(memmem(json.data, json.len, "logical type 'map'", 18));
   ck_assert_ptr_nonnull(memmem(json.data, json.len, "dictionary of bool values", 25));
-  ck_assert_ptr_nonnull(memmem(json.data, json.len, "fixed-size list of null items", 29));
+  ck_assert_ptr_nonnull(memmem(json.data, json.len, "fixed-size list of string items", 31));
   lnc_buf_free(&json);
   /* The schema still exports: the unserved column as Arrow null, the map as a map. */
   struct ArrowSchema s;
@@ -86,9 +86,9 @@ START_TEST(test_unserved_columns_refused_by_name) {
   /* A list whose item is fixed-size lists nested five deep: the item is what is not read. */
   const char *lff[] = {"lff", "id"};
   expect_refused(f, lff, 2, "item");
-  /* A fixed-size list of nulls (not fixed-width items): refused at open, by its name. */
-  const char *fnul[] = {"id", "fnul"};
-  expect_refused(f, fnul, 2, "fnul");
+  /* A fixed-size list of strings (not fixed-width items): refused at open, by its name. */
+  const char *fstr[] = {"id", "fstr"};
+  expect_refused(f, fstr, 2, "fstr");
   /* A fixed-size list of structs: the file opens (it once did not), the column is refused. */
   const char *fst[] = {"fst"};
   expect_refused(f, fst, 1, "fst");
@@ -143,7 +143,7 @@ START_TEST(test_zero_row_take_gives_schema) {
   ck_assert_str_eq(s.children[5]->format, "+l");
   ck_assert_int_eq(s.children[5]->n_children, 1);
   ck_assert_str_eq(s.children[5]->children[0]->format, "n");
-  ck_assert_str_eq(s.children[6]->name, "fnul");
+  ck_assert_str_eq(s.children[6]->name, "fstr");
   ck_assert_str_eq(s.children[6]->format, "n");
   ck_assert_str_eq(s.children[7]->name, "fst");
   ck_assert_str_eq(s.children[7]->format, "n");
