@@ -75,6 +75,7 @@ static int fixed_append(struct lnc_valbuf *v, const uint8_t *data, uint64_t i, b
   uint64_t ipv = v->items_per_value;
   if (v->bits % 8 == 0) {
     size_t w = (size_t)(v->bits / 8 * ipv);
+    if (w == 0) return 0; /* null items (0 bits): slots only, and no buffer to write into */
     if (lnc_grow_array((void **)&v->data, &v->data_cap, v->data_len + w, 1)) return LNC_ENOMEM;
     if (null_value || !data)
       memset(v->data + v->data_len, 0, w);

@@ -151,6 +151,23 @@ START_TEST(test_nested_range_copy) {
 }
 END_TEST
 
+/* fixed_size_list<null, 3>: values of no bits, only item validity. The copy wrote zero bytes
+ * through a buffer never allocated (memset of NULL: UBSan in `make asan`, found by
+ * schema-fuzz.mjs). */
+START_TEST(test_null_items) {
+  struct lnc_valbuf v;
+  ck_assert_int_eq(lnc_valbuf_init(&v, LNC_VALUES_FIXED, 0, 3), 0);
+  struct lnc_values src = {.kind = LNC_VALUES_FIXED, .n = 2, .bits = 0, .fsl_dim = 3};
+  ck_assert_int_eq(lnc_valbuf_append(&v, &src, 1), 0);
+  ck_assert_int_eq(lnc_valbuf_append_null(&v), 0);
+  ck_assert_uint_eq(v.n, 2);
+  ck_assert_uint_eq(v.data_len, 0);
+  for (int i = 0; i < 3; i++) ck_assert_int_eq(bit_at(v.item_valid[0], i), 0); /* the items: null */
+  for (int i = 3; i < 6; i++) ck_assert_int_eq(bit_at(v.item_valid[0], i), 1); /* a null row's slots */
+  lnc_valbuf_free(&v);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("stream");
   TCase *tc = tcase_create("valbuf");
@@ -159,6 +176,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_nested_item_validity);
   tcase_add_test(tc, test_nested_shape_checked);
   tcase_add_test(tc, test_nested_range_copy);
+  tcase_add_test(tc, test_null_items);
   suite_add_tcase(s, tc);
   return s;
 }
