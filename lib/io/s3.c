@@ -915,9 +915,28 @@ int lnc_s3_parse_list_page(const char *xml, size_t len, const char *where, char 
   return 0;
 }
 
+/* What lnc_s3_list hands each page's entries to: the caller's callback, for keys under the
+ * prefix only. */
+struct in_prefix {
+  const char *prefix;
+  size_t len;
+  int (*fn)(void *ctx, const char *key, uint64_t size);
+  void *ctx;
+};
+
+/* A key the listing was not asked for is dropped: a store that ignores (or mangles) the prefix
+ * parameter answers with other keys, and a caller that cuts the prefix off each key (a
+ * mount's listing of a dataset's _versions/) would read the rest of such a key as a name of
+ * its own, e.g. another dataset's manifest taken for this one's latest version. */
+static int in_prefix_entry(void *ctx, const char *key, uint64_t size) {
+  const struct in_prefix *p = ctx;
+  return strncmp(key, p->prefix, p->len) ? 0 : p->fn(p->ctx, key, size);
+}
+
 int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const char *key, uint64_t size),
                 void *ctx, struct lnc_error *err) {
   if (!s || !prefix || !fn) return lnc_errf(err, LNC_EINVAL, "s3: a listing needs a client, a prefix and a callback");
+  struct in_prefix filter = {prefix, strlen(prefix), fn, ctx};
   char token[1100] = "", prev[1100] = "";
   int rc = 0;
   /* One deadline for every page: a store that keeps answering slowly with new tokens would
@@ -938,7 +957,7 @@ int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const
       nb[x->got] = 0;
       char where[1200];
       snprintf(where, sizeof where, "s3://%s/%s", s->bucket, prefix);
-      rc = lnc_s3_parse_list_page((const char *)nb, x->got, where, token, sizeof token, fn, ctx, err);
+      rc = lnc_s3_parse_list_page((const char *)nb, x->got, where, token, sizeof token, in_prefix_entry, &filter, err);
     }
     if (x) free_set(x, 1);
     free(url);
@@ -1444,7 +1463,7 @@ struct mount_list {
 
 static int mount_list_entry(void *ctx, const char *key, uint64_t size) {
   struct mount_list *l = ctx;
-  return strlen(key) < l->skip ? 0 : l->fn(l->ctx, key + l->skip, size);
+  return l->fn(l->ctx, key + l->skip, size); /* lnc_s3_list gives keys under the prefix only */
 }
 
 int lnc_s3_mount_list(const struct lnc_s3_mount *m, const char *rel,

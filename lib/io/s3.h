@@ -79,7 +79,8 @@ int lnc_s3_get_tail(struct lnc_s3 *s, const char *key, uint64_t max, const char 
                     struct lnc_s3_object *obj, uint8_t **buf, uint64_t *off, struct lnc_error *err);
 
 /* Every object whose key starts with prefix (ListObjectsV2, page after page): fn(ctx, key,
- * size) for each, in the store's order (S3: by key). fn returning non-zero stops the listing
+ * size) for each, in the store's order (S3: by key); keys of the answer that do not start with
+ * prefix (a store ignoring the parameter) are skipped. fn returning non-zero stops the listing
  * and is returned. A listing that does not end (a token repeated, 10,000 pages) is LNC_EIO. */
 int lnc_s3_list(struct lnc_s3 *s, const char *prefix, int (*fn)(void *ctx, const char *key, uint64_t size),
                 void *ctx, struct lnc_error *err);

@@ -157,6 +157,17 @@ async function listing() {
   check(r.status === 0 && r.stdout.toString() === `1 o/${odd}\n`, "a key that needs escaping is listed as it is", r.stderr + r.stdout);
   const h = await s3check(["head", `o/${odd}`]);
   check(h.status === 0 && h.stdout.toString().startsWith("1 "), "and can be read (HEAD) under that name", h.stderr);
+  // A store that answers with keys outside the prefix asked for (one that ignores the
+  // parameter): they are not the listing's. Before, a mount cut the prefix's length off each
+  // and read the rest as a name below it: another dataset's manifest as this one's version.
+  const vers = want.filter((l) => l.includes(" d/_versions/"));
+  px.fail({ method: "GET", match: /list-type=2/, edit: (xml) => xml.replace("</ListBucketResult>",
+    ["e/_versions/99.manifest", "d/_versionsX/7.manifest", "c", "d/_version"].map((k) => `<Contents><Key>${k}</Key><Size>1</Size></Contents>`).join("") + "</ListBucketResult>") });
+  const outside = await s3check(["list", "d/_versions/"]);
+  const got = outside.stdout.toString().trim().split("\n").sort(byKey);
+  check(outside.status === 0 && px.stats().faults > 0 && JSON.stringify(got) === JSON.stringify(vers),
+    `keys outside the prefix in a listing's answer are skipped (${got.length} listed)`, `${outside.stderr} ${got}`);
+  px.clearFaults();
   const none = await s3check(["list", "no/such/prefix/"]);
   check(none.status === 0 && none.stdout.length === 0, "an empty prefix lists nothing, without error", none.stderr);
 }

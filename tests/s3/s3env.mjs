@@ -157,15 +157,17 @@ export async function startProxy(target) {
         res.writeHead(rule.status, { "content-type": "application/xml", "content-length": Buffer.byteLength(body) });
         return res.end(body);
       }
-      forward(req, res, rule?.truncate);
+      forward(req, res, rule?.truncate, rule?.edit);
     }, cfg.latencyMs + (rule?.delay ?? 0));
   });
 
   // Forwards the request as it came (a suffix range made absolute, see suffixRanges);
   // `truncate` = bytes of the answer's body sent before the connection is cut (its
-  // Content-Length still promises the whole body).
-  function forward(req, res, truncate) {
+  // Content-Length still promises the whole body); `edit` = a function of the answer's body
+  // (a string) whose result is sent instead.
+  function forward(req, res, truncate, edit) {
     const suffix = /^bytes=-(\d+)$/.exec(req.headers.range ?? "");
+    if (edit) return sendEdited(req, res, edit);
     if (req.method !== "GET" || !suffix || !cfg.suffixRanges) return send(req, res, truncate, req.headers);
     const { range, ...plain } = req.headers; // the size of the whole object: no Range on the HEAD
     const head = http.request({ host: up.hostname, port: up.port, method: "HEAD", path: req.url, headers: plain, agent }, (hres) => {
@@ -177,6 +179,22 @@ export async function startProxy(target) {
     });
     head.on("error", () => res.socket?.destroy());
     head.end();
+  }
+
+  function sendEdited(req, res, edit) {
+    const preq = http.request({ host: up.hostname, port: up.port, method: req.method, path: req.url, headers: req.headers, agent }, (pres) => {
+      const chunks = [];
+      pres.on("data", (c) => chunks.push(c));
+      pres.on("end", () => {
+        const body = Buffer.from(edit(Buffer.concat(chunks).toString()));
+        const { "transfer-encoding": _, ...headers } = pres.headers;
+        res.writeHead(pres.statusCode, { ...headers, "content-length": body.length });
+        st.bytesOut += body.length;
+        res.end(body);
+      });
+    });
+    preq.on("error", () => res.socket?.destroy());
+    req.pipe(preq);
   }
 
   function send(req, res, truncate, headers) {
@@ -213,7 +231,8 @@ export async function startProxy(target) {
     set(c) {
       cfg = { ...cfg, ...c };
     },
-    // One fault rule: { status: 503 } | { reset: true } | { truncate: bytes } | { delay: ms },
+    // One fault rule: { status: 503 } | { reset: true } | { truncate: bytes } | { delay: ms } |
+    // { edit: (body) => body },
     // with count (default 1), method and match (a RegExp on the path) to pick the requests it hits.
     fail(rule) {
       rules.push({ count: 1, ...rule });
