@@ -41,6 +41,7 @@ void ld_config_defaults(struct ld_config *c) {
   /* A HEAD or a listing is a round trip to the store (tens of ms), not a stat: once a
    * second per object bounds what revalidation costs. */
   c->s3_revalidate_ms = 1000;
+  c->s3_timeout_ms = 30000; /* the library's default, named here: the object-store threads use it too */
   /* A mount's first loads and descriptions wait on its store: a few at once per mount. */
   c->store_threads = 4;
   c->s3_cache_budget = 256ull << 20;
@@ -150,7 +151,11 @@ static int set_s3_key(struct ld_config *c, const char *k, const char *v) {
   }
   if (!strcmp(k, "s3_merge_gap")) return parse_size(v, &c->s3_merge_gap);
   if (!strcmp(k, "s3_max_parallel")) return parse_uint(v, &c->s3_max_parallel) || c->s3_max_parallel > 1024 ? -1 : 0;
-  if (!strcmp(k, "s3_timeout_ms")) return parse_uint(v, &c->s3_timeout_ms) || c->s3_timeout_ms > 3600000 ? -1 : 0;
+  if (!strcmp(k, "s3_timeout_ms")) {
+    if (parse_uint(v, &c->s3_timeout_ms) || c->s3_timeout_ms > 3600000) return -1;
+    if (!c->s3_timeout_ms) c->s3_timeout_ms = 30000; /* 0 meant the library's default, and still does */
+    return 0;
+  }
   if (!strcmp(k, "s3_cache_budget")) return parse_size(v, &c->s3_cache_budget);
   if (!strcmp(k, "s3_cache_block"))
     return parse_size(v, &c->s3_cache_block) || c->s3_cache_block < 4096 || c->s3_cache_block > (4u << 20) ||

@@ -21,6 +21,8 @@ struct pool {
   pthread_t *threads;
   int nthreads;
   bool stopping;
+  int mount;         /* an object-store pool's mount index; -1 for the take threads */
+  double max_wait_s; /* an object-store pool: how old a request may be when a thread takes it */
 };
 /* [0] take threads (LD_BLOCK_DISK), [1 + i] mount i's object-store threads (LD_BLOCK_STORE +
  * i). A pool without threads hands its requests to [0]. */
@@ -48,6 +50,25 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
+/* Whether r waited too long for a thread of an object-store pool, and then its answer (503).
+ * A store that answers slowly or not at all holds each of its mount's threads for up to
+ * s3_timeout_ms per call; requests queued behind them would each wait for their turn, the
+ * last of n for n / store_threads timeouts (minutes, holding max_inflight slots all along),
+ * to meet the same store. Once a request has waited as long as the store may take to answer
+ * one call, it is answered at once. */
+static bool too_late(const struct pool *p, struct ld_req *r) {
+  double waited = ld_now() - r->start;
+  if (p->mount < 0 || waited < p->max_wait_s) return false;
+  struct ld_err e;
+  ld_errf(&e, 503, "unavailable",
+          "%s: waited %.0f ms for a thread of mount '%s' (its %d object-store threads all wait on its "
+          "store; s3_timeout_ms %.0f): the store answers slowly or not at all",
+          r->url, waited * 1000, ld_service_mount_name(p->mount), p->nthreads, p->max_wait_s * 1000);
+  ld_error_for(r, &r->out, &e);
+  r->out.retry_after = 1;
+  return true;
+}
+
 static void *take_thread(void *arg) {
   struct pool *p = arg;
   for (;;) {
@@ -61,7 +82,7 @@ static void *take_thread(void *arg) {
     pthread_mutex_unlock(&p->lock);
     if (!r) return NULL; /* stopping and nothing left */
     sleep_ms(ld_test_stall_ms(r->url));
-    ld_route(r->conn, r, &r->out);
+    if (!too_late(p, r)) ld_route(r->conn, r, &r->out);
     /* Once resumed, the connection's network thread may send the answer and free r at any
      * moment (it is often awake for other connections): nothing of r is touched after. */
     struct ld_net *net = r->net;
@@ -78,9 +99,11 @@ long ld_test_stall_ms(const char *url) {
   return stall_path && url && strstr(url, stall_path) ? stall_ms : 0;
 }
 
-static int pool_start(struct pool *p, int n, const char *what) {
+static int pool_start(struct pool *p, int n, const char *what, int mount, uint64_t max_wait_ms) {
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->more, NULL);
+  p->mount = mount;
+  p->max_wait_s = (double)max_wait_ms / 1000.0;
   p->threads = calloc((size_t)(n ? n : 1), sizeof *p->threads);
   if (!p->threads) return -1;
   p->stopping = false;
@@ -107,7 +130,7 @@ static void pool_stop(struct pool *p) {
   pthread_cond_destroy(&p->more);
 }
 
-int ld_dispatch_start(int n, int nmounts, int store) {
+int ld_dispatch_start(int n, int nmounts, int store, uint64_t store_wait_ms) {
   const char *sp = getenv("LANCED_TEST_STALL_PATH"), *sm = getenv("LANCED_TEST_STALL_MS");
   const char *rd = getenv("LANCED_TEST_RESUME_DELAY_MS"), *sd = getenv("LANCED_TEST_STOP_DELAY_MS");
   if (sd && *sd) {
@@ -124,7 +147,7 @@ int ld_dispatch_start(int n, int nmounts, int store) {
     ld_log(LD_LOG_WARN, "test hook: requests for %s stall %ld ms", stall_path, stall_ms);
   }
   for (npools = 0; npools < 1 + nmounts && npools < 1 + LD_MAX_MOUNTS; npools++)
-    if (pool_start(&pools[npools], npools ? store : n, npools ? "object-store" : "take")) {
+    if (pool_start(&pools[npools], npools ? store : n, npools ? "object-store" : "take", npools - 1, store_wait_ms)) {
       npools++;
       ld_dispatch_stop();
       return -1;

@@ -316,8 +316,10 @@ uint64_t ld_acceptor_hard_limit(void);         /* open connections past which ne
 /* ---- dispatch.c: take threads, so requests waiting on the disk never hold a network thread */
 struct ld_req;
 /* Pools: take threads (the disk) and, per mount, `store_threads` object-store threads, so a
- * slow or dead endpoint holds only the threads of its own mount. */
-int ld_dispatch_start(int threads, int nmounts, int store_threads);
+ * slow or dead endpoint holds only the threads of its own mount. A request an object-store
+ * thread takes after it is store_wait_ms old (s3_timeout_ms: the store has been that slow) is
+ * answered 503 without being run. */
+int ld_dispatch_start(int threads, int nmounts, int store_threads, uint64_t store_wait_ms);
 /* Queues r (its connection already suspended) for a thread of the pool `block` (enum
  * ld_block) names, which routes it, stores the answer in r->out and resumes the connection. */
 void ld_dispatch(struct ld_req *r, int block);

@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
   uint64_t wd_usec = ld_watchdog_usec();
   if (wd_usec) ld_server_set_max_wait_ms(wd_usec / 4000 < 1000 ? (int)(wd_usec / 4000) : 1000);
   if (ld_service_init(&cfg)) return 1;
-  if (ld_dispatch_start(cfg.take_threads, cfg.nmounts, cfg.store_threads)) return 1;
+  if (ld_dispatch_start(cfg.take_threads, cfg.nmounts, cfg.store_threads, cfg.s3_timeout_ms)) return 1;
   if (ld_server_start(&cfg, rootfd)) return 1;
   ld_log(LD_LOG_INFO, "lanced %s serving %s with %d workers (io_mode=%s cache_budget=%llu)",
          LD_VERSION, cfg.root, cfg.workers, cfg.io_mode == LD_IO_DIRECT ? "direct" : "buffered",

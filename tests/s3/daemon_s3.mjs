@@ -305,15 +305,18 @@ async function faults() {
 }
 
 // One mount's store stops answering (every request for its keys delayed past the daemon's
-// timeout) while 8 descriptions wait on it — they hold all of that mount's object-store
-// threads: the local root, a take of a cached object of the other mount on the loop, and a
-// first load through the other mount (its own threads) are answered meanwhile, and the stuck
-// requests end with an error at the deadline, not a hang.
+// timeout) while 16 descriptions wait on it — they hold all of that mount's 4 object-store
+// threads and queue behind them: the local root, a take of a cached object of the other mount
+// on the loop, and a first load through the other mount (its own threads) are answered
+// meanwhile, and the stuck requests end with an error, not a hang: those that waited
+// s3_timeout_ms for a thread are answered when one takes them, not sent to the store in their
+// turn (which took 16 / 4 timeouts for the last of them).
 async function deadStore() {
   px.fail({ delay: 6000, count: 1000, match: /^\/lance\/fx\/datasets\// });
   const stuck = [];
-  const names = fs.readdirSync(path.join(FIX, "datasets")).filter((f) => f.endsWith(".lance")).slice(0, 8);
-  for (const n of names) stuck.push(get(`/files/s3/datasets/${n}`));
+  const t0 = Date.now();
+  const names = fs.readdirSync(path.join(FIX, "datasets")).filter((f) => f.endsWith(".lance")).slice(0, 16);
+  for (const n of names) stuck.push(get(`/files/s3/datasets/${n}`).then((r) => ({ ...r, ms: Date.now() - t0 })));
   await new Promise((r) => setTimeout(r, 300));
   const timed = async (url) => {
     const t0 = Date.now();
@@ -326,11 +329,17 @@ async function deadStore() {
   const fresh = await timed(`/files/s3b/${other.file.replace(/^tests\/fixtures\//, "")}/rows?ids=2`);
   const ends = await Promise.all(stuck);
   px.clearFaults();
-  check(local.status === 200 && local.ms < 3000, `a local request is answered while 8 requests wait on a store that does not answer (${local.ms} ms)`, `${local.status}`);
+  check(local.status === 200 && local.ms < 3000, `a local request is answered while 16 requests wait on a store that does not answer (${local.ms} ms)`, `${local.status}`);
   check(cached.status === 200 && cached.ms < 3000, `a take of a cached object on the loop meanwhile (${cached.ms} ms)`, `${cached.status}`);
   check(fresh.status === 200 && fresh.ms < 3000, `a first load through another mount, on that mount's own threads, meanwhile (${fresh.ms} ms)`, `${fresh.status}`);
   const codes = [...new Set(ends.map((e) => e.status))].join(",");
   check(ends.every((e) => e.status >= 500), `the stuck requests end with an error at the deadline (${codes}), not a hang`, codes);
+  // s3_timeout_ms is 4000: a thread each for 4 s, then the ones left waiting answered at once
+  // when a thread takes them (two rounds at most, where the queue took four).
+  const last = Math.max(...ends.map((e) => e.ms));
+  const waited = ends.filter((e) => /waited \d+ ms for a thread of mount 's3'.*s3_timeout_ms 4000/.test(e.body.toString())).length;
+  check(last < 11000 && waited > 0, `the last of 16 requests queued for 4 stuck threads ends after ${last} ms; ${waited} answered 503 for having waited s3_timeout_ms for a thread`,
+    ends.map((e) => `${e.status}@${e.ms}`).join(" "));
 }
 
 // A shallow clone in the store (LanceDB cloneTable of s3://lance/fx/clones/src.lance): its
