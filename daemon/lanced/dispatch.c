@@ -80,7 +80,8 @@ static void *take_thread(void *arg) {
       if (!p->head) p->tail = NULL;
     }
     pthread_mutex_unlock(&p->lock);
-    if (!r) return NULL; /* stopping and nothing left */
+    if (!r) return NULL;              /* stopping and nothing left */
+    ld_service_mount_leave(p->mount); /* out of the queue; the route enters again */
     sleep_ms(ld_test_stall_ms(r->url));
     if (!too_late(p, r)) ld_route(r->conn, r, &r->out);
     /* Once resumed, the connection's network thread may send the answer and free r at any
@@ -157,10 +158,24 @@ int ld_dispatch_start(int n, int nmounts, int store, uint64_t store_wait_ms) {
 
 uint64_t ld_dispatch_handoffs(void) { return __atomic_load_n(&handoffs, __ATOMIC_RELAXED); }
 
+/* r answered on the calling (network) thread, as a take thread would answer it. */
+static void answer_now(struct ld_req *r, const struct ld_err *e) {
+  ld_error_for(r, &r->out, e);
+  r->out.retry_after = 1;
+  struct ld_net *net = r->net;
+  r->stage = LD_STAGE_ANSWERED;
+  MHD_resume_connection(r->conn);
+  ld_net_wake(net);
+}
+
 void ld_dispatch(struct ld_req *r, int block) {
   __atomic_add_fetch(&handoffs, 1, __ATOMIC_RELAXED);
   int i = block >= LD_BLOCK_STORE ? 1 + block - LD_BLOCK_STORE : 0;
   struct pool *p = &pools[i < npools && pools[i].nthreads ? i : 0];
+  /* Queued for a mount's threads, a request counts against the mount's share as it does in
+   * the engine: a dead store's first loads must not fill max_inflight waiting in the queue. */
+  struct ld_err e;
+  if (ld_service_mount_enter(p->mount, &e)) return answer_now(r, &e);
   r->next = NULL;
   pthread_mutex_lock(&p->lock);
   if (p->tail)

@@ -141,7 +141,12 @@ int ld_service_init(const struct ld_config *c);
 int ld_service_mounts(void);
 const char *ld_service_mount_name(int i);
 int ld_service_mount_of(const char *rel);
-void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget) */
+/* A request of mount m (-1: none, always 0) begins waiting on its store (in the engine, or
+ * queued for its threads): -1 and a 503 in e when the mount has its share of max_inflight
+ * (max_inflight / (mounts + 1)) waiting already. Each 0 is paired with a leave. */
+int ld_service_mount_enter(int m, struct ld_err *e);
+void ld_service_mount_leave(int m);
+void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget, shares) */
 void ld_service_shutdown(void);
 void ld_service_stats(struct lnc_engine_stats *out);
 /* On this thread, make takes non-blocking (enum lnc_nowait: NEVER = the search cache and

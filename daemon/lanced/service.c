@@ -24,6 +24,18 @@ static __thread int would_block; /* enum ld_block */
 /* The mounts' names (the first path component of every path they serve). */
 static char mount_names[LD_MAX_MOUNTS][64];
 static int nmount_names;
+/* Requests of each mount in the engine (running on a thread, parked on a loop) or queued for
+ * its object-store threads, and how many one mount may have: its share of max_inflight, the
+ * local root counting as one more share. A store that stops answering holds each of its
+ * requests for s3_timeout_ms; without a share its requests would take every max_inflight
+ * slot, and local files and the other mounts would be refused "server busy" meanwhile. */
+static unsigned mount_busy[LD_MAX_MOUNTS];
+static unsigned mount_share;
+
+static void set_mount_share(const struct ld_config *c) {
+  uint64_t share = c->max_inflight / (uint64_t)(c->nmounts + 1);
+  __atomic_store_n(&mount_share, (unsigned)(share ? share : 1), __ATOMIC_RELAXED);
+}
 /* io_mode direct: every take reads the device, so a non-blocking attempt can never answer. */
 static bool direct_reads;
 /* Takes of more ids than this leave the loop for a take thread (0 = none): CPU-heavy
@@ -46,6 +58,22 @@ static int mount_of(const char *rel) {
     if (!strncmp(rel, mount_names[i], n) && (rel[n] == '/' || !rel[n])) return i;
   }
   return -1;
+}
+
+int ld_service_mount_enter(int m, struct ld_err *e) {
+  if (m < 0) return 0;
+  unsigned share = __atomic_load_n(&mount_share, __ATOMIC_RELAXED);
+  if (__atomic_add_fetch(&mount_busy[m], 1, __ATOMIC_RELAXED) <= share) return 0;
+  __atomic_sub_fetch(&mount_busy[m], 1, __ATOMIC_RELAXED);
+  ld_errf(e, 503, "unavailable",
+          "mount '%s' has %u requests waiting on its store already (its share of max_inflight): the store "
+          "answers slowly or not at all",
+          mount_names[m], share);
+  return -1;
+}
+
+void ld_service_mount_leave(int m) {
+  if (m >= 0) __atomic_sub_fetch(&mount_busy[m], 1, __ATOMIC_RELAXED);
 }
 
 int ld_service_mounts(void) { return nmount_names; }
@@ -134,6 +162,7 @@ int ld_service_init(const struct ld_config *c) {
   engine_config(c, &ec);
   direct_reads = ec.io_mode == LNC_IO_DIRECT;
   loop_max_ids = c->loop_max_ids;
+  set_mount_share(c);
   struct lnc_error le = {0};
   if (lnc_engine_new(&ec, &engine, &le)) {
     ld_log(LD_LOG_ERROR, "cannot start the take engine: %s", le.message);
@@ -149,6 +178,7 @@ int ld_service_init(const struct ld_config *c) {
 
 void ld_service_reload(const struct ld_config *c) {
   if (engine) lnc_engine_set_budget(engine, c->cache_budget);
+  set_mount_share(c); /* max_inflight may have changed */
 }
 
 /* This thread's worker, made on first use. */
@@ -197,8 +227,7 @@ static int version_for_file(const char *rel, struct ld_err *e) {
   return -1;
 }
 
-int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
-  if (ld_path_check(rel, e)) return -1;
+static int tag_in(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
   int mode = nowait_mode;
   lnc_worker *w = worker(e);
   if (!w) return -1;
@@ -210,6 +239,14 @@ int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct l
   return lnc_engine_dataset_tag(w, rel, tag, mode, version, &le) ? fail(e, &le, rel) : 0;
 }
 
+int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
+  int m = mount_of(rel);
+  if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
+  int rc = tag_in(rel, tag, version, e);
+  ld_service_mount_leave(m);
+  return rc;
+}
+
 /* The 413 for an answer over max_response_bytes, with the library's words for why. */
 static int over_response(struct ld_err *e, uint64_t max_response, const char *why) {
   ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",
@@ -217,11 +254,10 @@ static int over_response(struct ld_err *e, uint64_t max_response, const char *wh
   return -1;
 }
 
-int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
-                    const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
-                    struct ArrowSchema *schema,
-                    struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
-  if (ld_path_check(rel, e)) return -1;
+static int take_in(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
+                   const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
+                   struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
+                   struct ld_err *e) {
   int mode = nowait_mode; /* before the take can park and another task change it */
   /* Buffered mode's inline attempt cannot park: before is_dataset's listing below. (A loop
    * task, RING, parks on the store's sockets like on its reads.) */
@@ -259,10 +295,19 @@ int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *id
   return rc ? fail(e, &le, rel) : 0;
 }
 
-int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
-                        struct ld_err *e) {
-  memset(out, 0, sizeof *out);
-  if (ld_path_check(rel, e)) return -1;
+int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
+                    const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
+                    struct ArrowSchema *schema,
+                    struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
+  int m = mount_of(rel);
+  if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
+  int rc = take_in(rel, version, ids, n, cols, ncols, blobs, max_response, schema, array, stats, e);
+  ld_service_mount_leave(m);
+  return rc;
+}
+
+static int describe_in(const char *rel, const uint64_t *version, struct ld_file_info *out,
+                       struct ld_err *e) {
   if (nowait_mode) { /* a description may load the file: always on a take thread */
     struct lnc_error le = {.code = LNC_EAGAIN};
     return fail(e, &le, rel);
@@ -288,6 +333,16 @@ int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file
     return -1;
   }
   return 0;
+}
+
+int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
+                        struct ld_err *e) {
+  memset(out, 0, sizeof *out);
+  int m = mount_of(rel);
+  if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
+  int rc = describe_in(rel, version, out, e);
+  ld_service_mount_leave(m);
+  return rc;
 }
 
 int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a, size_t max_len,

@@ -27,6 +27,8 @@ const root = path.join(here, "..", "..");
 const LANCED = path.join(root, process.argv[2] ?? "bin", "lanced");
 const FIX = path.join(root, "tests", "fixtures");
 const REVALIDATE_MS = 300;
+// Two mounts: each may have a third of it waiting on its store (mountShare).
+const MAX_INFLIGHT = 60;
 const t = await storeTest("daemon_s3");
 const { ok, bad, check, px } = t;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "lanced-s3d."));
@@ -54,7 +56,7 @@ async function startDaemon() {
   for (const k of Object.keys(env)) if (k.startsWith("AWS_")) delete env[k];
   daemon = spawn(LANCED, ["--config", conf, "--root", path.join(work, "root"), "--listen", "127.0.0.1:0", "--workers", "1",
     "--mount", "s3=s3://lance/fx", "--mount", "s3b=s3://lance/fx", "--s3-endpoint", px.endpoint, "--s3-region", "us-east-1", "--s3-revalidate-ms", String(REVALIDATE_MS),
-    "--s3-timeout-ms", "4000", "--request-log", "on", "--log-level", "debug"], { env });
+    "--s3-timeout-ms", "4000", "--max-inflight", String(MAX_INFLIGHT), "--request-log", "on", "--log-level", "debug"], { env });
   daemon.stdout.on("data", (d) => (log += d));
   daemon.stderr.on("data", (d) => { log += d; if (process.env.DAEMON_LOG) process.stderr.write(d); });
   for (let i = 0; i < 100 && !base; i++) {
@@ -372,11 +374,38 @@ async function clones() {
   check(d.status === 200 && d.body.toString().includes('"path":"s3://lance/fx/clones/src.lance"'), "described with its base path", d.body.toString().slice(0, 300));
 }
 
+// A store that stops answering while 70 takes of a cached object of it are parked on the
+// loop: the mount may hold its share of max_inflight (60 / 3 = 20) waiting on the store, and
+// its takes past that are answered 503 at once, so a local request is still admitted. (Before,
+// the takes held every max_inflight slot until the deadline and the local request was refused
+// "server busy".)
+async function mountShare() {
+  // A fresh copy of core21 (100,037 rows), opened by one take: the others run on the loop and
+  // their rows' pages, spread over the file, are not in the page cache.
+  const fx = fixtures().find((f) => f.name === "core21");
+  const tmp = path.join(work, "share");
+  fs.mkdirSync(tmp);
+  fs.copyFileSync(path.join(root, fx.file), path.join(tmp, "f.lance"));
+  await uploadDir(px.endpoint, "lance", "fx/share", tmp);
+  const rel = "s3/share/f.lance";
+  const opened = await get(`/files/${rel}/rows?ids=1&blobs=descriptors`);
+  px.fail({ delay: 6000, count: 1000, match: /^\/lance\/fx\/share\// });
+  const parked = Array.from({ length: 70 }, (_, i) => get(`/files/${rel}/rows?ids=${i * 997 + 5}&blobs=descriptors`));
+  await new Promise((r) => setTimeout(r, 1500));
+  const local = await get("/files/local.lance/rows?ids=1,2,3");
+  const ends = await Promise.all(parked);
+  px.clearFaults();
+  const refused = ends.filter((e) => e.status === 503 && /mount 's3' has 20 requests waiting on its store already/.test(e.body.toString())).length;
+  check(opened.status === 200 && local.status === 200 && refused >= 45 && ends.every((e) => e.status === 200 || e.status === 503),
+    `70 takes parked on a store that does not answer hold the mount's share of max_inflight (${70 - refused} of them); ${refused} answered 503 at once, a local request served (${local.status})`,
+    `local ${local.status} ${local.body.toString().slice(0, 200)}; ${ends.map((e) => e.status).join(",")}`);
+}
+
 async function secrets() {
   const m = await get("/metrics");
   const bodies = [m.body.toString(), log, ...errorBodies];
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, faults, deadStore, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, faults, deadStore, mountShare, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });
