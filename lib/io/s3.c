@@ -48,7 +48,7 @@ struct lnc_s3 {
   int64_t timer_at; /* when libcurl's timer fires (now_ms clock); -1 = not set. One-shot:
                        cleared when it fires, set again by libcurl when it wants one */
   char *base;       /* "scheme://host[:port]" for path style, "scheme://bucket.host[:port]" else */
-  char *bucket, *sigv4, *access_key, *secret_key, *token_header;
+  char *bucket, *region, *sigv4, *access_key, *secret_key, *token_header;
   bool path_style;
   bool no_suffix;           /* the store answered a suffix range with another range (s3rver 3.7
                                reads "bytes=-N" as "0-N"): open with HEAD + range GET instead */
@@ -85,6 +85,7 @@ struct xfer {
   uint64_t clen;
   bool have_clen;
   char etag[S3_ETAG_MAX + 1];
+  char bucket_region[32]; /* x-amz-bucket-region: where S3 says the bucket is */
   unsigned attempts;
   int64_t retry_at;
   enum xstate state;
@@ -174,6 +175,7 @@ static int copy_config(struct lnc_s3 *s, const struct lnc_s3_config *c, struct l
   size_t n = strlen(region) + 16;
   if (!(s->sigv4 = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   snprintf(s->sigv4, n, "aws:amz:%s:s3", region);
+  if ((rc = dup_str(&s->region, region, "the region", err))) return rc;
   if (c->session_token && *c->session_token) {
     n = strlen(c->session_token) + 32;
     if (!(s->token_header = malloc(n))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -236,6 +238,7 @@ void lnc_s3_free(struct lnc_s3 *s) {
   free(s->base);
   free(s->bucket);
   free(s->sigv4);
+  free(s->region);
   free(s->access_key);
   free(s->secret_key);
   free(s->token_header);
@@ -280,6 +283,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp) {
   if (len >= 5 && !strncmp(line, "HTTP/", 5)) {
     x->have_clen = false;
     x->etag[0] = 0;
+    x->bucket_region[0] = 0;
     x->range_mismatch = false;
     return len;
   }
@@ -301,6 +305,8 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp) {
     x->clen = cl;
   } else if (nl == 4 && !strncasecmp(line, "etag", 4) && vl <= S3_ETAG_MAX) {
     memcpy(x->etag, v, vl + 1);
+  } else if (nl == 19 && !strncasecmp(line, "x-amz-bucket-region", 19) && vl < sizeof x->bucket_region) {
+    memcpy(x->bucket_region, v, vl + 1);
   } else if (nl == 13 && !strncasecmp(line, "content-range", 13) && !x->head && !x->list) {
     /* "bytes FIRST-LAST/TOTAL": the range must be the one asked for; a suffix range must end
      * at the object's end and hold at most what was asked. */
@@ -389,6 +395,7 @@ static int start(struct xfer *x, struct lnc_error *err) {
   x->errlen = 0;
   x->errbody[0] = 0;
   x->overflow = x->range_mismatch = x->suffix_ignored = false;
+  x->bucket_region[0] = 0;
   x->status = 0;
   if (!x->easy && !(x->easy = curl_easy_init())) return lnc_errf(err, LNC_ENOMEM, "s3: curl_easy_init failed");
   CURL *e = x->easy;
@@ -451,6 +458,20 @@ static void error_code(const struct xfer *x, char *out, size_t cap) {
     if ((unsigned char)*p < 0x20 || *p == '%') *p = '?'; /* a message, not a format or control */
 }
 
+/* Whether the store says the bucket is in another region than the one requests are signed
+ * for (x->why says which): AWS answers such a request 301 PermanentRedirect (a HEAD's without
+ * a body) or 400 AuthorizationHeaderMalformed, naming the bucket's region in a header; a bare
+ * "HTTP 301" would leave the reader to guess that s3_region is wrong. */
+static bool wrong_region(struct xfer *x, long st) {
+  if ((st != 301 && st != 307 && st != 400) || !x->bucket_region[0] || !strcmp(x->bucket_region, x->s->region))
+    return false;
+  for (char *p = x->bucket_region; *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == '%') *p = '?'; /* a message, not a format or control */
+  snprintf(x->why, sizeof x->why, "HTTP %ld: the bucket is in region %.31s, requests are signed for %.31s (set s3_region)",
+           st, x->bucket_region, x->s->region);
+  return true;
+}
+
 /* Whether the answer is of another version than If-Match named (x->why says so): stores that
  * ignore If-Match (s3rver among them) still say in ETag which version they sent. */
 static bool sent_another_version(struct xfer *x) {
@@ -502,6 +523,7 @@ static int judge(struct xfer *x, CURLcode cc) {
   if (st == 403 || st == 401) return snprintf(x->why, sizeof x->why, "access denied (HTTP %ld%s)", st, code), LNC_EACCES;
   if (st == 412) return snprintf(x->why, sizeof x->why, "changed since it was opened (ETag no longer %.40s)", x->if_match), LNC_EIO;
   if (st == 429 || st >= 500) return snprintf(x->why, sizeof x->why, "HTTP %ld%s", st, code), -1;
+  if (wrong_region(x, st)) return LNC_EIO;
   if (x->list) {
     if (st != 200) return snprintf(x->why, sizeof x->why, "a listing answered HTTP %ld%s", st, code), LNC_EIO;
     return 0;

@@ -201,6 +201,13 @@ async function finalErrors(key, local) {
   r = await s3check(["read", key, "0:10"]);
   check(r.status === 1 && r.stderr.includes(`s3://lance/${key}`) && /access denied/.test(r.stderr) && /AccessDenied/.test(r.stderr) && noSecret(r), "403: access denied, naming the object, no retry", r.stderr);
 
+  // A bucket in another region than the one requests are signed for: AWS answers 301 (a HEAD's
+  // without a body) and names the bucket's region in a header, which the message passes on.
+  px.fail({ method: "HEAD", status: 301, headers: { "x-amz-bucket-region": "eu-west-1" } });
+  r = await s3check(["head", key]);
+  check(r.status === 1 && r.stderr.includes(`s3://lance/${key}`) && /HTTP 301: the bucket is in region eu-west-1, requests are signed for us-east-1 \(set s3_region\)/.test(r.stderr),
+    "a bucket in another region: the error says which, and that s3_region is the fix", r.stderr);
+
   px.fail({ method: "GET", status: 503, count: 100 });
   r = await s3check(["read", key, "0:10"], { S3_MAX_ATTEMPTS: "3" });
   px.clearFaults();

@@ -70,7 +70,7 @@ export async function uploadDir(endpoint, bucket, prefix, localDir) {
 function errorBody(code, message) {
   return `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
 }
-const CODES = { 403: "AccessDenied", 404: "NoSuchKey", 500: "InternalError", 503: "SlowDown" };
+const CODES = { 301: "PermanentRedirect", 403: "AccessDenied", 404: "NoSuchKey", 500: "InternalError", 503: "SlowDown" };
 
 // ---- SigV4 verification (AWS's "Signature Version 4 signing process") -------------------
 const hmac = (key, data) => crypto.createHmac("sha256", key).update(data).digest();
@@ -154,7 +154,7 @@ export async function startProxy(target) {
       if (rule?.reset) return req.socket.destroy();
       if (rule?.status) {
         const body = errorBody(CODES[rule.status] ?? "InternalError", `injected by the test proxy (${rule.status})`);
-        res.writeHead(rule.status, { "content-type": "application/xml", "content-length": Buffer.byteLength(body) });
+        res.writeHead(rule.status, { "content-type": "application/xml", "content-length": Buffer.byteLength(body), ...rule.headers });
         return res.end(body);
       }
       forward(req, res, rule?.truncate, rule?.edit);
@@ -231,8 +231,8 @@ export async function startProxy(target) {
     set(c) {
       cfg = { ...cfg, ...c };
     },
-    // One fault rule: { status: 503 } | { reset: true } | { truncate: bytes } | { delay: ms } |
-    // { edit: (body) => body },
+    // One fault rule: { status: 503, headers? } | { reset: true } | { truncate: bytes } |
+    // { delay: ms } | { edit: (body) => body },
     // with count (default 1), method and match (a RegExp on the path) to pick the requests it hits.
     fail(rule) {
       rules.push({ count: 1, ...rule });
