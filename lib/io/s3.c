@@ -74,9 +74,11 @@ struct xfer {
   bool tail; /* a suffix range: the last len bytes (all when smaller); the answer sets
                          off (where they start) and total (the object's size) */
   uint64_t off, len;
+  struct lnc_read **reads; /* a batch's range: the reads it serves (sorted), copied out when done */
+  size_t nreads;
   uint64_t total;
   bool suffix_ignored; /* a tail answered with a range that does not end the object */
-  uint8_t *buf;        /* len bytes (GET) */
+  uint8_t *buf;        /* len bytes (GET; a batch's range: from its start until done) */
   size_t got;
   bool overflow, range_mismatch;
   long status;
@@ -397,6 +399,8 @@ static int start(struct xfer *x, struct lnc_error *err) {
   x->overflow = x->range_mismatch = x->suffix_ignored = false;
   x->bucket_region[0] = 0;
   x->status = 0;
+  /* len <= max_merged, or one read's own length */
+  if (x->reads && !x->buf && !(x->buf = malloc(x->len))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   if (!x->easy && !(x->easy = curl_easy_init())) return lnc_errf(err, LNC_ENOMEM, "s3: curl_easy_init failed");
   CURL *e = x->easy;
   curl_easy_reset(e);
@@ -597,6 +601,17 @@ static int start_ready(struct set *t, int64_t now, struct lnc_error *err) {
   return 0;
 }
 
+/* A batch's range done: its reads' bytes copied to them, and its body freed at once. A batch
+ * of many ranges (a take of thousands of ids, its reads merged within s3_merge_gap) holds
+ * at most max_parallel bodies, not all of them until the last arrives. */
+static void copy_out(struct xfer *x) {
+  for (size_t i = 0; i < x->nreads; i++) memcpy(x->reads[i]->dst, x->buf + (x->reads[i]->off - x->off), x->reads[i]->len);
+  if (x->nreads) {
+    free(x->buf);
+    x->buf = NULL;
+  }
+}
+
 /* Reaps finished attempts; returns an LNC_E* code when one failed for good. */
 static int reap(struct set *t, struct lnc_error *err) {
   CURLMsg *m;
@@ -615,6 +630,7 @@ static int reap(struct set *t, struct lnc_error *err) {
     int v = judge(x, cc);
     if (v == 0) {
       x->state = X_DONE;
+      copy_out(x);
     } else if (v > 0) {
       x->state = X_FAILED;
       return fail(t, x, v, err);
@@ -778,16 +794,16 @@ int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, st
   return rc;
 }
 
-/* Merged ranges of the sorted reads: ord[first..] of range r; range_of[i] for each read. */
-static size_t plan_ranges(const struct lnc_s3 *s, struct lnc_read **ord, size_t n, struct xfer *x,
-                          size_t *range_of) {
+/* Merged ranges of the sorted reads: range r serves ord[first..first + nreads). */
+static size_t plan_ranges(const struct lnc_s3 *s, struct lnc_read **ord, size_t n, struct xfer *x) {
   size_t m = 0;
   for (size_t i = 0; i < n;) {
     uint64_t start, end;
     size_t j = lnc_read_span(ord, i, n, 1, s->cfg.merge_gap, s->cfg.max_merged, &start, &end);
     x[m].off = start;
     x[m].len = end - start;
-    for (size_t k = i; k < j; k++) range_of[k] = m;
+    x[m].reads = ord + i;
+    x[m].nreads = j - i;
     m++;
     i = j;
   }
@@ -807,42 +823,31 @@ int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_obj
   }
   if (!live) return 0;
   struct lnc_read **ord = malloc(live * sizeof *ord);
-  size_t *range_of = malloc(live * sizeof *range_of);
   struct xfer *x = calloc(live, sizeof *x);
   char *url = object_url(s, key);
   int rc = 0;
-  if (!ord || !range_of || !x || !url) {
+  if (!ord || !x || !url) {
     rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
     goto out;
   }
   for (size_t i = 0, k = 0; i < n; i++)
     if (reads[i].len) ord[k++] = &reads[i];
   qsort(ord, live, sizeof *ord, lnc_read_by_off);
-  size_t m = plan_ranges(s, ord, live, x, range_of);
+  size_t m = plan_ranges(s, ord, live, x);
   for (size_t r = 0; r < m; r++) {
     x[r].s = s;
     x[r].url = url;
     x[r].if_match = obj->etag[0] ? obj->etag : NULL;
-    if (!(x[r].buf = malloc(x[r].len))) { /* len <= max_merged or one read's own length */
-      free_set(x, m);
-      x = NULL;
-      rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
-      goto out;
-    }
   }
+  /* Each range's body is allocated when its GET starts and freed once copied out (copy_out). */
   struct set t = {.s = s, .x = x, .n = m, .key = key, .deadline = now_ms() + s->cfg.deadline_ms, .stats = stats};
-  if (!(rc = run_set(&t, err)))
-    for (size_t i = 0; i < live; i++) {
-      const struct xfer *r = &x[range_of[i]];
-      memcpy(ord[i]->dst, r->buf + (ord[i]->off - r->off), ord[i]->len);
-    }
+  rc = run_set(&t, err);
   free_set(x, m);
   x = NULL;
 out:
   free(x);
   free(url);
   free(ord);
-  free(range_of);
   return rc;
 }
 

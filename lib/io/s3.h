@@ -65,7 +65,8 @@ int lnc_s3_head(struct lnc_s3 *s, const char *key, struct lnc_s3_object *out, st
  * max_merged), the merged ranges fetched at once (up to max_parallel in flight) with
  * If-Match: obj->etag, so an object replaced since HEAD is an error (LNC_EIO "changed"),
  * never a mix of two versions. 5xx, 429, resets, timeouts and short bodies are retried with
- * capped, jittered backoff within the deadline. stats (may be NULL): reads += GETs sent,
+ * capped, jittered backoff within the deadline. A merged range's body is held from its GET's
+ * start until its reads are copied out: max_parallel bodies at most, whatever the batch's size. stats (may be NULL): reads += GETs sent,
  * bytes_read += body bytes received. */
 int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_object *obj,
                       struct lnc_read *reads, size_t n, struct lnc_take_stats *stats,

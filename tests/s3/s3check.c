@@ -4,12 +4,15 @@
  *   s3check head KEY                        -> "SIZE ETAG"
  *   s3check list PREFIX                     -> "SIZE KEY" per object, in the store's order
  *   s3check read KEY OFF:LEN[,OFF:LEN...]   -> the bytes of each read, in order, on stdout;
- *                                              "gets=N bytes=M" on stderr
+ *                                              "gets=N bytes=M hwm_kb=K" on stderr (K: the
+ *                                              peak resident memory since exec, VmHWM; -1
+ *                                              under ASan)
  *   (read takes --size N --etag E before KEY to skip the HEAD and use a remembered version)
  *
  * Settings from the environment: S3_ENDPOINT, S3_BUCKET, S3_REGION, S3_PATH_STYLE (1),
  * AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, and the knobs S3_MERGE_GAP,
- * S3_MAX_ATTEMPTS, S3_DEADLINE_MS, S3_ATTEMPT_TIMEOUT_MS, S3_BACKOFF_BASE_MS, S3_LIST_PAGE.
+ * S3_MAX_ATTEMPTS, S3_DEADLINE_MS, S3_ATTEMPT_TIMEOUT_MS, S3_BACKOFF_BASE_MS, S3_LIST_PAGE,
+ * S3_MAX_MERGED, S3_MAX_PARALLEL.
  * Exit 0, or 1 with "error <code>: <message>" on stderr. */
 #include "io/s3.h"
 #include "util/error.h"
@@ -38,6 +41,24 @@ static void config_from_env(struct lnc_s3_config *c) {
   c->attempt_timeout_ms = (uint32_t)env_u64("S3_ATTEMPT_TIMEOUT_MS");
   c->backoff_base_ms = (uint32_t)env_u64("S3_BACKOFF_BASE_MS");
   c->list_page_keys = (unsigned)env_u64("S3_LIST_PAGE");
+  c->max_merged = env_u64("S3_MAX_MERGED");
+  c->max_parallel = (unsigned)env_u64("S3_MAX_PARALLEL");
+}
+
+/* VmHWM of /proc/self/status: the peak resident set of this program (getrusage's ru_maxrss
+ * would include the parent's before exec: a node test runner's tens of MB). -1 under ASan,
+ * whose quarantine keeps freed memory: the peak says nothing of what the code holds. */
+static long peak_kb(void) {
+#ifdef __SANITIZE_ADDRESS__
+  return -1;
+#endif
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "VmHWM: %ld kB", &kb) == 1) break;
+  if (f) fclose(f);
+  return kb;
 }
 
 static int fail(const struct lnc_error *e, int rc) {
@@ -81,7 +102,7 @@ static int do_read(struct lnc_s3 *s, int argc, char **argv, struct lnc_error *e)
   struct lnc_take_stats st = {0};
   if ((rc = lnc_s3_read_batch(s, argv[i], &obj, r, n, &st, e))) return fail(e, rc);
   for (size_t k = 0; k < n; k++) fwrite(r[k].dst, 1, r[k].len, stdout);
-  fprintf(stderr, "gets=%" PRIu64 " bytes=%" PRIu64 "\n", st.reads, st.bytes_read);
+  fprintf(stderr, "gets=%" PRIu64 " bytes=%" PRIu64 " hwm_kb=%ld\n", st.reads, st.bytes_read, peak_kb());
   for (size_t k = 0; k < n; k++) free(r[k].dst);
   free(r);
   return 0;
