@@ -121,7 +121,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 
 # ---- top-level targets --------------------------------------------------------------------
 .PHONY: FORCE clone-fixtures all deps test unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
-        install bench python-test schema-fuzz
+        install bench python-test schema-fuzz ops-fuzz
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
 .SECONDARY:
@@ -168,6 +168,14 @@ START ?= 1
 SCHEMA_FUZZ_BIN ?= $(BINOUT)
 schema-fuzz: $(BINS)
 	@RUST_BACKTRACE=0 node tests/fixtures/schema-fuzz.mjs --start $(START) --seeds $(SEEDS) --bin $(SCHEMA_FUZZ_BIN) $(SCHEMA_FUZZ_ARGS)
+
+# The same over random *operations* on a table (append, delete, update, mergeInsert, optimize,
+# addColumns, alterColumns, dropColumns, tags, restore, overwrite), checked on the latest,
+# older and tagged versions (not part of `make test`; tests/fixtures/README.md).
+# OPS_FUZZ_BIN=build-asan/bin runs the sanitizer build; OPS_FUZZ_ARGS adds options.
+OPS_FUZZ_BIN ?= $(BINOUT)
+ops-fuzz: $(BINS)
+	@RUST_BACKTRACE=0 RUST_LOG=error node tests/fixtures/ops-fuzz.mjs --start $(START) --seeds $(SEEDS) --bin $(OPS_FUZZ_BIN) $(OPS_FUZZ_ARGS)
 
 # The C sources in the tree's style (.clang-format): format-check fails on any difference,
 # format applies it. Vendored lib/arrow/abi.h is left as Arrow wrote it.
@@ -249,6 +257,7 @@ help:
 	@echo "make deps       install what is missing (apt, npm ci, Debian python3 packages)"
 	@echo "make fuzz       libFuzzer over every parser (FUZZ_SECONDS=N each, FUZZ_TARGETS=...)"
 	@echo "make schema-fuzz  random schemas/data by Lance vs lancectl/lanced (SEEDS=N START=S)"
+	@echo "make ops-fuzz   random table operations by Lance, every version vs lancectl/lanced (SEEDS= START=)"
 	@echo "make abuse      the abuse suite at full size; make soak: 10 minutes verified (ABUSE_BIN=)"
 	@echo "make format     apply .clang-format (make test runs format-check)"
 	@echo "make asan | unit-test | conformance | fuzz-replay | integration | python-test | fixtures | clean"
