@@ -727,7 +727,20 @@ static int acquire_once(struct lnc_dscache *c, const char *dir, uint64_t want, b
   }
   note_identity_locked(c, d, &dst, &dead);
   uint64_t v = want;
-  if (want == 0) rc = resolve_latest_locked(c, d, dir, vfd, &dst, &vst, checked_ns, &v, &dead, err);
+  if (want == 0) {
+    rc = resolve_latest_locked(c, d, dir, vfd, &dst, &vst, checked_ns, &v, &dead, err);
+  } else if (d->have_latest && d->latest == want) {
+    /* The version pinned is the one cached as the latest, which stays cached only while it is
+     * the latest: past the revalidation window it must be checked as a request for the latest
+     * would check it (a stat compared, a listing only when _versions/ changed). Otherwise a
+     * version removed since (LanceDB's optimize prunes old versions) went on being served from
+     * the cache to every `version=N` until a request for the latest came by, where Lance
+     * answers "not found". Superseded, it is dropped here and looked for on disk below. A
+     * listing that fails is left to the open of the version pinned to report. */
+    uint64_t latest;
+    struct lnc_error ignored = {0};
+    (void)resolve_latest_locked(c, d, dir, vfd, &dst, &vst, checked_ns, &latest, &dead, &ignored);
+  }
   close(vfd);
   if (!rc) rc = find_or_claim_locked(c, d, dir, v, nowait, &ver, &claimed, err);
   if (!rc && claimed) {

@@ -528,6 +528,36 @@ START_TEST(test_engine_dataset_removed) {
 }
 END_TEST
 
+/* The version cached as the latest removed while a newer one is committed (LanceDB's optimize
+ * prunes every old version): asked for by number it is not found, as Lance's checkout(N)
+ * says, rather than served from the cache until a request for the latest comes by (found
+ * by tests/fixtures/ops-fuzz.mjs). */
+START_TEST(test_engine_pinned_latest_pruned) {
+  make_root();
+  add_fixture("multi_v21", "ds");
+  tsup_sh("mkdir %s/hidden && mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot, tmproot);
+  lnc_engine *e = engine_at(tmproot, 0);
+  lnc_worker *w = worker_of(e);
+  struct lnc_error err = {0};
+  uint64_t v;
+  ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 500);
+  ck_assert_uint_eq(v, 2);
+  ck_assert_int_eq(take_err(w, "ds", 2, &err), 0); /* the cached latest, pinned: served */
+  tsup_sh("mv %s/hidden/3.manifest %s/ds/_versions/ && rm %s/ds/_versions/1.manifest %s/ds/_versions/2.manifest",
+          tmproot, tmproot, tmproot, tmproot);
+  ck_assert_int_eq(take_err(w, "ds", 2, &err), LNC_ENOTFOUND);
+  ck_assert_msg(strstr(err.message, "version 2 not found"), "%s", err.message);
+  ck_assert_int_eq(take_err(w, "ds", 1, &err), LNC_ENOTFOUND);
+  ck_assert_int_eq(take_err(w, "ds", 3, &err), 0);
+  ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 750);
+  ck_assert_uint_eq(v, 3);
+  ck_assert_uint_eq(stats(e).datasets_cached, 1); /* v2 superseded and dropped */
+  lnc_worker_free(w);
+  lnc_engine_free(e);
+  drop_root();
+}
+END_TEST
+
 /* Tags through the engine: the version each names (tags_v22.tags, Lance's list), and a take
  * pinned to it equals the take pinned by number. */
 START_TEST(test_engine_tags) {
@@ -812,6 +842,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_engine_versions_concurrent);
   tcase_add_test(tc, test_engine_dataset_errors);
   tcase_add_test(tc, test_engine_dataset_removed);
+  tcase_add_test(tc, test_engine_pinned_latest_pruned);
   tcase_add_test(tc, test_engine_dataset_recreated_in_window);
   tcase_add_test(tc, test_engine_tags);
   tcase_add_test(tc, test_engine_dataset_replaced_same_version);
