@@ -175,7 +175,7 @@ schema-fuzz: $(BINS)
 # OPS_FUZZ_BIN=build-asan/bin runs the sanitizer build; OPS_FUZZ_ARGS adds options.
 OPS_FUZZ_BIN ?= $(BINOUT)
 ops-fuzz: $(BINS)
-	@RUST_BACKTRACE=0 RUST_LOG=error node tests/fixtures/ops-fuzz.mjs --start $(START) --seeds $(SEEDS) --bin $(OPS_FUZZ_BIN) $(OPS_FUZZ_ARGS)
+	@RUST_BACKTRACE=0 LANCEDB_LOG=error node tests/fixtures/ops-fuzz.mjs --start $(START) --seeds $(SEEDS) --bin $(OPS_FUZZ_BIN) $(OPS_FUZZ_ARGS)
 
 # The C sources in the tree's style (.clang-format): format-check fails on any difference,
 # format applies it. Vendored lib/arrow/abi.h is left as Arrow wrote it.
