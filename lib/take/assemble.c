@@ -246,16 +246,16 @@ static int fsl_items(struct lnc_asm *a, const struct lnc_field *fld, struct lnc_
                     v->fsl_levels);
   uint8_t *iv = v->item_valid[level];
   v->item_valid[level] = NULL;
+  if (item->type == LNC_AT_NULL) { /* Arrow's null array: no buffers, every slot null */
+    free(iv);
+    return lnc_array_init(out, items, items, 0, 0) ? lnc_errf(a->err, LNC_ENOMEM, "out of memory") : 0;
+  }
   if (iv) {
     for (int64_t i = 0; i < items; i++) inulls += !((iv[i >> 3] >> (i & 7)) & 1);
     if (!inulls) {
       free(iv);
       iv = NULL;
     }
-  }
-  if (item->type == LNC_AT_NULL) { /* Arrow's null array: no buffers, every slot null */
-    free(iv);
-    return lnc_array_init(out, items, items, 0, 0) ? lnc_errf(a->err, LNC_ENOMEM, "out of memory") : 0;
   }
   if (item->type != LNC_AT_FIXED_LIST) return fixed_array(a, items, inulls, iv, take_buf(&v->data, 8), out);
   if (lnc_array_init(out, items, inulls, 1, 1)) {
