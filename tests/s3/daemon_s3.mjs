@@ -374,6 +374,28 @@ async function clones() {
   check(d.status === 200 && d.body.toString().includes('"path":"s3://lance/fx/clones/src.lance"'), "described with its base path", d.body.toString().slice(0, 300));
 }
 
+// A version pruned from the store (LanceDB's optimize with cleanupOlderThan) after the daemon
+// cached it as the dataset's latest: `version=N` for it is not found once the revalidation
+// interval has passed, as Lance says, not served from the cache until a request for the latest
+// comes by (the local cache did that until ops-fuzz.mjs found it; here compaction also removes
+// the version's data files, which the daemon notices).
+async function prunedLatest() {
+  const db = await lancedb.connect("s3://lance/fx/prune", { storageOptions: lancedbOptions(px.endpoint) });
+  const mk = (n, off) => arrow.tableFromArrays({ id: BigInt64Array.from({ length: n }, (_, i) => BigInt(i + off)) });
+  const tbl = await db.createTable("p", mk(20, 0), { storageOptions: { new_table_data_storage_version: "2.1" } });
+  await tbl.add(mk(10, 100));
+  const v = await tbl.version();
+  const before = await get(`/files/s3/prune/p.lance/rows?ids=0,25&version=${v}`);
+  await tbl.add(mk(5, 200));
+  await tbl.optimize({ cleanupOlderThan: new Date(), deleteUnverified: true });
+  const gone = (await tbl.listVersions()).every((x) => x.version !== v);
+  await new Promise((r) => setTimeout(r, REVALIDATE_MS + 200));
+  const after = await get(`/files/s3/prune/p.lance/rows?ids=0,25&version=${v}`);
+  check(before.status === 200 && gone && after.status === 404,
+    `version ${v}, the cached latest, pruned from the store: 404 after the revalidation interval (before ${before.status})`,
+    `pruned ${gone}; ${after.status} ${after.body.toString().slice(0, 200)}`);
+}
+
 // A store that stops answering while 70 takes of a cached object of it are parked on the
 // loop: the mount may hold its share of max_inflight (60 / 3 = 20) waiting on the store, and
 // its takes past that are answered 503 at once, so a local request is still admitted. (Before,
@@ -407,5 +429,5 @@ async function secrets() {
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, faults, deadStore, mountShare, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, prunedLatest, faults, deadStore, mountShare, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });
