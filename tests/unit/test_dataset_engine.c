@@ -352,12 +352,20 @@ static void sleep_ms(long ms) {
   nanosleep(&t, NULL);
 }
 
-START_TEST(test_engine_version_refresh) {
+/* An engine over multi_v21 as ds with its version 3 held back in hidden/ (moved in later to
+ * commit it while the engine runs), and a worker of it. */
+static lnc_engine *engine_v3_held_back(lnc_worker **w) {
   make_root();
   add_fixture("multi_v21", "ds");
   tsup_sh("mkdir %s/hidden && mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot, tmproot);
   lnc_engine *e = engine_at(tmproot, 0);
-  lnc_worker *w = worker_of(e);
+  *w = worker_of(e);
+  return e;
+}
+
+START_TEST(test_engine_version_refresh) {
+  lnc_worker *w;
+  lnc_engine *e = engine_v3_held_back(&w);
   uint64_t v;
   ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 500);
   ck_assert_uint_eq(v, 2);
@@ -533,11 +541,8 @@ END_TEST
  * says, rather than served from the cache until a request for the latest comes by (found
  * by tests/fixtures/ops-fuzz.mjs). */
 START_TEST(test_engine_pinned_latest_pruned) {
-  make_root();
-  add_fixture("multi_v21", "ds");
-  tsup_sh("mkdir %s/hidden && mv %s/ds/_versions/3.manifest %s/hidden/", tmproot, tmproot, tmproot);
-  lnc_engine *e = engine_at(tmproot, 0);
-  lnc_worker *w = worker_of(e);
+  lnc_worker *w;
+  lnc_engine *e = engine_v3_held_back(&w);
   struct lnc_error err = {0};
   uint64_t v;
   ck_assert_uint_eq(live_rows(w, "ds", 0, &v), 500);

@@ -13,9 +13,9 @@
 #include "lance.h"
 #include "support/support.h"
 
-static lnc_file *open_unsup(void) {
-  char *path = tsup_fixture_file("unsup22");
-  ck_assert_msg(path != NULL, "fixture unsup22 missing from " TSUP_INDEX);
+static lnc_file *open_fixture(const char *name) {
+  char *path = tsup_fixture_file(name);
+  ck_assert_msg(path != NULL, "fixture %s missing from " TSUP_INDEX, name);
   lnc_file *f = NULL;
   struct lnc_error err = {0};
   int rc = lnc_file_open(path, &f, &err);
@@ -23,6 +23,8 @@ static lnc_file *open_unsup(void) {
   free(path);
   return f;
 }
+
+static lnc_file *open_unsup(void) { return open_fixture("unsup22"); }
 
 START_TEST(test_open_and_describe) {
   lnc_file *f = open_unsup();
@@ -165,13 +167,8 @@ END_TEST
  * 'field needs column N'). Now it opens, the column after it is served and the list is
  * refused by name (tests/fixtures/data/unsup20). */
 START_TEST(test_fsl_of_structs_20) {
-  char *path = tsup_fixture_file("unsup20");
-  ck_assert_msg(path != NULL, "fixture unsup20 missing from " TSUP_INDEX);
-  lnc_file *f = NULL;
+  lnc_file *f = open_fixture("unsup20");
   struct lnc_error err = {0};
-  int rc = lnc_file_open(path, &f, &err);
-  ck_assert_msg(rc == 0, "open %s: %s", path, err.message);
-  free(path);
   struct lnc_buf json = {0};
   ck_assert_int_eq(lnc_file_describe_json(f, &json, NULL), 0);
   ck_assert_ptr_nonnull(memmem(json.data, json.len, "fixed-size list of struct items", 31));
@@ -180,7 +177,7 @@ START_TEST(test_fsl_of_structs_20) {
   uint64_t ids[] = {199, 3};
   struct ArrowSchema s;
   struct ArrowArray a;
-  rc = lnc_take(f, ids, 2, cols, 2, &s, &a, NULL, &err);
+  int rc = lnc_take(f, ids, 2, cols, 2, &s, &a, NULL, &err);
   ck_assert_msg(rc == 0, "take x,id: %s", err.message);
   char *body = tsup_json(&s, &a);
   ck_assert_ptr_nonnull(strstr(body, "\"id\":199"));
