@@ -41,6 +41,11 @@ static int vb_copy_shape(struct lnc_valbuf *dst, const struct lnc_valbuf *src) {
   return 0;
 }
 
+int lnc_valbuf_init_like(struct lnc_valbuf *v, const struct lnc_valbuf *shape) {
+  memset(v, 0, sizeof *v);
+  return vb_copy_shape(v, shape);
+}
+
 int lnc_valbuf_set_fsl(struct lnc_valbuf *v, uint32_t levels, const uint64_t *per_value) {
   if (v->kind != LNC_VALUES_FIXED || v->n || levels == 0 || levels > LNC_FSL_MAX_LEVELS ||
       per_value[levels - 1] != v->items_per_value)
@@ -116,6 +121,8 @@ static int item_validity_grow(struct lnc_valbuf *v, uint32_t k, uint64_t bits) {
  * at this buffer's width would run past its end. */
 static int item_validity_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64_t i,
                                 bool all_invalid) {
+  /* the common case, a value of a column without item validity: nothing to write */
+  if (!all_invalid && !(src && src->n_item_validity) && !lnc_valbuf_has_item_validity(v)) return 0;
   const uint8_t *sv[LNC_FSL_MAX_LEVELS] = {0};
   for (uint32_t j = 0; src && j < src->n_item_validity && j < LNC_FSL_MAX_LEVELS; j++) {
     uint32_t k = src->item_validity_level[j];

@@ -39,6 +39,9 @@ int lnc_valbuf_init(struct lnc_valbuf *v, int kind, uint32_t bits, uint64_t item
  * (1..LNC_FSL_MAX_LEVELS) with per_value[k] items at level k (non-decreasing, the last equal
  * to items_per_value). LNC_EINTERNAL when they are not. */
 int lnc_valbuf_set_fsl(struct lnc_valbuf *v, uint32_t levels, const uint64_t *per_value);
+/* An empty buffer of shape's kind, widths and list levels (only those fields of shape are read:
+ * it may be a copy of a buffer since freed). */
+int lnc_valbuf_init_like(struct lnc_valbuf *v, const struct lnc_valbuf *shape);
 /* Whether any level has item validity. */
 bool lnc_valbuf_has_item_validity(const struct lnc_valbuf *v);
 void lnc_valbuf_free(struct lnc_valbuf *v);

@@ -1028,16 +1028,11 @@ static int walk_init(struct v20_walk *W, struct lnc_page_job *j, struct v20_job 
 /* Empties a column stream a walk that missed bytes had half filled (its shape kept). */
 static int reset_out(struct lnc_leafrows *r) {
   bool has_rep = r->has_rep, has_def = r->has_def;
-  int kind = r->values.kind;
-  uint32_t bits = r->values.bits, levels = r->values.fsl_levels;
-  uint64_t ipv = r->values.items_per_value, per_value[LNC_FSL_MAX_LEVELS];
-  memcpy(per_value, r->values.fsl_per_value, sizeof per_value);
+  struct lnc_valbuf shape = r->values; /* its shape fields only: the buffers are freed below */
   lnc_leafrows_free(r);
   r->has_rep = has_rep;
   r->has_def = has_def;
-  int rc = lnc_valbuf_init(&r->values, kind, bits, ipv);
-  if (!rc && kind == LNC_VALUES_FIXED) rc = lnc_valbuf_set_fsl(&r->values, levels, per_value);
-  return rc;
+  return lnc_valbuf_init_like(&r->values, &shape);
 }
 
 /* One round: the walk writes the job's output directly; when it missed bytes, that output is
