@@ -50,6 +50,23 @@ static void sleep_ms(long ms) {
   nanosleep(&ts, NULL);
 }
 
+/* r's answer is the store's 503 e, with a Retry-After (the store may answer again soon). */
+static void set_unavailable(struct ld_req *r, const struct ld_err *e) {
+  ld_error_for(r, &r->out, e);
+  r->out.retry_after = 1;
+}
+
+/* r answered: its connection resumed and its network thread woken to send the answer. Once
+ * resumed, that thread may send the answer and free r at any moment (it is often awake for
+ * other connections): nothing of r is touched after. delay_ms: a test's hold in between. */
+static void resume_answered(struct ld_req *r, long delay_ms) {
+  struct ld_net *net = r->net;
+  r->stage = LD_STAGE_ANSWERED;
+  MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */
+  sleep_ms(delay_ms);
+  ld_net_wake(net);
+}
+
 /* Whether r waited too long for a thread of an object-store pool, and then its answer (503).
  * A store that answers slowly or not at all holds each of its mount's threads for up to
  * s3_timeout_ms per call; requests queued behind them would each wait for their turn, the
@@ -64,8 +81,7 @@ static bool too_late(const struct pool *p, struct ld_req *r) {
           "%s: waited %.0f ms for a thread of mount '%s' (its %d object-store threads all wait on its "
           "store; s3_timeout_ms %.0f): the store answers slowly or not at all",
           r->url, waited * 1000, ld_service_mount_name(p->mount), p->nthreads, p->max_wait_s * 1000);
-  ld_error_for(r, &r->out, &e);
-  r->out.retry_after = 1;
+  set_unavailable(r, &e);
   return true;
 }
 
@@ -84,13 +100,7 @@ static void *take_thread(void *arg) {
     ld_service_mount_leave(p->mount); /* out of the queue; the route enters again */
     sleep_ms(ld_test_stall_ms(r->url));
     if (!too_late(p, r)) ld_route(r->conn, r, &r->out);
-    /* Once resumed, the connection's network thread may send the answer and free r at any
-     * moment (it is often awake for other connections): nothing of r is touched after. */
-    struct ld_net *net = r->net;
-    r->stage = LD_STAGE_ANSWERED;
-    MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */
-    sleep_ms(resume_delay_ms);
-    ld_net_wake(net);
+    resume_answered(r, resume_delay_ms);
   }
 }
 
@@ -158,16 +168,6 @@ int ld_dispatch_start(int n, int nmounts, int store, uint64_t store_wait_ms) {
 
 uint64_t ld_dispatch_handoffs(void) { return __atomic_load_n(&handoffs, __ATOMIC_RELAXED); }
 
-/* r answered on the calling (network) thread, as a take thread would answer it. */
-static void answer_now(struct ld_req *r, const struct ld_err *e) {
-  ld_error_for(r, &r->out, e);
-  r->out.retry_after = 1;
-  struct ld_net *net = r->net;
-  r->stage = LD_STAGE_ANSWERED;
-  MHD_resume_connection(r->conn);
-  ld_net_wake(net);
-}
-
 void ld_dispatch(struct ld_req *r, int block) {
   __atomic_add_fetch(&handoffs, 1, __ATOMIC_RELAXED);
   int i = block >= LD_BLOCK_STORE ? 1 + block - LD_BLOCK_STORE : 0;
@@ -175,7 +175,10 @@ void ld_dispatch(struct ld_req *r, int block) {
   /* Queued for a mount's threads, a request counts against the mount's share as it does in
    * the engine: a dead store's first loads must not fill max_inflight waiting in the queue. */
   struct ld_err e;
-  if (ld_service_mount_enter(p->mount, &e)) return answer_now(r, &e);
+  if (ld_service_mount_enter(p->mount, &e)) { /* answered here, as a take thread would answer it */
+    set_unavailable(r, &e);
+    return resume_answered(r, 0);
+  }
   r->next = NULL;
   pthread_mutex_lock(&p->lock);
   if (p->tail)
