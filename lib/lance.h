@@ -341,7 +341,7 @@ LNC_API int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t
 /* ---- an event loop that drives takes on io_uring ---------------------------------------
  * A loop belongs to one thread and owns an io_uring that carries the thread's device reads
  * and its readiness waits alike. lnc_loop_spawn runs fn(arg) as a task on a stack of its
- * own: where a take inside it (through lnc_loop_worker, opts->nowait = LNC_NOWAIT_RING)
+ * own: where a take inside it (through any worker, opts->nowait = LNC_NOWAIT_RING)
  * would wait for the device, the task parks and lnc_loop_spawn returns with *parked = 1.
  * lnc_loop_wait then hands the kernel the reads of every task parked since its last call
  * together with a one-shot POLLIN for each watched descriptor, in one io_uring_enter; waits
@@ -349,10 +349,11 @@ LNC_API int lnc_engine_dataset_describe(lnc_worker *w, const char *dir, uint64_t
  * are in, which run on (fn may end there). Where io_uring is unavailable tasks read with
  * pread and never park. Nothing here is thread-safe: call it all from the loop's thread. */
 typedef struct lnc_loop lnc_loop;
-/* depth = SQ entries (0 = 1024). The loop has its own engine worker; the caller owns it. */
-LNC_API int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error *err);
+/* depth = SQ entries (0 = 1024). A loop knows nothing of engines: a thread that takes on
+ * its loop makes a worker of its own (lnc_worker_new) beside it and owns both; inside a task
+ * the worker's reads go through the loop's io_uring. The caller owns the loop. */
+LNC_API int lnc_loop_new(unsigned depth, lnc_loop **out, struct lnc_error *err);
 LNC_API void lnc_loop_free(lnc_loop *l); /* parked tasks are dropped, not resumed */
-LNC_API lnc_worker *lnc_loop_worker(lnc_loop *l);
 /* Not from inside a task. LNC_ELIMIT when 4096 tasks are parked already. */
 LNC_API int lnc_loop_spawn(lnc_loop *l, void (*fn)(void *arg), void *arg, int *parked,
                            struct lnc_error *err);
@@ -374,6 +375,20 @@ struct lnc_loop_stats {
 };
 LNC_API void lnc_loop_get_stats(const lnc_loop *l, struct lnc_loop_stats *out);
 LNC_API bool lnc_loop_uses_uring(const lnc_loop *l);
+
+/* A device probe, for tools that judge takes against the disk: random block-aligned reads of
+ * len bytes (a share p_long of them one 4 KiB block longer), depth at a time, through the
+ * io_uring reader the takes use, on fd (opened O_DIRECT when direct) of size bytes, until
+ * `seconds` have passed. *reads_done = reads completed, also on failure. */
+struct lnc_probe {
+  int fd;
+  bool direct;
+  uint64_t size, len;
+  unsigned depth; /* 1..4096 */
+  double p_long, seconds;
+  uint64_t seed;
+};
+LNC_API int lnc_read_probe(const struct lnc_probe *p, uint64_t *reads_done, struct lnc_error *err);
 
 /* Opens rel beneath the directory dirfd (O_RDONLY | O_CLOEXEC | flags) without ever leaving
  * it: openat2 RESOLVE_BENEATH where the kernel has it, else a component-by-component walk that

@@ -3,7 +3,6 @@
  * queue depth the takes produced, so the two can be compared in one command:
  * device-limit ratio = rows/s / (raw reads/s / reads per row). */
 #include "lance.h"
-#include "io/ring.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -87,11 +86,7 @@ static void *take_main(void *arg) {
 
 struct raw_thread {
   pthread_t tid;
-  int fd;
-  bool direct;
-  uint64_t file_size, read_len, depth, seed;
-  double p_long; /* share of reads one block longer than read_len */
-  double deadline;
+  struct lnc_probe probe;
   uint64_t reads;
   int rc;
   char msg[512];
@@ -100,35 +95,7 @@ struct raw_thread {
 static void *raw_main(void *arg) {
   struct raw_thread *t = arg;
   struct lnc_error err = {0};
-  struct lnc_ring *ring;
-  struct lnc_ring_config cfg;
-  lnc_ring_config_default(&cfg);
-  if ((t->rc = lnc_ring_new(&cfg, &ring, &err))) {
-    snprintf(t->msg, sizeof t->msg, "%s", err.message);
-    return NULL;
-  }
-  struct lnc_read *reads = calloc(t->depth, sizeof *reads);
-  uint8_t *buf = malloc(t->depth * (t->read_len + 4096));
-  uint64_t s = t->seed, span = t->file_size > t->read_len ? t->file_size - t->read_len : 1;
-  while (reads && buf && now_s() < t->deadline) {
-    for (uint64_t i = 0; i < t->depth; i++) {
-      /* Random block-aligned offsets, as a device benchmark reads; far apart so none merge. */
-      uint64_t off = (xorshift(&s) % span) & ~(uint64_t)4095;
-      uint64_t len = t->read_len + ((double)(xorshift(&s) % 1000000) / 1e6 < t->p_long ? 4096 : 0);
-      if (len > t->file_size) len = t->file_size; /* a file smaller than the reads */
-      if (off + len > t->file_size) off = (t->file_size - len) & ~(uint64_t)4095;
-      reads[i] = (struct lnc_read){off, len, buf + i * (t->read_len + 4096)};
-    }
-    struct lnc_take_stats st = {0};
-    if ((t->rc = lnc_ring_read_batch(ring, t->fd, t->direct, t->file_size, reads, t->depth, &st, &err))) {
-      snprintf(t->msg, sizeof t->msg, "%s", err.message);
-      break;
-    }
-    t->reads += st.reads;
-  }
-  free(reads);
-  free(buf);
-  lnc_ring_free(ring);
+  if ((t->rc = lnc_read_probe(&t->probe, &t->reads, &err))) snprintf(t->msg, sizeof t->msg, "%s", err.message);
   return NULL;
 }
 
@@ -276,7 +243,7 @@ int lnc_cli_bench(int argc, char **argv) {
   struct raw_thread *rt = calloc(o.threads, sizeof *rt);
   t0 = now_s();
   for (unsigned i = 0; i < o.threads; i++) {
-    rt[i] = (struct raw_thread){.fd = fd, .direct = direct, .file_size = (uint64_t)sb.st_size, .read_len = len, .depth = depth, .seed = o.seed * 104729 + i + 1, .deadline = t0 + o.seconds, .p_long = p_long};
+    rt[i].probe = (struct lnc_probe){.fd = fd, .direct = direct, .size = (uint64_t)sb.st_size, .len = len, .depth = (unsigned)depth, .seed = o.seed * 104729 + i + 1, .seconds = o.seconds, .p_long = p_long};
     pthread_create(&rt[i].tid, NULL, raw_main, &rt[i]);
   }
   uint64_t raw = 0;

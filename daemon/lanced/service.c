@@ -87,13 +87,20 @@ int ld_service_loop_start(struct ld_err *e) {
   /* Test hook (tests/integration/daemon_nonblocking.sh): a loop that cannot start, as when
    * its memory or ring cannot be had. */
   if (getenv("LANCED_TEST_LOOP_FAIL")) return ld_errf(e, 500, "internal", "loop: could not start (test hook)");
-  if (lnc_loop_new(engine, 0, &my_loop, &le)) return ld_err_from_lnc(e, &le), -1;
-  my_worker = lnc_loop_worker(my_loop); /* this thread's takes read through its loop */
+  /* The thread owns both: its takes go through its own worker, whose reads inside a task
+   * park on the loop's io_uring. */
+  if (lnc_loop_new(0, &my_loop, &le)) return ld_err_from_lnc(e, &le), -1;
+  if (lnc_worker_new(engine, &my_worker, &le)) {
+    lnc_loop_free(my_loop);
+    my_loop = NULL;
+    return ld_err_from_lnc(e, &le), -1;
+  }
   return 0;
 }
 
 void ld_service_loop_stop(void) {
-  lnc_loop_free(my_loop); /* frees its worker too */
+  lnc_loop_free(my_loop);
+  lnc_worker_free(my_worker);
   my_loop = NULL;
   my_worker = NULL;
 }

@@ -7,7 +7,7 @@
  * never while reading or decoding. */
 #include "../lance.h"
 #include "cache.h"
-#include "../format/reader.h"
+#include "../layout/open.h"
 #include "../io/loop.h"
 #include "../io/ring.h"
 #include "../io/s3.h"
@@ -563,7 +563,7 @@ static int load_file(struct lnc_worker *w, const char *path, struct lnc_file **o
       struct stat dst;
       /* The name might have been swapped between the two opens: only keep the same inode. */
       if (fstat(dfd, &dst) == 0 && dst.st_ino == st->st_ino && dst.st_dev == st->st_dev)
-        f->fd_direct = dfd;
+        f->src.fd_direct = dfd;
       else
         close(dfd);
     } else if (errno == EINVAL) {

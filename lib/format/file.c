@@ -4,7 +4,6 @@
 #include "reader.h"
 #include "../util/error.h"
 #include "../util/mem.h"
-#include "../layout/v20.h"
 #include "../io/s3.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -42,37 +41,13 @@ enum {
 #define MAX_ROWS UINT32_MAX
 
 
-int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
-                   struct lnc_error *err) {
-  if (off > f->size || len > f->size - off)
-    return lnc_errf(err, LNC_ECORRUPT, "%s: read of %llu bytes at %llu is past the end (%llu bytes)",
-                    f->name, (unsigned long long)len, (unsigned long long)off,
-                    (unsigned long long)f->size);
-  if (f->s3) {
-    struct lnc_read r = {.off = off, .len = len, .dst = dst};
-    return lnc_s3_source_read(f->s3, &r, 1, NULL, err);
-  }
-  uint8_t *d = dst;
-  while (len) {
-    ssize_t n = pread(f->fd, d, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return lnc_errf(err, LNC_EIO, "%s: read failed: %s", f->name, strerror(errno));
-    }
-    if (n == 0) return lnc_errf(err, LNC_EIO, "%s: file shrank while reading", f->name);
-    d += n;
-    off += (uint64_t)n;
-    len -= (uint64_t)n;
-  }
-  return 0;
-}
-
 static void free_pages(struct lnc_column *c) {
   for (uint32_t p = 0; p < c->n_pages; p++) {
     struct lnc_page *pg = &c->pages[p];
     if (pg->free_state) pg->free_state(pg->state);
     if (pg->layout) lance__encodings21__page_layout__free_unpacked(pg->layout, NULL);
-    lnc_v20_free_page(pg);
+    if (pg->enc20_any) lance__file__v2__any_message__free_unpacked(pg->enc20_any, NULL);
+    if (pg->free_enc20) pg->free_enc20(pg);
     free(pg->buf_off);
   }
   free(c->pages);
@@ -84,18 +59,18 @@ void lnc_file_close(struct lnc_file *f) {
   for (uint32_t i = 0; f->columns && i < f->n_columns; i++) free_pages(&f->columns[i]);
   free(f->columns);
   lnc_schema_free(f);
-  if (f->fd >= 0) close(f->fd);
-  if (f->fd_direct >= 0) close(f->fd_direct);
+  if (f->src.fd >= 0) close(f->src.fd);
+  if (f->src.fd_direct >= 0) close(f->src.fd_direct);
   if (f->dir_fd >= 0) close(f->dir_fd);
-  lnc_s3_source_free(f->s3);
+  lnc_s3_source_free(f->src.s3);
   free(f->name);
   free(f);
 }
 
-/* Unwraps Encoding{direct{Any}} and parses the PageLayout inside. */
+/* Unwraps Encoding{direct{Any}} and parses the PageLayout inside (2.1/2.2); a 2.0 page's
+ * ArrayEncoding is kept in its Any for the layout floor, which parses it (layout/open.c). */
 static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding *enc, uint32_t col,
-                             uint32_t page, Lance__Encodings21__PageLayout **out,
-                             struct lnc_error *err) {
+                             uint32_t page, struct lnc_page *pg, struct lnc_error *err) {
   if (!enc || enc->location_case != LANCE__FILE__V2__ENCODING__LOCATION_DIRECT || !enc->direct)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: page encoding is not stored directly",
                     f->name, col, page);
@@ -116,14 +91,17 @@ static int parse_page_layout(struct lnc_file *f, const Lance__File__V2__Encoding
     else if (strcmp(suffix, "lance.encodings.ArrayEncoding") != 0)
       rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: unsupported page encoding type '%s' in a 2.0 file",
                     f->name, col, page, url);
-    else
-      rc = lnc_v20_parse_page(f, col, page, any->value.data, any->value.len, err);
+    else {
+      pg->enc20_any = any;
+      pg->kind = LNC_LAYOUT_V20;
+      return 0;
+    }
   } else if (strcmp(suffix, "lance.encodings21.PageLayout") != 0) {
     rc = lnc_errf(err, LNC_EUNSUPPORTED, "%s: column %u page %u: unsupported page encoding type '%s'",
                   f->name, col, page, url);
   } else {
-    *out = lnc_pb_unpack(&lance__encodings21__page_layout__descriptor, any->value.data, any->value.len);
-    if (!*out)
+    pg->layout = lnc_pb_unpack(&lance__encodings21__page_layout__descriptor, any->value.data, any->value.len);
+    if (!pg->layout)
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %u: PageLayout does not parse (or nests over %d levels)",
                     f->name, col, page, LNC_PB_MAX_DEPTH);
   }
@@ -174,7 +152,7 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
     pg->buf_len = pg->buf_off + pg->n_buffers;
     for (uint32_t b = 0; b < pg->n_buffers; b++) {
       uint64_t o = mp->buffer_offsets[b], l = mp->buffer_sizes[b];
-      if (o > f->size || l > f->size - o) {
+      if (o > f->src.size || l > f->src.size - o) {
         rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %zu: buffer %u [%llu, +%llu) is outside the file",
                       f->name, ci, p, b, (unsigned long long)o, (unsigned long long)l);
         goto done;
@@ -182,7 +160,8 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
       pg->buf_off[b] = o;
       pg->buf_len[b] = l;
     }
-    /* 2.0: a column below a list counts items, not rows (checked by lnc_v20_link). */
+    /* 2.0: a column below a list counts items, not rows (checked by the layout floor's
+     * lnc_v20_link when the file is opened). */
     if (mp->length > MAX_ROWS) {
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: column %u page %zu claims %llu rows; at most %llu per page are supported",
                     f->name, ci, p, (unsigned long long)mp->length, (unsigned long long)MAX_ROWS);
@@ -202,7 +181,7 @@ static int load_column(struct lnc_file *f, uint32_t ci, const uint8_t *bytes, si
     pg->row_start = row;
     pg->rows = mp->length;
     row += mp->length;
-    if ((rc = parse_page_layout(f, mp->encoding, ci, (uint32_t)p, &pg->layout, err))) goto done;
+    if ((rc = parse_page_layout(f, mp->encoding, ci, (uint32_t)p, pg, err))) goto done;
     if (f->v20) continue;
     switch (pg->layout->layout_case) {
     case LANCE__ENCODINGS21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT: pg->kind = LNC_LAYOUT_MINIBLOCK; break;
@@ -272,14 +251,15 @@ static int file_new(int fd, const char *name, struct lnc_file **out, struct lnc_
     close(fd);
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   }
-  f->fd = fd;
-  f->fd_direct = -1;
+  f->src.fd = fd;
+  f->src.fd_direct = -1;
   f->dir_fd = -1;
   f->name = strdup(name ? name : "(fd)");
   if (!f->name) {
     lnc_file_close(f);
     return lnc_errf(err, LNC_ENOMEM, "out of memory");
   }
+  f->src.name = f->name;
   *out = f;
   return 0;
 }
@@ -287,15 +267,15 @@ static int file_new(int fd, const char *name, struct lnc_file **out, struct lnc_
 /* Size and identity (device, inode, mtime) of a regular file; an object's size from its HEAD
  * (its version, the ETag, is held by the source and checked on every read). */
 static int stat_file(struct lnc_file *f, struct lnc_error *err) {
-  if (f->s3) {
-    f->size = lnc_s3_source_object(f->s3)->size;
+  if (f->src.s3) {
+    f->src.size = lnc_s3_source_object(f->src.s3)->size;
     return 0;
   }
   struct stat st;
-  if (fstat(f->fd, &st) != 0)
+  if (fstat(f->src.fd, &st) != 0)
     return lnc_errf(err, LNC_EIO, "%s: stat failed: %s", f->name, strerror(errno));
   if (!S_ISREG(st.st_mode)) return lnc_errf(err, LNC_EINVAL, "%s: not a regular file", f->name);
-  f->size = (uint64_t)st.st_size;
+  f->src.size = (uint64_t)st.st_size;
   f->dev = st.st_dev;
   f->ino = st.st_ino;
   f->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -323,15 +303,15 @@ static int set_version(struct lnc_file *f, const uint8_t *foot, struct lnc_error
 static int read_footer(struct lnc_file *f, struct footer *ft, struct lnc_error *err) {
   uint8_t foot[FOOTER_LEN];
   int rc;
-  if (f->size < FOOTER_LEN)
+  if (f->src.size < FOOTER_LEN)
     return lnc_errf(err, LNC_ECORRUPT, "%s: file is %llu bytes, too short for a Lance footer",
-                    f->name, (unsigned long long)f->size);
-  if ((rc = lnc_file_pread(f, foot, FOOTER_LEN, f->size - FOOTER_LEN, err))) return rc;
+                    f->name, (unsigned long long)f->src.size);
+  if ((rc = lnc_source_pread(&f->src, foot, FOOTER_LEN, f->src.size - FOOTER_LEN, err))) return rc;
   if (memcmp(foot + FOOT_MAGIC, "LANC", 4) != 0)
     return lnc_errf(err, LNC_ECORRUPT, "%s: bad magic: not a Lance file", f->name);
   *ft = (struct footer){.cm_start = lnc_rd64(foot + FOOT_CM_START), .cmo_start = lnc_rd64(foot + FOOT_CMO_START), .gbo_start = lnc_rd64(foot + FOOT_GBO_START), .n_gb = lnc_rd32(foot + FOOT_N_GB), .n_cols = lnc_rd32(foot + FOOT_N_COLS)};
   if ((rc = set_version(f, foot, err))) return rc;
-  uint64_t foot_at = f->size - FOOTER_LEN;
+  uint64_t foot_at = f->src.size - FOOTER_LEN;
   if (ft->n_gb == 0 || ft->n_gb > MAX_GLOBAL_BUFFERS || ft->n_cols > MAX_COLUMNS ||
       ft->gbo_start > foot_at || (foot_at - ft->gbo_start) != (uint64_t)OFFSET_ENTRY * ft->n_gb ||
       ft->cmo_start > ft->gbo_start || (ft->gbo_start - ft->cmo_start) != (uint64_t)OFFSET_ENTRY * ft->n_cols ||
@@ -339,26 +319,26 @@ static int read_footer(struct lnc_file *f, struct footer *ft, struct lnc_error *
     return lnc_errf(err, LNC_ECORRUPT,
                     "%s: footer offsets are inconsistent (columns %u at %llu, table %llu, %u global buffers at %llu, file %llu bytes)",
                     f->name, ft->n_cols, (unsigned long long)ft->cm_start, (unsigned long long)ft->cmo_start, ft->n_gb,
-                    (unsigned long long)ft->gbo_start, (unsigned long long)f->size);
+                    (unsigned long long)ft->gbo_start, (unsigned long long)f->src.size);
   return 0;
 }
 
 /* One read covers the column metadata, both offset tables and the footer; every global
  * buffer the table names must lie inside the file. The caller frees *meta. */
 static int read_metadata(struct lnc_file *f, const struct footer *ft, uint8_t **meta, struct lnc_error *err) {
-  uint64_t meta_len = f->size - ft->cm_start;
+  uint64_t meta_len = f->src.size - ft->cm_start;
   if (meta_len > MAX_METADATA_BYTES)
     return lnc_errf(err, LNC_ECORRUPT, "%s: metadata section of %llu bytes is too large", f->name,
                     (unsigned long long)meta_len);
   f->meta_bytes = meta_len;
   *meta = malloc(meta_len ? meta_len : 1);
   if (!*meta) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  int rc = lnc_file_pread(f, *meta, meta_len, ft->cm_start, err);
+  int rc = lnc_source_pread(&f->src, *meta, meta_len, ft->cm_start, err);
   if (rc) return rc;
   const uint8_t *gbo = *meta + (ft->gbo_start - ft->cm_start);
   for (uint32_t g = 0; g < ft->n_gb; g++) {
     uint64_t o = lnc_rd64(gbo + (uint64_t)OFFSET_ENTRY * g), l = lnc_rd64(gbo + (uint64_t)OFFSET_ENTRY * g + 8);
-    if (o > f->size || l > f->size - o)
+    if (o > f->src.size || l > f->src.size - o)
       return lnc_errf(err, LNC_ECORRUPT, "%s: global buffer %u [%llu, +%llu) is outside the file", f->name, g,
                       (unsigned long long)o, (unsigned long long)l);
   }
@@ -375,7 +355,7 @@ static int read_descriptor(struct lnc_file *f, const struct footer *ft, const ui
                     (unsigned long long)gb0_len);
   uint8_t *gb0 = malloc(gb0_len ? gb0_len : 1);
   if (!gb0) return lnc_errf(err, LNC_ENOMEM, "out of memory");
-  int rc = lnc_file_pread(f, gb0, gb0_len, gb0_off, err);
+  int rc = lnc_source_pread(&f->src, gb0, gb0_len, gb0_off, err);
   if (!rc) {
     *fdsc = lnc_pb_unpack(&lance__file__file_descriptor__descriptor, gb0, gb0_len);
     if (!*fdsc) rc = lnc_errf(err, LNC_ECORRUPT, "%s: the file descriptor (global buffer 0) does not parse", f->name);
@@ -416,7 +396,7 @@ static int bind_schema(struct lnc_file *f, struct lnc_error *err) {
       return lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' needs column %d but the file has %u columns",
                       f->name, fld->name, fld->column, f->n_columns);
   }
-  return f->v20 ? lnc_v20_link(f, err) : 0;
+  return 0;
 }
 
 /* The steps after file_new: what the file is, checked; closes f on failure. */
@@ -454,8 +434,8 @@ static int open_fd(int fd, const char *name, struct lnc_file **out, struct lnc_e
   return rc ? rc : open_steps(f, out, err);
 }
 
-int lnc_file_open_source(struct lnc_s3_source *src, const char *name, lnc_file **out,
-                         struct lnc_error *err) {
+int lnc_format_open_source(struct lnc_s3_source *src, const char *name, lnc_file **out,
+                           struct lnc_error *err) {
   *out = NULL;
   struct lnc_file *f = NULL;
   int rc = file_new(-1, name, &f, err);
@@ -463,23 +443,15 @@ int lnc_file_open_source(struct lnc_s3_source *src, const char *name, lnc_file *
     lnc_s3_source_free(src);
     return rc;
   }
-  f->s3 = src;
+  f->src.s3 = src;
   return open_steps(f, out, err);
 }
 
-int lnc_file_open_s3(const char *url, lnc_file **out, struct lnc_error *err) {
-  if (!url || !out) return lnc_errf(err, LNC_EINVAL, "lnc_file_open_s3: no URL or output");
-  *out = NULL;
-  struct lnc_s3_source *src = NULL;
-  int rc = lnc_s3_source_open(url, &src, err);
-  return rc ? rc : lnc_file_open_source(src, url, out, err);
-}
-
-int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err) {
+int lnc_format_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err) {
   return open_fd(fd, name, out, err);
 }
 
-int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err) {
+int lnc_format_open_path(const char *path, lnc_file **out, struct lnc_error *err) {
   *out = NULL;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {

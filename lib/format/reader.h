@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "../lance.h"
+#include "../io/io.h"
 #include "lance/encodings21.pb-c.h"
 #include "lance/file.pb-c.h"
 #include "lance/file2.pb-c.h"
@@ -58,7 +59,12 @@ struct lnc_page {
   uint32_t n_buffers;
   uint64_t *buf_off, *buf_len;
   Lance__Encodings21__PageLayout *layout; /* parsed page layout (protobuf-c owned); 2.1/2.2 */
-  void *enc20;                            /* file version 2.0: the page's parsed ArrayEncoding (layout/v20.c) */
+  /* File version 2.0: the page's ArrayEncoding as read, in its Any (format-owned until the
+   * layout floor parses it at open and frees it), then the layout's own state for the page
+   * (layout/v20.c), freed with free_enc20. */
+  Lance__File__V2__AnyMessage *enc20_any;
+  void *enc20;
+  void (*free_enc20)(struct lnc_page *pg);
   enum lnc_layout_kind kind;
   void *state; /* layout-specific search-cache state, built on first use */
   void (*free_state)(void *);
@@ -76,11 +82,10 @@ struct lnc_column {
 
 struct lnc_file {
   char *name;
-  int fd;                   /* buffered reads (metadata, pread path) */
-  int fd_direct;            /* O_DIRECT reads through the engine's rings, or -1 */
-  int dir_fd;               /* the directory holding the file (for blob sidecars), or -1 */
-  struct lnc_s3_source *s3; /* an object in S3 instead of fd (fd, fd_direct, dir_fd are -1) */
-  uint64_t size;
+  /* Where its bytes are read from (lib/io): descriptors or an object, and the size. The
+   * file owns what src holds (closes its descriptors, frees its object); src.name is name. */
+  struct lnc_source src;
+  int dir_fd; /* the directory holding the file (for blob sidecars), or -1 (an object) */
   dev_t dev;
   ino_t ino;
   int64_t mtime_ns;
@@ -95,12 +100,14 @@ struct lnc_file {
   size_t n_all_fields;
 };
 
-/* Reads exactly len bytes at off into dst (pread loop); LNC_EIO / LNC_ECORRUPT on failure. */
-/* Opens the Lance file whose bytes src serves (consumed in every case); name for messages. */
-int lnc_file_open_source(struct lnc_s3_source *src, const char *name, lnc_file **out,
-                         struct lnc_error *err);
-int lnc_file_pread(struct lnc_file *f, void *dst, uint64_t len, uint64_t off,
-                   struct lnc_error *err);
+/* What this floor reads of a data file: footer, metadata, schema, columns and their pages'
+ * buffers and layouts, checked; a 2.0 page's ArrayEncoding is left for the layout floor. The
+ * public lnc_file_open* (layout/open.c) are these plus the layout floor's pass. _source opens
+ * the file whose bytes src serves (src consumed in every case); name for messages. */
+int lnc_format_open_path(const char *path, lnc_file **out, struct lnc_error *err);
+int lnc_format_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err);
+int lnc_format_open_source(struct lnc_s3_source *src, const char *name, lnc_file **out,
+                           struct lnc_error *err);
 
 /* Schema: builds f->root from a FileDescriptor schema and assigns column indices. */
 int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, struct lnc_error *err);

@@ -8,7 +8,23 @@
 #include <stdint.h>
 #include "../lance.h"
 
-struct lnc_file;
+/* What the I/O floor reads from: a local file (its buffered descriptor, and an O_DIRECT one
+ * where the engine opened it so) or an object in a store. format/ fills one for each data
+ * file it opens and owns what it points to; nothing on this floor knows what the bytes mean.
+ * Every read is checked against size before it is issued. */
+struct lnc_s3_source;
+struct lnc_source {
+  const char *name;         /* for messages */
+  int fd;                   /* buffered reads (metadata, the pread path), or -1 for an object */
+  int fd_direct;            /* O_DIRECT reads through the engine's rings, or -1 */
+  uint64_t size;            /* bytes in the file or object */
+  struct lnc_s3_source *s3; /* an object in a store instead of fd (fd and fd_direct are -1) */
+};
+
+/* Reads exactly len bytes at off into dst: a pread loop, or the object's ranged GET.
+ * LNC_ECORRUPT for a range past the end, LNC_EIO when the read fails or comes up short. */
+int lnc_source_pread(const struct lnc_source *s, void *dst, uint64_t len, uint64_t off,
+                     struct lnc_error *err);
 
 struct lnc_read {
   uint64_t off, len;
@@ -43,21 +59,21 @@ static inline size_t lnc_read_span(struct lnc_read *const *ord, size_t i, size_t
   return j;
 }
 
-/* Performs every read (any order) with pread on f->fd, merging touching reads. Adds to
+/* Performs every read (any order) with lnc_source_pread, merging touching reads. Adds to
  * stats->reads/bytes_read when stats is given. */
-int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
+int lnc_io_read_batch(const struct lnc_source *s, struct lnc_read *reads, size_t n,
                       struct lnc_take_stats *stats, struct lnc_error *err);
 
 struct lnc_ring;
-/* How a take reads: through a worker's io_uring ring (O_DIRECT on f->fd_direct when the file
- * has one), or with pread when io is NULL or has no ring. */
+/* How a take reads: through a worker's io_uring ring (O_DIRECT on s->fd_direct when the
+ * source has one), or with pread when io is NULL or has no ring. */
 struct lnc_io {
   struct lnc_ring *ring;
   int nowait; /* enum lnc_nowait: NEVER = buffered reads that would wait for the device
                     fail with LNC_EAGAIN; RING = blocking calls other than the ring's reads
                     (blob bytes) fail with LNC_EAGAIN */
 };
-int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
+int lnc_io_read(const struct lnc_io *io, const struct lnc_source *s, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err);
 
 #endif

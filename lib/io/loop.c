@@ -19,7 +19,6 @@
 #include "../lance.h"
 #include "loop.h"
 #include "ring.h"
-#include "../cache/cache.h"
 #include "../util/error.h"
 #include "../util/assert.h"
 #include <errno.h>
@@ -98,7 +97,6 @@ struct lnc_loop {
   struct io_uring ring;
   bool uring;     /* false: io_uring unavailable, reads go through pread */
   bool buf_slots; /* a sparse buffer table of max_tasks slots: task i registers its pool in slot i */
-  lnc_worker *worker;
 #ifdef LOOP_ASM_SWITCH
   void *main_sp;
 #else
@@ -450,8 +448,8 @@ void lnc_loop_sleep(unsigned ms) {
 }
 
 /* ---- life ------------------------------------------------------------------------------ */
-int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error *err) {
-  if (!e || !out) return lnc_errf(err, LNC_EINVAL, "lnc_loop_new: NULL argument");
+int lnc_loop_new(unsigned depth, lnc_loop **out, struct lnc_error *err) {
+  if (!out) return lnc_errf(err, LNC_EINVAL, "lnc_loop_new: NULL argument");
   struct lnc_loop *l = calloc(1, sizeof *l);
   if (!l) return lnc_errf(err, LNC_ENOMEM, "loop: out of memory");
   if (!depth) depth = 1024;
@@ -461,12 +459,6 @@ int lnc_loop_new(lnc_engine *e, unsigned depth, lnc_loop **out, struct lnc_error
   const char *pr = getenv("LNC_RING_PREAD");
   if (!(pr && *pr && strcmp(pr, "0"))) l->uring = io_uring_queue_init(depth, &l->ring, 0) == 0;
   if (l->uring) l->buf_slots = io_uring_register_buffers_sparse(&l->ring, l->max_tasks) == 0;
-  int rc = lnc_worker_new(e, &l->worker, err);
-  if (rc) {
-    if (l->uring) io_uring_queue_exit(&l->ring);
-    free(l);
-    return rc;
-  }
   *out = l;
   return 0;
 }
@@ -481,12 +473,9 @@ void lnc_loop_free(lnc_loop *l) {
     n = t->next;
     task_free(t);
   }
-  lnc_worker_free(l->worker);
   if (this_loop == l) this_loop = NULL;
   free(l);
 }
-
-lnc_worker *lnc_loop_worker(lnc_loop *l) { return l ? l->worker : NULL; }
 
 bool lnc_loop_uses_uring(const lnc_loop *l) { return l && l->uring; }
 

@@ -5,19 +5,45 @@
 #include "ring.h"
 #include "loop.h"
 #include "s3.h"
-#include "../format/reader.h"
 #include "../util/error.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <string.h>
+
+int lnc_source_pread(const struct lnc_source *s, void *dst, uint64_t len, uint64_t off,
+                     struct lnc_error *err) {
+  if (off > s->size || len > s->size - off)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: read of %llu bytes at %llu is past the end (%llu bytes)",
+                    s->name, (unsigned long long)len, (unsigned long long)off,
+                    (unsigned long long)s->size);
+  if (s->s3) {
+    struct lnc_read r = {.off = off, .len = len, .dst = dst};
+    return lnc_s3_source_read(s->s3, &r, 1, NULL, err);
+  }
+  uint8_t *d = dst;
+  while (len) {
+    /* At most 1 GiB a call: Linux reads at most 0x7ffff000 bytes per pread anyway. */
+    ssize_t n = pread(s->fd, d, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return lnc_errf(err, LNC_EIO, "%s: read failed: %s", s->name, strerror(errno));
+    }
+    if (n == 0) return lnc_errf(err, LNC_EIO, "%s: file shrank while reading", s->name);
+    d += n;
+    off += (uint64_t)n;
+    len -= (uint64_t)n;
+  }
+  return 0;
+}
 
 int lnc_read_by_off(const void *a, const void *b) {
   const struct lnc_read *x = *(const struct lnc_read *const *)a, *y = *(const struct lnc_read *const *)b;
   return x->off < y->off ? -1 : x->off > y->off;
 }
 
-int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
+int lnc_io_read_batch(const struct lnc_source *f, struct lnc_read *reads, size_t n,
                       struct lnc_take_stats *stats, struct lnc_error *err) {
   if (n == 0) return 0;
   struct lnc_read **ord = malloc(n * sizeof *ord);
@@ -29,14 +55,14 @@ int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
     uint64_t start, end; /* reads that touch or overlap: one pread */
     size_t j = lnc_read_span(ord, i, n, 1, 0, UINT64_MAX, &start, &end);
     if (j == i + 1) {
-      rc = lnc_file_pread(f, ord[i]->dst, ord[i]->len, start, err);
+      rc = lnc_source_pread(f, ord[i]->dst, ord[i]->len, start, err);
     } else {
       uint8_t *tmp = malloc(end - start);
       if (!tmp) {
         rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
         break;
       }
-      rc = lnc_file_pread(f, tmp, end - start, start, err);
+      rc = lnc_source_pread(f, tmp, end - start, start, err);
       for (size_t k = i; k < j && !rc; k++)
         memcpy(ord[k]->dst, tmp + (ord[k]->off - start), ord[k]->len);
       free(tmp);
@@ -53,7 +79,7 @@ int lnc_io_read_batch(struct lnc_file *f, struct lnc_read *reads, size_t n,
 
 /* Reads served only from the page cache (preadv2 RWF_NOWAIT): any read that would go to
  * the device makes the whole batch LNC_EAGAIN, to be redone where waiting is fine. */
-static int read_nowait(struct lnc_file *f, struct lnc_read *reads, size_t n,
+static int read_nowait(const struct lnc_source *f, struct lnc_read *reads, size_t n,
                        struct lnc_take_stats *stats, struct lnc_error *err) {
   for (size_t i = 0; i < n; i++) {
     if (reads[i].off > f->size || reads[i].len > f->size - reads[i].off)
@@ -75,7 +101,7 @@ static int read_nowait(struct lnc_file *f, struct lnc_read *reads, size_t n,
   return 0;
 }
 
-int lnc_io_read(const struct lnc_io *io, struct lnc_file *f, struct lnc_read *reads, size_t n,
+int lnc_io_read(const struct lnc_io *io, const struct lnc_source *f, struct lnc_read *reads, size_t n,
                 struct lnc_take_stats *stats, struct lnc_error *err) {
   if (f->s3) {
     /* An object's reads wait for the network: inside a loop's task the task parks meanwhile

@@ -96,7 +96,7 @@ int lnc_blob_decode(struct lnc_page_job *j) {
       else
         rc = lnc_emit_level(c, &s->L, j->out, (uint16_t)rep, (uint16_t)def, NULL, 0);
     } else {
-      if (pos > c->f->size || size > c->f->size - pos)
+      if (pos > c->f->src.size || size > c->f->src.size - pos)
         rc = lnc_page_err(c, LNC_ECORRUPT, "blob at %llu of %llu bytes is outside the file",
                           (unsigned long long)pos, (unsigned long long)size);
       else

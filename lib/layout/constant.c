@@ -33,7 +33,7 @@ static int read_buf(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_st
   uint8_t *p = lnc_arena_alloc(&s->arena, len ? len : 1);
   if (!p) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   struct lnc_read r = {pg->buf_off[b], len, p};
-  int rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err);
+  int rc = lnc_io_read(c->io, &c->f->src, &r, 1, c->stats, c->err);
   if (rc) return rc;
   *out = (struct lnc_slice){p, (size_t)len};
   return 0;

@@ -105,7 +105,7 @@ static int fz_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct fz_state 
       goto fail;
     }
     struct lnc_read r = {pg->buf_off[FZ_BUF_REPIDX], len, s->repidx};
-    if ((rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err))) goto fail;
+    if ((rc = lnc_io_read(c->io, &c->f->src, &r, 1, c->stats, c->err))) goto fail;
     uint64_t prev = 0;
     for (uint64_t i = 0; i < entries; i++) {
       uint64_t v = lnc_rdw(s->repidx + i * s->repidx_w, s->repidx_w);

@@ -125,7 +125,7 @@ static int mb_read_tables(struct lnc_take_ctx *c, const struct lnc_page *pg, str
     if (!*repidx) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
     reads[nr++] = (struct lnc_read){pg->buf_off[ri_buf], ri_len, *repidx};
   }
-  return lnc_io_read(c->io, c->f, reads, nr, c->stats, c->err);
+  return lnc_io_read(c->io, &c->f->src, reads, nr, c->stats, c->err);
 }
 
 /* The chunk table: each chunk's byte range, its values (a power of two but the last, which
@@ -191,7 +191,7 @@ static int mb_load_dictionary(struct lnc_take_ctx *c, const struct lnc_page *pg,
   uint8_t *d = lnc_arena_alloc(&s->dict_arena, dl ? dl : 1);
   if (!d) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   struct lnc_read r = {pg->buf_off[MB_BUF_DICT], dl, d};
-  int rc = lnc_io_read(c->io, c->f, &r, 1, c->stats, c->err);
+  int rc = lnc_io_read(c->io, &c->f->src, &r, 1, c->stats, c->err);
   if (rc) return rc;
   rc = lnc_enc_block(mb->dictionary, (struct lnc_slice){d, dl}, mb->num_dictionary_items,
                      &s->dict_arena, &s->dict, c->err);

@@ -89,7 +89,7 @@ int lnc_page_take(struct lnc_take_ctx *c, struct lnc_page *pg, const uint64_t *r
   struct lnc_page_job j = {.c = *c, .pg = pg, .rows = rows, .n = n, .out = out};
   int rc = lnc_page_plan(&j);
   while (!rc && j.nreads) {
-    if ((rc = lnc_io_read(c->io, c->f, j.reads, j.nreads, c->stats, c->err))) break;
+    if ((rc = lnc_io_read(c->io, &c->f->src, j.reads, j.nreads, c->stats, c->err))) break;
     rc = lnc_page_advance(&j);
   }
   if (!rc) rc = lnc_page_decode(&j);

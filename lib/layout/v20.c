@@ -62,7 +62,7 @@ static void dicts_free(struct v20_page *s) {
   s->n_dicts = 0;
 }
 
-void lnc_v20_free_page(struct lnc_page *pg) {
+static void v20_free_page(struct lnc_page *pg) {
   struct v20_page *s = P(pg);
   if (!s) return;
   dicts_free(s);
@@ -77,6 +77,7 @@ int lnc_v20_parse_page(struct lnc_file *f, uint32_t col, uint32_t page, const ui
   struct v20_page *s = calloc(1, sizeof *s);
   if (!s) return lnc_errf(err, LNC_ENOMEM, "out of memory");
   pg->enc20 = s;
+  pg->free_enc20 = v20_free_page;
   pg->kind = LNC_LAYOUT_V20;
   s->enc = lnc_pb_unpack(&lance__encodings__array_encoding__descriptor, data, len);
   if (!s->enc)
@@ -800,7 +801,7 @@ static int dec_sync(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t c
     size_t n;
     if ((rc = want_to_reads(A->J, &reads, &n))) return oom(A);
     struct lnc_take_ctx *c = A->J->c;
-    if ((rc = lnc_io_read(c->io, c->f, reads, n, c->stats, c->err))) return rc;
+    if ((rc = lnc_io_read(c->io, &c->f->src, reads, n, c->stats, c->err))) return rc;
     if ((rc = reads_to_have(A->J, reads, n))) return oom(A);
   }
   return lnc_page_err(A->J->c, LNC_EINTERNAL, "dictionary reads did not settle");

@@ -18,8 +18,6 @@
 /* Parses a 2.0 page's ArrayEncoding (the Any inside the page's DirectEncoding). */
 int lnc_v20_parse_page(struct lnc_file *f, uint32_t col, uint32_t page, const uint8_t *data,
                        size_t len, struct lnc_error *err);
-/* Frees what lnc_v20_parse_page stored on the page. */
-void lnc_v20_free_page(struct lnc_page *pg);
 /* After every column is loaded and bound: the first item of each list page, and checks that
  * a list's items and its child column agree. */
 int lnc_v20_link(struct lnc_file *f, struct lnc_error *err);

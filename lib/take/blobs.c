@@ -145,7 +145,7 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     }
     if (size && kind == 0) {
       struct lnc_read r = {pos, size, buf};
-      rc = lnc_io_read_batch(f, &r, 1, st, err);
+      rc = lnc_io_read_batch(&f->src, &r, 1, st, err);
     } else if (size && kind == 1) {
       rc = read_sidecar(f, (uint32_t)blob_id, pos, size, buf, st, err);
     } else if (kind == 2) {

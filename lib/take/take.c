@@ -218,7 +218,7 @@ static bool ctx_init(struct lnc_take_ctx *tc, struct lnc_file *f, uint32_t col, 
  * sequential GETs, 3.5 s at 20 ms each, for a 35-column file. Best effort: what fails or does
  * not fit, a page reads for itself. */
 static void prefetch_init_reads(struct lnc_file *f, const struct lnc_take_env *env, struct lnc_take_stats *stats) {
-  if (!f->s3 || !lnc_s3_source_caches(f->s3)) return;
+  if (!f->src.s3 || !lnc_s3_source_caches(f->src.s3)) return;
   size_t cap = 0, n = 0;
   uint64_t bytes = 0;
   for (uint32_t col = 0; col < f->n_columns; col++) cap += 4 * (size_t)f->columns[col].n_pages;
@@ -241,7 +241,7 @@ static void prefetch_init_reads(struct lnc_file *f, const struct lnc_take_env *e
       p += reads[i].len;
     }
     struct lnc_error ignored = {0};
-    lnc_io_read(env ? env->io : NULL, f, reads, n, stats, &ignored);
+    lnc_io_read(env ? env->io : NULL, &f->src, reads, n, stats, &ignored);
   }
   free(scratch);
   free(reads);
@@ -467,7 +467,7 @@ static int run_jobs(struct lnc_file *f, struct job_list *jobs, struct lnc_arena 
       if (jobs->v[k].nreads) memcpy(batch + at, jobs->v[k].reads, jobs->v[k].nreads * sizeof *batch);
       at += jobs->v[k].nreads;
     }
-    if ((rc = lnc_io_read(env ? env->io : NULL, f, batch, total, stats, err))) break;
+    if ((rc = lnc_io_read(env ? env->io : NULL, &f->src, batch, total, stats, err))) break;
     for (size_t k = 0; k < jobs->n && !rc; k++)
       if (jobs->v[k].nreads) rc = lnc_page_advance(&jobs->v[k]);
   }

@@ -61,8 +61,9 @@ static char *plain_take(lnc_worker *w, const char *path, uint64_t id) {
 
 struct rig {
   lnc_engine *e;
-  lnc_worker *w; /* a plain worker, for loading files and reference answers */
+  lnc_worker *w;  /* a plain worker, for loading files and reference answers */
   lnc_loop *l;
+  lnc_worker *lw; /* the loop thread's own worker, taking inside its tasks */
 };
 
 static void rig_open(struct rig *r, int io_mode) {
@@ -71,11 +72,13 @@ static void rig_open(struct rig *r, int io_mode) {
   cfg.io_mode = io_mode;
   ck_assert_int_eq(lnc_engine_new(&cfg, &r->e, NULL), 0);
   ck_assert_int_eq(lnc_worker_new(r->e, &r->w, NULL), 0);
-  ck_assert_int_eq(lnc_loop_new(r->e, 0, &r->l, NULL), 0);
+  ck_assert_int_eq(lnc_loop_new(0, &r->l, NULL), 0);
+  ck_assert_int_eq(lnc_worker_new(r->e, &r->lw, NULL), 0);
 }
 
 static void rig_close(struct rig *r) {
   lnc_loop_free(r->l);
+  lnc_worker_free(r->lw);
   lnc_worker_free(r->w);
   lnc_engine_free(r->e);
 }
@@ -93,7 +96,7 @@ static void drain(struct rig *r, struct job *jobs, size_t n) {
 START_TEST(test_cold_file_is_eagain) {
   struct rig r;
   rig_open(&r, LNC_IO_DIRECT);
-  struct job j = {.w = lnc_loop_worker(r.l), .path = fixture_path(), .id = 1, .nowait = LNC_NOWAIT_RING};
+  struct job j = {.w = r.lw, .path = fixture_path(), .id = 1, .nowait = LNC_NOWAIT_RING};
   int parked = -1;
   ck_assert_int_eq(lnc_loop_spawn(r.l, run_take, &j, &parked, NULL), 0);
   ck_assert_int_eq(parked, 0);
@@ -116,7 +119,7 @@ START_TEST(test_many_tasks_park_and_match) {
   lnc_loop_get_stats(r.l, &s0);
   int nparked = 0;
   for (int i = 0; i < N; i++) {
-    jobs[i] = (struct job){.w = lnc_loop_worker(r.l), .path = path, .id = (uint64_t)(i * 7 % 100), .nowait = LNC_NOWAIT_RING};
+    jobs[i] = (struct job){.w = r.lw, .path = path, .id = (uint64_t)(i * 7 % 100), .nowait = LNC_NOWAIT_RING};
     int parked = 0;
     ck_assert_int_eq(lnc_loop_spawn(r.l, run_take, &jobs[i], &parked, NULL), 0);
     nparked += parked;
@@ -140,7 +143,7 @@ START_TEST(test_many_tasks_park_and_match) {
   /* Stacks are reused: 32 more tasks allocate none. */
   uint64_t live = s1.tasks_live;
   for (int i = 0; i < N; i++) {
-    jobs[i] = (struct job){.w = lnc_loop_worker(r.l), .path = path, .id = 3, .nowait = LNC_NOWAIT_RING};
+    jobs[i] = (struct job){.w = r.lw, .path = path, .id = 3, .nowait = LNC_NOWAIT_RING};
     int parked;
     ck_assert_int_eq(lnc_loop_spawn(r.l, run_take, &jobs[i], &parked, NULL), 0);
   }
@@ -157,7 +160,7 @@ START_TEST(test_sleep_parks_and_watch_reports) {
   rig_open(&r, LNC_IO_DIRECT);
   const char *path = fixture_path();
   free(plain_take(r.w, path, 0));
-  struct job j = {.w = lnc_loop_worker(r.l), .path = path, .id = 2, .nowait = LNC_NOWAIT_RING, .sleep_ms = 30};
+  struct job j = {.w = r.lw, .path = path, .id = 2, .nowait = LNC_NOWAIT_RING, .sleep_ms = 30};
   int parked = 0;
   ck_assert_int_eq(lnc_loop_spawn(r.l, run_take, &j, &parked, NULL), 0);
   if (lnc_loop_uses_uring(r.l)) ck_assert_int_eq(parked, 1);
@@ -186,7 +189,7 @@ START_TEST(test_bad_arguments) {
   int parked;
   ck_assert_int_eq(lnc_loop_spawn(NULL, run_take, NULL, &parked, &err), LNC_EINVAL);
   ck_assert_int_eq(lnc_loop_wait(NULL, NULL, 0, 0, NULL, NULL), LNC_EINVAL);
-  ck_assert_int_eq(lnc_loop_new(NULL, 0, NULL, NULL), LNC_EINVAL);
+  ck_assert_int_eq(lnc_loop_new(0, NULL, NULL), LNC_EINVAL);
   lnc_loop_free(NULL);
 }
 END_TEST

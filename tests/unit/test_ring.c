@@ -564,7 +564,7 @@ static void direct_loop(lnc_engine **e, lnc_loop **l) {
   lnc_engine_config_default(&cfg);
   cfg.io_mode = LNC_IO_DIRECT;
   ck_assert_int_eq(lnc_engine_new(&cfg, e, NULL), 0);
-  ck_assert_int_eq(lnc_loop_new(*e, 0, l, NULL), 0);
+  ck_assert_int_eq(lnc_loop_new(0, l, NULL), 0);
 }
 
 static void guest_read(void *arg) {

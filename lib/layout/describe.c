@@ -1,9 +1,9 @@
 /* lnc_file_describe_json: the file as JSON for `lancectl inspect` and the daemon's metadata
  * route — version, rows, schema tree, and per column its pages with layout, encoding trees,
  * buffer sizes and search-cache state. Encodings are named as lnc_enc_describe writes them. */
-#include "reader.h"
+#include "../format/reader.h"
 #include "../encoding/encoding.h"
-#include "../layout/v20.h"
+#include "v20.h"
 #include "../util/buf.h"
 #include "../util/error.h"
 #include <string.h>
@@ -157,7 +157,7 @@ static void column_path(const struct lnc_field *f, char *out, size_t cap) {
 int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *err) {
   struct lnc_buf *b = out;
   int rc = lnc_buf_printf(b, "{\"version\":\"%u.%u\",\"num_rows\":%llu,\"file_bytes\":%llu,\"schema\":[",
-                          f->major, f->minor, (unsigned long long)f->num_rows, (unsigned long long)f->size);
+                          f->major, f->minor, (unsigned long long)f->num_rows, (unsigned long long)f->src.size);
   for (size_t i = 0; i < f->root.n_children && !rc; i++) {
     if (i) rc = lnc_buf_putc(b, ',');
     if (!rc) rc = put_field(b, f->root.children[i]);
