@@ -61,7 +61,7 @@ static char *plain_take(lnc_worker *w, const char *path, uint64_t id) {
 
 struct rig {
   lnc_engine *e;
-  lnc_worker *w;  /* a plain worker, for loading files and reference answers */
+  lnc_worker *w; /* a plain worker, for loading files and reference answers */
   lnc_loop *l;
   lnc_worker *lw; /* the loop thread's own worker, taking inside its tasks */
 };
