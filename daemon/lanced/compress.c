@@ -17,7 +17,7 @@
 
 int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struct ld_err *e) {
   z_stream z = {0};
-  if (inflateInit2(&z, GZIP_WINDOW) != Z_OK) return ld_errf(e, 503, "resource_exhausted", "zlib: cannot start inflate (out of memory)");
+  if (inflateInit2(&z, GZIP_WINDOW) != Z_OK) return ld_errf(e, LD_EXHAUSTED, "zlib: cannot start inflate (out of memory)");
   z.next_in = in->data;
   z.avail_in = (uInt)in->len;
   int rc;
@@ -27,7 +27,7 @@ int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struc
       if (cap > max + 1) cap = (size_t)max + 1;
       if (cap <= out->len) {
         inflateEnd(&z);
-        return ld_errf(e, 413, "limit_exceeded", "gzip body inflates past max_body_bytes (%llu)",
+        return ld_errf(e, LD_TOO_LARGE, "gzip body inflates past max_body_bytes (%llu)",
                        (unsigned long long)max);
       }
       uint8_t *g = realloc(out->data, cap);
@@ -46,7 +46,7 @@ int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struc
   } while (rc == Z_OK && (z.avail_in || !z.avail_out));
   inflateEnd(&z);
   if (rc != Z_STREAM_END)
-    return ld_errf(e, 400, "invalid_argument", "body is not valid gzip (%s)", z.msg ? z.msg : "truncated");
+    return ld_errf(e, LD_INVALID, "body is not valid gzip (%s)", z.msg ? z.msg : "truncated");
   return 0;
 }
 

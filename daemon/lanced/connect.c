@@ -61,16 +61,16 @@ static ProtobufCMessage *decode(const struct ld_req *r, const ProtobufCMessageDe
     char msg[400];
     m = ld_pbjson_read(d, r->body.len ? (const char *)r->body.data : "{}",
                        r->body.len ? r->body.len : 2, msg, sizeof msg);
-    if (!m) ld_errf(e, 400, "invalid_argument", "%s", msg);
+    if (!m) ld_errf(e, LD_INVALID, "%s", msg);
   } else {
     m = protobuf_c_message_unpack(d, NULL, r->body.len, r->body.data);
     const char *nul = m ? ld_pb_nul_string(d, r->body.data, r->body.len) : NULL;
     if (!m)
-      ld_errf(e, 400, "invalid_argument", "body is not a valid %s", d->name);
+      ld_errf(e, LD_INVALID, "body is not a valid %s", d->name);
     else if (nul) {
       protobuf_c_message_free_unpacked(m, NULL);
       m = NULL;
-      ld_errf(e, 400, "invalid_argument", "field %s holds a NUL byte", nul);
+      ld_errf(e, LD_INVALID, "field %s holds a NUL byte", nul);
     }
   }
   return m;
@@ -93,11 +93,11 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
                                                              : LANCED__V1__FORMAT__FORMAT_ARROW;
   r->format = format == LANCED__V1__FORMAT__FORMAT_PROTO ? LD_F_PROTO : LD_F_ARROW;
   if (!q->n_ids)
-    ld_errf(&e, 400, "invalid_argument", "ids is empty");
+    ld_errf(&e, LD_INVALID, "ids is empty");
   else if (ld_pin_tag(q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e))
     ;
   else if (q->n_ids > r->lim.max_ids)
-    ld_errf(&e, 429, "resource_exhausted", "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
+    ld_errf(&e, LD_RATE_LIMITED, "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
             (unsigned long long)r->lim.max_ids);
   else if (ld_service_take(q->path, q->version ? &q->version : NULL, q->ids, q->n_ids,
                            (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES, r->lim.max_response, &t.schema, &t.array,
@@ -108,11 +108,11 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
     t.array.release(&t.array);
     t.schema.release(&t.schema);
     if (!rc && out->body.len > r->lim.max_response)
-      rc = ld_errf(&e, 429, "resource_exhausted",
+      rc = ld_errf(&e, LD_RATE_LIMITED,
                    "the answer is %zu bytes, over max_response_bytes (%llu)", out->body.len,
                    (unsigned long long)r->lim.max_response);
     if (!rc && deadline && ld_now() > deadline)
-      rc = ld_errf(&e, 504, "deadline_exceeded", "Connect-Timeout-Ms elapsed");
+      rc = ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms elapsed");
     if (!rc) {
       free_msg(&q->base, json);
       out->status = 200;
@@ -137,7 +137,7 @@ static void get_file(struct ld_req *r, bool json, double deadline, struct ld_res
     lnc_buf_free(&fi.describe);
   }
   if (!rc && deadline && ld_now() > deadline) /* a describe may have waited on the device */
-    rc = ld_errf(&e, 504, "deadline_exceeded", "Connect-Timeout-Ms elapsed");
+    rc = ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms elapsed");
   free_msg(&q->base, json);
   if (rc) return ld_connect_error(out, &e);
   out->status = 200;
@@ -170,7 +170,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     return grpc_unimplemented(ct, out);
   else {
     /* Not a Connect unary request we speak: 415, as the spec asks. */
-    ld_errf(&e, 415, "unsupported_media_type",
+    ld_errf(&e, LD_MEDIA_TYPE,
             "Content-Type must be application/proto or application/json");
     ld_json_error(out, &e);
     out->extra_name = "Accept-Post", out->extra_value = "application/proto, application/json";
@@ -178,7 +178,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   }
   const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Protocol-Version");
   if (ver && strcmp(ver, "1")) {
-    ld_errf(&e, 400, "invalid_argument", "Connect-Protocol-Version must be 1");
+    ld_errf(&e, LD_INVALID, "Connect-Protocol-Version must be 1");
     return ld_connect_error(out, &e);
   }
   double deadline = 0;
@@ -186,7 +186,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   uint64_t ms = 0;
   if (tm) {
     if (!ld_parse_u64(tm, strlen(tm), &ms) || strlen(tm) > 10) {
-      ld_errf(&e, 400, "invalid_argument", "Connect-Timeout-Ms must be a positive integer");
+      ld_errf(&e, LD_INVALID, "Connect-Timeout-Ms must be a positive integer");
       return ld_connect_error(out, &e);
     }
     deadline = r->start + (double)ms / 1000.0;
@@ -194,7 +194,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   /* Another Content-Encoding is `unimplemented` (the Connect spec's code for it). */
   int dec = ld_body_decode(c, r, &e);
   if (dec > 0)
-    ld_errf(&e, 501, "unimplemented", "Content-Encoding %.60s is not supported (gzip, identity are)",
+    ld_errf(&e, LD_UNIMPLEMENTED, "Content-Encoding %.60s is not supported (gzip, identity are)",
             ld_header(c, "Content-Encoding"));
   if (dec) {
     ld_connect_error(out, &e);
@@ -205,7 +205,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
    * the work is not done. The deadline counts from the request's headers, as the client's
    * counts from its send. */
   if (deadline && ld_now() > deadline) {
-    ld_errf(&e, 504, "deadline_exceeded", "Connect-Timeout-Ms (%llu ms) elapsed before the call began",
+    ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms (%llu ms) elapsed before the call began",
             (unsigned long long)ms);
     return ld_connect_error(out, &e);
   }
@@ -214,7 +214,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   else if (!strcmp(method, "GetFile"))
     get_file(r, json, deadline, out);
   else {
-    ld_errf(&e, 501, "unimplemented", "lanced.v1.RowService has no method %.100s", method);
+    ld_errf(&e, LD_UNIMPLEMENTED, "lanced.v1.RowService has no method %.100s", method);
     return ld_connect_error(out, &e);
   }
   if (out->status == 200) {

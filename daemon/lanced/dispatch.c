@@ -77,7 +77,7 @@ static bool too_late(const struct pool *p, struct ld_req *r) {
   double waited = ld_now() - r->start;
   if (p->mount < 0 || waited < p->max_wait_s) return false;
   struct ld_err e;
-  ld_errf(&e, 503, "unavailable",
+  ld_errf(&e, LD_UNAVAILABLE,
           "%s: waited %.0f ms for a thread of mount '%s' (its %d object-store threads all wait on its "
           "store; s3_timeout_ms %.0f): the store answers slowly or not at all",
           r->url, waited * 1000, ld_service_mount_name(p->mount), p->nthreads, p->max_wait_s * 1000);

@@ -13,7 +13,7 @@ int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err
    * a tag named with digits only is asked for with ?tag=, a JSON string or Connect's tag). */
   if (*v && strspn(v, "0123456789") == strlen(v)) {
     if (ld_parse_u64(v, strlen(v), out) && *out) return 0;
-    ld_errf(e, 400, "invalid_argument", "version '%.40s' is not a dataset version (want a positive integer or a tag)", v);
+    ld_errf(e, LD_INVALID, "version '%.40s' is not a dataset version (want a positive integer or a tag)", v);
     return -1;
   }
   return ld_service_tag(rel, v, out, e);
@@ -21,7 +21,7 @@ int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err
 
 int ld_pin_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
   if (!tag) return 0;
-  if (*version) return ld_errf(e, 400, "invalid_argument", "a request names a version or a tag, not both");
+  if (*version) return ld_errf(e, LD_INVALID, "a request names a version or a tag, not both");
   return ld_service_tag(rel, tag, version, e);
 }
 
@@ -29,7 +29,7 @@ int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, str
   const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
   const char *tag = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tag");
   if (v && tag) {
-    ld_errf(e, 400, "invalid_argument", "give version or tag, not both");
+    ld_errf(e, LD_INVALID, "give version or tag, not both");
     return -1;
   }
   /* ?tag= is always a tag, so one named with digits only can be asked for too. */

@@ -75,18 +75,18 @@ static bool nul_in_request_line(struct MHD_Connection *c, const char *version) {
 
 int ld_framing_check(struct MHD_Connection *c, const char *version, struct ld_err *e) {
   if (nul_in_request_line(c, version))
-    return ld_errf(e, 400, "invalid_argument", "a NUL byte in the request line");
+    return ld_errf(e, LD_INVALID, "a NUL byte in the request line");
   struct framing f = {0};
   MHD_get_connection_values(c, MHD_HEADER_KIND, count, &f);
   if (f.space_in_name) /* RFC 9112 §5.1: such a request MUST be answered 400 */
-    return ld_errf(e, 400, "invalid_argument", "whitespace between a header's name and its colon");
+    return ld_errf(e, LD_INVALID, "whitespace between a header's name and its colon");
   if (f.folded) /* RFC 9112 §5.2: rejected, since libmicrohttpd cannot unfold it */
-    return ld_errf(e, 400, "invalid_argument", "Content-Length or Transfer-Encoding folded onto a second line (obs-fold)");
+    return ld_errf(e, LD_INVALID, "Content-Length or Transfer-Encoding folded onto a second line (obs-fold)");
   if (f.cl_differ)
-    return ld_errf(e, 400, "invalid_argument", "conflicting Content-Length headers");
+    return ld_errf(e, LD_INVALID, "conflicting Content-Length headers");
   if (f.n_cl && f.n_te)
-    return ld_errf(e, 400, "invalid_argument", "both Content-Length and Transfer-Encoding given");
+    return ld_errf(e, LD_INVALID, "both Content-Length and Transfer-Encoding given");
   if (f.n_te > 1 || (f.n_te && strcasecmp(f.te, "chunked")))
-    return ld_errf(e, 400, "invalid_argument", "unsupported Transfer-Encoding (only a length-delimited body is accepted)");
+    return ld_errf(e, LD_INVALID, "unsupported Transfer-Encoding (only a length-delimited body is accepted)");
   return 0;
 }

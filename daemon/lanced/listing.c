@@ -118,8 +118,8 @@ void ld_listing_handle(struct ld_req *r, const char *rel, struct ld_response *ou
   (void)r;
   struct ld_err e;
   if (ld_service_mount_of(rel) >= 0) {
-    ld_errf(&e, 501, "unimplemented", "%.200s is below an object-store mount: listing it is not "
-                                      "supported; ask for a file or dataset path under it",
+    ld_errf(&e, LD_UNIMPLEMENTED, "%.200s is below an object-store mount: listing it is not "
+                                  "supported; ask for a file or dataset path under it",
             rel);
     return ld_json_error(out, &e);
   }
@@ -128,7 +128,7 @@ void ld_listing_handle(struct ld_req *r, const char *rel, struct ld_response *ou
   DIR *d = fdopendir(fd);
   if (!d) {
     close(fd);
-    ld_errf(&e, 503, "unavailable", "cannot list %s", rel);
+    ld_errf(&e, LD_UNAVAILABLE, "cannot list %s", rel);
     return ld_json_error(out, &e);
   }
   rewinddir(d); /* the root's descriptor is a dup: it shares its position */

@@ -11,20 +11,20 @@
 
 int ld_path_check(const char *rel, struct ld_err *e) {
   size_t n = strlen(rel);
-  if (n == 0) return ld_errf(e, 400, "invalid_argument", "empty path");
-  if (n > 1024) return ld_errf(e, 400, "invalid_argument", "path longer than 1024 bytes");
-  if (rel[0] == '/') return ld_errf(e, 400, "invalid_argument", "absolute paths are not allowed");
+  if (n == 0) return ld_errf(e, LD_INVALID, "empty path");
+  if (n > 1024) return ld_errf(e, LD_INVALID, "path longer than 1024 bytes");
+  if (rel[0] == '/') return ld_errf(e, LD_INVALID, "absolute paths are not allowed");
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)rel[i] < 0x20 || rel[i] == 0x7f)
-      return ld_errf(e, 400, "invalid_argument", "control characters are not allowed in paths");
+      return ld_errf(e, LD_INVALID, "control characters are not allowed in paths");
   /* Segment by segment: no "..", no ".", no empty segment ("a//b", trailing "/"). */
   const char *s = rel;
   while (1) {
     const char *slash = strchr(s, '/');
     size_t len = slash ? (size_t)(slash - s) : strlen(s);
-    if (len == 0) return ld_errf(e, 400, "invalid_argument", "empty path segment");
+    if (len == 0) return ld_errf(e, LD_INVALID, "empty path segment");
     if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
-      return ld_errf(e, 400, "invalid_argument", "'.' and '..' are not allowed in paths");
+      return ld_errf(e, LD_INVALID, "'.' and '..' are not allowed in paths");
     if (!slash) break;
     s = slash + 1;
   }
@@ -38,15 +38,15 @@ static int open_beneath(int rootfd, const char *rel, int flags, struct ld_err *e
   if (fd < 0) {
     int er = errno;
     if (er == ENOENT || er == ENOTDIR)
-      ld_errf(e, 404, "not_found", "no such file: %s", rel);
+      ld_errf(e, LD_NOT_FOUND, "no such file: %s", rel);
     else if (er == EXDEV || er == ELOOP)
-      ld_errf(e, 403, "permission_denied", "%s resolves outside the data root", rel);
+      ld_errf(e, LD_FORBIDDEN, "%s resolves outside the data root", rel);
     else if (er == EACCES)
-      ld_errf(e, 403, "permission_denied", "%s: permission denied", rel);
+      ld_errf(e, LD_FORBIDDEN, "%s: permission denied", rel);
     else if (er == EMFILE || er == ENFILE)
-      ld_errf(e, 503, "unavailable", "out of file descriptors");
+      ld_errf(e, LD_UNAVAILABLE, "out of file descriptors");
     else
-      ld_errf(e, 500, "internal", "%s: %s", rel, strerror(er));
+      ld_errf(e, LD_INTERNAL, "%s: %s", rel, strerror(er));
     return -1;
   }
   return fd;
@@ -57,14 +57,14 @@ int ld_path_open_dir(int rootfd, const char *rel, struct ld_err *e) {
     /* A descriptor of its own, not a dup: a dup shares the root's directory offset with
      * every other listing of the root, and concurrent readdirs then skip or repeat entries. */
     int fd = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) ld_errf(e, 503, "unavailable", "the data root: %s", strerror(errno));
+    if (fd < 0) ld_errf(e, LD_UNAVAILABLE, "the data root: %s", strerror(errno));
     return fd;
   }
   int fd = open_beneath(rootfd, rel, O_DIRECTORY, e);
   struct stat st;
   if (fd >= 0 && (fstat(fd, &st) || !S_ISDIR(st.st_mode))) { /* the fallback walk's last step */
     close(fd);
-    return ld_errf(e, 404, "not_found", "%s is not a directory", rel), -1;
+    return ld_errf(e, LD_NOT_FOUND, "%s is not a directory", rel), -1;
   }
   return fd;
 }
@@ -75,7 +75,7 @@ int ld_path_open(int rootfd, const char *rel, struct ld_err *e) {
   struct stat st;
   if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
     close(fd);
-    ld_errf(e, 404, "not_found", "%s is not a regular file", rel);
+    ld_errf(e, LD_NOT_FOUND, "%s is not a regular file", rel);
     return -1;
   }
   return fd;

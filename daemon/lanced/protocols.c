@@ -342,7 +342,7 @@ static int fill_tensor(struct pool *pl, const struct ArrowSchema *s, const struc
     return 1;
   Lanced__V1__Tensor *t = pool_alloc(pl, sizeof *t);
   uint64_t *offsets = list ? pool_alloc(pl, ((size_t)n + 1) * sizeof *offsets) : NULL;
-  if (!t || (list && !offsets)) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!t || (list && !offsets)) return ld_errf(e, LD_EXHAUSTED, "out of memory");
   lanced__v1__tensor__init(t);
   int64_t row0 = a->offset + parent_off;
   size_t items = (size_t)n;
@@ -362,10 +362,10 @@ static int fill_tensor(struct pool *pl, const struct ArrowSchema *s, const struc
   } /* else the column itself is the first fixed-size list: its dims are the row's shape */
   size_t total = items * ch->per_item;
   uint8_t *data = pool_alloc(pl, total * ch->width), *valid = NULL;
-  if (!data) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!data) return ld_errf(e, LD_EXHAUSTED, "out of memory");
   if (!list) {
     if (tensor_copy(pl, ch, row0 - a->offset, items, false, data, 0, total, &valid))
-      return ld_errf(e, 503, "resource_exhausted", "out of memory");
+      return ld_errf(e, LD_EXHAUSTED, "out of memory");
   } else {
     for (int64_t r = 0; r < n; r++) {
       size_t cnt = (size_t)(offsets[r + 1] - offsets[r]);
@@ -374,7 +374,7 @@ static int fill_tensor(struct pool *pl, const struct ArrowSchema *s, const struc
       int64_t lo = s->format[1] == 'L' ? ((const int64_t *)a->buffers[1])[j]
                                        : ((const int32_t *)a->buffers[1])[j];
       if (tensor_copy(pl, ch, lo, cnt, true, data, (size_t)offsets[r] * ch->per_item, total, &valid))
-        return ld_errf(e, 503, "resource_exhausted", "out of memory");
+        return ld_errf(e, LD_EXHAUSTED, "out of memory");
     }
     t->n_offsets = (size_t)n + 1, t->offsets = offsets;
   }
@@ -383,13 +383,13 @@ static int fill_tensor(struct pool *pl, const struct ArrowSchema *s, const struc
   ld_buf_append(&tn, "", 1);
   if (!(t->dtype = pool_alloc(pl, tn.len))) {
     lnc_buf_free(&tn);
-    return ld_errf(e, 503, "resource_exhausted", "out of memory");
+    return ld_errf(e, LD_EXHAUSTED, "out of memory");
   }
   memcpy(t->dtype, tn.data, tn.len);
   lnc_buf_free(&tn);
   t->n_shape = (size_t)ch->ndims;
   if (!(t->shape = pool_alloc(pl, (size_t)ch->ndims * sizeof *t->shape + 1)))
-    return ld_errf(e, 503, "resource_exhausted", "out of memory");
+    return ld_errf(e, LD_EXHAUSTED, "out of memory");
   memcpy(t->shape, ch->dims, (size_t)ch->ndims * sizeof *t->shape);
   t->data.data = data, t->data.len = total * ch->width;
   if (valid) t->item_validity.data = valid, t->item_validity.len = total;
@@ -406,7 +406,7 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   ld_arrow_type_name(s, &tn);
   ld_buf_append(&tn, "", 1);
   col->type = pool_alloc(pl, tn.len);
-  if (!col->type) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!col->type) return ld_errf(e, LD_EXHAUSTED, "out of memory");
   memcpy(col->type, tn.data, tn.len);
   lnc_buf_free(&tn);
   struct vtype vt;
@@ -415,12 +415,12 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   int tr = k == K_NONE ? fill_tensor(pl, s, a, parent_off, n, col, e) : 1;
   if (tr != 1 && tr != 0) return tr;
   if (k == K_NONE && strcmp(s->format, "n") && tr == 1)
-    return ld_errf(e, 501, "unimplemented",
+    return ld_errf(e, LD_UNIMPLEMENTED,
                    "column %s has type %s, which the protobuf format does not carry; use Arrow",
                    col->name, col->type);
   size_t un = (size_t)n;
   protobuf_c_boolean *validity = pool_alloc(pl, un * sizeof *validity);
-  if (!validity) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!validity) return ld_errf(e, LD_EXHAUSTED, "out of memory");
   bool any_null = false;
   /* Per-kind value arrays; exactly one is used. */
   protobuf_c_boolean *bools = NULL;
@@ -440,7 +440,7 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
   case K_BIN: vals = bins = pool_alloc(pl, un * sizeof *bins); break;
   default: vals = validity; break;
   }
-  if (!vals) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!vals) return ld_errf(e, LD_EXHAUSTED, "out of memory");
   int scale = k == K_DEC ? vt.t.scale : 0;
   for (int64_t r = 0; r < n; r++) {
     struct val v;
@@ -461,29 +461,29 @@ static int fill_column(struct pool *pl, const struct ArrowSchema *s, const struc
       /* protobuf-c packs a string field by strlen (and pbjson.c measures it so): a U+0000,
        * valid in utf8, would silently cut the value. Such columns are served as Arrow only. */
       if (v.len && memchr(v.p, 0, v.len))
-        return ld_errf(e, 501, "unimplemented",
+        return ld_errf(e, LD_UNIMPLEMENTED,
                        "column %s holds a string with a NUL character (row %lld), which the protobuf format "
                        "cannot carry here; use Arrow",
                        col->name, (long long)r);
-      if (!(strs[r] = pool_alloc(pl, v.len + 1))) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+      if (!(strs[r] = pool_alloc(pl, v.len + 1))) return ld_errf(e, LD_EXHAUSTED, "out of memory");
       if (v.len) memcpy(strs[r], v.p, v.len);
       break;
     case K_DEC:
       strs[r] = v.valid ? decimal_string(pl, v.dec, scale) : (char *)"";
-      if (!strs[r]) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+      if (!strs[r]) return ld_errf(e, LD_EXHAUSTED, "out of memory");
       break;
     case K_BIN: bins[r].data = (uint8_t *)v.p, bins[r].len = v.len; break;
     default: break;
     }
   }
   if (any_null) col->n_validity = un, col->validity = validity;
-#define SET(CASE, field, Type, init, arr)                                  \
-  do {                                                                     \
-    Type *m = pool_alloc(pl, sizeof *m);                                   \
-    if (!m) return ld_errf(e, 503, "resource_exhausted", "out of memory"); \
-    init(m);                                                               \
-    m->n_values = un, m->values = arr;                                     \
-    col->values_case = CASE, col->field = m;                               \
+#define SET(CASE, field, Type, init, arr)                     \
+  do {                                                        \
+    Type *m = pool_alloc(pl, sizeof *m);                      \
+    if (!m) return ld_errf(e, LD_EXHAUSTED, "out of memory"); \
+    init(m);                                                  \
+    m->n_values = un, m->values = arr;                        \
+    col->values_case = CASE, col->field = m;                  \
   } while (0)
   switch (k) {
   case K_BOOL: SET(LANCED__V1__COLUMN__VALUES_BOOLS, bools, Lanced__V1__BoolValues, lanced__v1__bool_values__init, bools); break;
@@ -524,7 +524,7 @@ int ld_proto_take_response(const struct ld_take_result *t, int format, bool json
   resp.n_column_names = (size_t)ncols;
   resp.column_names = pool_alloc(&pl, (size_t)ncols * sizeof(char *));
   if (!resp.column_names) {
-    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+    rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
     goto out;
   }
   for (int64_t i = 0; i < ncols; i++)
@@ -533,13 +533,13 @@ int ld_proto_take_response(const struct ld_take_result *t, int format, bool json
     resp.n_columns = (size_t)ncols;
     resp.columns = pool_alloc(&pl, (size_t)ncols * sizeof *resp.columns);
     if (!resp.columns) {
-      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+      rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
       goto out;
     }
     for (int64_t i = 0; i < ncols; i++) {
       Lanced__V1__Column *col = pool_alloc(&pl, sizeof *col);
       if (!col) {
-        rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+        rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
         goto out;
       }
       resp.columns[i] = col;
@@ -632,12 +632,12 @@ int ld_proto_file_info(const char *rel, const struct ld_file_info *info, bool js
   fi.n_fields = (size_t)info->schema.n_children;
   fi.fields = pool_alloc(&pl, fi.n_fields * sizeof *fi.fields);
   if (!fi.fields) {
-    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+    rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
     goto out;
   }
   for (size_t i = 0; i < fi.n_fields; i++)
     if (!(fi.fields[i] = field_of(&pl, info->schema.children[i]))) {
-      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+      rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
       goto out;
     }
   columns_of(&pl, &info->describe, &fi);

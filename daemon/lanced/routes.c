@@ -6,16 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int ld_errf(struct ld_err *e, int http, const char *code, const char *fmt, ...) {
-  e->http = http;
-  e->code = code;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(e->message, sizeof e->message, fmt, ap);
-  va_end(ap);
-  return http;
-}
-
 void ld_json_error(struct ld_response *out, const struct ld_err *e) {
   out->status = e->http;
   out->content_type = "application/json";
@@ -42,7 +32,7 @@ static bool is(const char *m, const char *want) { return strcmp(m, want) == 0; }
 
 static void method_not_allowed(struct ld_req *r, const char *allow, struct ld_response *out) {
   struct ld_err e;
-  ld_errf(&e, 405, "method_not_allowed", "%s is not allowed here; use %s", r->method, allow);
+  ld_errf(&e, LD_METHOD, "%s is not allowed here; use %s", r->method, allow);
   ld_json_error(out, &e);
   out->allow = allow;
 }
@@ -60,7 +50,7 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
       if (!get && !is(m, "POST")) return method_not_allowed(r, "GET, HEAD, POST", out);
       char rel[1100];
       if (n - 5 >= sizeof rel) {
-        ld_errf(&e, 400, "invalid_argument", "path longer than 1024 bytes");
+        ld_errf(&e, LD_INVALID, "path longer than 1024 bytes");
         return ld_json_error(out, &e);
       }
       memcpy(rel, rest, n - 5);
@@ -72,7 +62,7 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
     if (n == 0 || rest[n - 1] == '/') { /* a directory: what is served beneath it */
       char rel[1100];
       if (n >= sizeof rel) {
-        ld_errf(&e, 400, "invalid_argument", "path longer than 1024 bytes");
+        ld_errf(&e, LD_INVALID, "path longer than 1024 bytes");
         return ld_json_error(out, &e);
       }
       memcpy(rel, rest, n);
@@ -109,7 +99,7 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
     ld_metrics_render(&out->body, ld_server_connections(), ld_server_inflight());
     return;
   }
-  ld_errf(&e, 404, "not_found",
+  ld_errf(&e, LD_NOT_FOUND,
           "no route for %.200s; try /files/, /files/<path>/rows?ids=..., /files/<path>, /healthz, /metrics",
           url);
   ld_json_error(out, &e);

@@ -30,23 +30,23 @@ static void req_free(struct rows_req *q) {
 
 /* "1,5,9": strictly digits separated by single commas; no signs, spaces or empty items. */
 static int parse_ids(const char *s, uint64_t max, struct rows_req *q, struct ld_err *e) {
-  if (!*s) return ld_errf(e, 400, "invalid_argument", "ids is empty; want ids=1,5,9");
+  if (!*s) return ld_errf(e, LD_INVALID, "ids is empty; want ids=1,5,9");
   size_t n = 1;
   for (const char *p = s; *p; p++) n += *p == ',';
   if (n > max)
-    return ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", n,
+    return ld_errf(e, LD_TOO_LARGE, "%zu ids is over max_ids_per_request (%llu)", n,
                    (unsigned long long)max);
   q->ids = malloc(n * sizeof *q->ids);
-  if (!q->ids) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!q->ids) return ld_errf(e, LD_EXHAUSTED, "out of memory");
   const char *p = s;
   for (size_t i = 0; i < n; i++) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (!ld_parse_u64(p, len, &q->ids[i])) {
-      ld_errf(e, 400, "invalid_argument",
+      ld_errf(e, LD_INVALID,
               "id #%zu '%.*s' is not a row id (want a decimal integer 0..18446744073709551615)",
               i + 1, (int)(len > 40 ? 40 : len), p);
-      if (!len) ld_errf(e, 400, "invalid_argument", "id #%zu is empty (stray comma?)", i + 1);
+      if (!len) ld_errf(e, LD_INVALID, "id #%zu is empty (stray comma?)", i + 1);
       return e->http;
     }
     p = end ? end + 1 : p + len;
@@ -56,12 +56,12 @@ static int parse_ids(const char *s, uint64_t max, struct rows_req *q, struct ld_
 }
 
 static int add_column(struct rows_req *q, const char *name, size_t len, struct ld_err *e) {
-  if (!len) return ld_errf(e, 400, "invalid_argument", "empty column name");
+  if (!len) return ld_errf(e, LD_INVALID, "empty column name");
   char **grow = realloc(q->cols, (q->ncols + 1) * sizeof *grow);
-  if (!grow) return ld_errf(e, 503, "resource_exhausted", "out of memory");
+  if (!grow) return ld_errf(e, LD_EXHAUSTED, "out of memory");
   q->cols = grow;
   if (!(q->cols[q->ncols] = strndup(name, len)))
-    return ld_errf(e, 503, "resource_exhausted", "out of memory");
+    return ld_errf(e, LD_EXHAUSTED, "out of memory");
   q->ncols++;
   return 0;
 }
@@ -207,7 +207,7 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
   if (fast && fast_ids_find(text, len, max_ids, &f)) {
     if (!(spliced = splice_empty(text, len, &f, &len))) {
       free(f.ids);
-      return ld_errf(e, 503, "resource_exhausted", "out of memory");
+      return ld_errf(e, LD_EXHAUSTED, "out of memory");
     }
     text = spliced;
   }
@@ -216,21 +216,21 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
   free(spliced);
   if (!root) {
     free(f.ids);
-    return ld_errf(e, 400, "invalid_argument", "body is not JSON: %s", je.text);
+    return ld_errf(e, LD_INVALID, "body is not JSON: %s", je.text);
   }
   int rc = 0;
   json_t *ids = json_object_get(root, "ids"), *cols = json_object_get(root, "columns");
   if (!json_is_object(root) || !json_is_array(ids)) {
-    rc = ld_errf(e, 400, "invalid_argument", "want a body like {\"ids\":[1,5,9],\"columns\":[\"a\"]}");
+    rc = ld_errf(e, LD_INVALID, "want a body like {\"ids\":[1,5,9],\"columns\":[\"a\"]}");
     goto out;
   }
   size_t n = f.n ? f.n : json_array_size(ids);
   if (n == 0) {
-    rc = ld_errf(e, 400, "invalid_argument", "ids is empty");
+    rc = ld_errf(e, LD_INVALID, "ids is empty");
     goto out;
   }
   if (n > max_ids) {
-    rc = ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", n,
+    rc = ld_errf(e, LD_TOO_LARGE, "%zu ids is over max_ids_per_request (%llu)", n,
                  (unsigned long long)max_ids);
     goto out;
   }
@@ -238,7 +238,7 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
     q->ids = f.ids;
     f.ids = NULL;
   } else if (!(q->ids = malloc(n * sizeof *q->ids))) {
-    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+    rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
     goto out;
   }
   for (size_t i = 0; !f.n && i < n; i++) { /* (the fast path has read them already) */
@@ -249,7 +249,7 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
     } else if (json_is_string(v) &&
                ld_parse_u64(json_string_value(v), json_string_length(v), &q->ids[i])) {
     } else {
-      rc = ld_errf(e, 400, "invalid_argument", "ids[%zu] is not a non-negative integer", i);
+      rc = ld_errf(e, LD_INVALID, "ids[%zu] is not a non-negative integer", i);
       goto out;
     }
   }
@@ -257,12 +257,12 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
   json_t *ver = json_object_get(root, "version");
   if (ver && json_is_string(ver)) { /* a tag: resolved with the path */
     if (!(q->tag = strdup(json_string_value(ver)))) {
-      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+      rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
       goto out;
     }
   } else if (ver && !json_is_null(ver)) {
     if (!json_is_integer(ver) || json_integer_value(ver) <= 0) {
-      rc = ld_errf(e, 400, "invalid_argument", "version must be a positive integer or a tag");
+      rc = ld_errf(e, LD_INVALID, "version must be a positive integer or a tag");
       goto out;
     }
     q->has_version = true;
@@ -270,13 +270,13 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
   }
   if (cols && !json_is_null(cols)) {
     if (!json_is_array(cols)) {
-      rc = ld_errf(e, 400, "invalid_argument", "columns must be an array of strings");
+      rc = ld_errf(e, LD_INVALID, "columns must be an array of strings");
       goto out;
     }
     for (size_t i = 0; i < json_array_size(cols); i++) {
       json_t *v = json_array_get(cols, i);
       if (!json_is_string(v)) {
-        rc = ld_errf(e, 400, "invalid_argument", "columns[%zu] is not a string", i);
+        rc = ld_errf(e, LD_INVALID, "columns[%zu] is not a string", i);
         goto out;
       }
       if ((rc = add_column(q, json_string_value(v), json_string_length(v), e))) goto out;
@@ -326,24 +326,24 @@ int ld_rows_parse(const char *ids, const char *columns, const uint8_t *body, siz
 
 static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct ld_err *e) {
   Lanced__V1__TakeRequest *t = lanced__v1__take_request__unpack(NULL, r->body.len, r->body.data);
-  if (!t) return ld_errf(e, 400, "invalid_argument", "body is not a lanced.v1.TakeRequest");
+  if (!t) return ld_errf(e, LD_INVALID, "body is not a lanced.v1.TakeRequest");
   int rc = 0;
   const char *nul = ld_pb_nul_string(&lanced__v1__take_request__descriptor, r->body.data, r->body.len);
   if (nul)
-    rc = ld_errf(e, 400, "invalid_argument", "field %s holds a NUL byte", nul);
+    rc = ld_errf(e, LD_INVALID, "field %s holds a NUL byte", nul);
   else if (t->n_ids == 0)
-    rc = ld_errf(e, 400, "invalid_argument", "ids is empty");
+    rc = ld_errf(e, LD_INVALID, "ids is empty");
   else if (t->n_ids > r->lim.max_ids)
-    rc = ld_errf(e, 413, "limit_exceeded", "%zu ids is over max_ids_per_request (%llu)", t->n_ids,
+    rc = ld_errf(e, LD_TOO_LARGE, "%zu ids is over max_ids_per_request (%llu)", t->n_ids,
                  (unsigned long long)r->lim.max_ids);
   else if (!(q->ids = malloc(t->n_ids * sizeof *q->ids)))
-    rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+    rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
   if (!rc) {
     memcpy(q->ids, t->ids, t->n_ids * sizeof *q->ids);
     q->n = t->n_ids;
     if (t->version) q->has_version = true, q->version = t->version; /* 0 = latest */
     if (t->tag && *t->tag && !(q->tag = strdup(t->tag)))
-      rc = ld_errf(e, 503, "resource_exhausted", "out of memory");
+      rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
     for (size_t i = 0; i < t->n_columns && !rc; i++)
       rc = add_column(q, t->columns[i], strlen(t->columns[i]), e);
   }
@@ -384,7 +384,7 @@ static int pick_format(struct MHD_Connection *c, struct ld_err *e) {
     if (!strcmp(f, "json")) return LD_F_JSON;
     if (!strcmp(f, "arrow")) return LD_F_ARROW;
     if (!strcmp(f, "proto") || !strcmp(f, "protobuf")) return LD_F_PROTO;
-    ld_errf(e, 400, "invalid_argument", "unknown format '%.40s' (json, arrow or proto)", f);
+    ld_errf(e, LD_INVALID, "unknown format '%.40s' (json, arrow or proto)", f);
     return -1;
   }
   return accept_format(ld_header(c, "Accept"));
@@ -409,7 +409,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   if (!strcmp(r->method, "POST")) {
     int dec = ld_body_decode(c, r, &e);
     if (dec > 0)
-      ld_errf(&e, 415, "unsupported_media_type", "Content-Encoding %.60s is not supported (gzip, identity are)",
+      ld_errf(&e, LD_MEDIA_TYPE, "Content-Encoding %.60s is not supported (gzip, identity are)",
               ld_header(c, "Content-Encoding"));
     if (dec) {
       ld_json_error(out, &e);
@@ -424,7 +424,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
     const char *ids = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "ids");
     const char *cols = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "columns");
     if (!ids) {
-      ld_errf(&e, 400, "invalid_argument", "missing ids; want ?ids=1,5,9");
+      ld_errf(&e, LD_INVALID, "missing ids; want ?ids=1,5,9");
       goto fail;
     }
     if (parse_ids(ids, r->lim.max_ids, &q, &e)) goto fail;
@@ -437,7 +437,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   if (bm && !strcmp(bm, "descriptors"))
     blobs = LNC_BLOBS_DESCRIPTORS;
   else if (bm && strcmp(bm, "bytes")) {
-    ld_errf(&e, 400, "invalid_argument", "unknown blobs mode '%.40s' (bytes or descriptors)", bm);
+    ld_errf(&e, LD_INVALID, "unknown blobs mode '%.40s' (bytes or descriptors)", bm);
     goto fail;
   }
   /* ?version=N pins a dataset version (a POST JSON body may say "version":N instead). */
@@ -461,7 +461,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   t.schema.release(&t.schema);
   if (rc) goto fail;
   if (out->body.len > r->lim.max_response) {
-    ld_errf(&e, 413, "limit_exceeded",
+    ld_errf(&e, LD_TOO_LARGE,
             "the answer is %zu bytes, over max_response_bytes (%llu); ask for fewer ids or columns",
             out->body.len, (unsigned long long)r->lim.max_response);
     goto fail;

@@ -343,7 +343,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     bool body_coming = (cl && strcmp(cl, "0")) || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
     struct ld_err e;
     if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) {
-      ld_errf(&e, 503, "unavailable", "shutting down");
+      ld_errf(&e, LD_UNAVAILABLE, "shutting down");
       ld_error_for(r, &out, &e);
       out.retry_after = 1;
       return answer_early(c, r, &out, body_coming);
@@ -358,7 +358,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     /* Without a body the request is at work from here; with one, from when it is in. */
     if (!cheap && (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
                                               : !admit_work(r, true)))) {
-      ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
+      ld_errf(&e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
               over_conns ? "connection" : "in-flight request");
       ld_error_for(r, &out, &e);
       out.retry_after = 1;
@@ -371,7 +371,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     uint64_t len;
     if (cl && ld_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body) {
-      ld_errf(&e, 413, "limit_exceeded", "request body of %llu bytes is over max_body_bytes (%llu)",
+      ld_errf(&e, LD_TOO_LARGE, "request body of %llu bytes is over max_body_bytes (%llu)",
               (unsigned long long)len, (unsigned long long)r->lim.max_body);
       ld_error_for(r, &out, &e);
       return answer_early(c, r, &out, body_coming);
@@ -394,14 +394,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   body_release(r);
   if (r->body_too_big) {
     struct ld_err e;
-    ld_errf(&e, 413, "limit_exceeded", "request body is over max_body_bytes (%llu)",
+    ld_errf(&e, LD_TOO_LARGE, "request body is over max_body_bytes (%llu)",
             (unsigned long long)r->lim.max_body);
     ld_error_for(r, &out, &e);
     return send_response(c, r, &out);
   }
   if (r->body_busy || (!r->working && !admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics")))) {
     struct ld_err e;
-    ld_errf(&e, 503, "unavailable", "server busy: over the %s limit, retry shortly",
+    ld_errf(&e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
             r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : "in-flight request");
     ld_error_for(r, &out, &e);
     out.retry_after = 1;

@@ -65,7 +65,7 @@ int ld_service_mount_enter(int m, struct ld_err *e) {
   unsigned share = __atomic_load_n(&mount_share, __ATOMIC_RELAXED);
   if (__atomic_add_fetch(&mount_busy[m], 1, __ATOMIC_RELAXED) <= share) return 0;
   __atomic_sub_fetch(&mount_busy[m], 1, __ATOMIC_RELAXED);
-  ld_errf(e, 503, "unavailable",
+  ld_errf(e, LD_UNAVAILABLE,
           "mount '%s' has %u requests waiting on its store already (its share of max_inflight): the store "
           "answers slowly or not at all",
           mount_names[m], share);
@@ -86,7 +86,7 @@ int ld_service_loop_start(struct ld_err *e) {
   struct lnc_error le = {0};
   /* Test hook (tests/integration/daemon_nonblocking.sh): a loop that cannot start, as when
    * its memory or ring cannot be had. */
-  if (getenv("LANCED_TEST_LOOP_FAIL")) return ld_errf(e, 500, "internal", "loop: could not start (test hook)");
+  if (getenv("LANCED_TEST_LOOP_FAIL")) return ld_errf(e, LD_INTERNAL, "loop: could not start (test hook)");
   /* The thread owns both: its takes go through its own worker, whose reads inside a task
    * park on the loop's io_uring. */
   if (lnc_loop_new(0, &my_loop, &le)) return ld_err_from_lnc(e, &le), -1;
@@ -111,7 +111,7 @@ static int fail(struct ld_err *e, const struct lnc_error *le, const char *rel) {
   if (le->code == LNC_EAGAIN) {
     int m = mount_of(rel);
     would_block = m >= 0 ? LD_BLOCK_STORE + m : LD_BLOCK_DISK;
-    ld_errf(e, 503, "unavailable", "retry on a take thread");
+    ld_errf(e, LD_UNAVAILABLE, "retry on a take thread");
     return -1;
   }
   ld_err_from_lnc(e, le);
@@ -206,7 +206,7 @@ static lnc_worker *worker(struct ld_err *e) {
   pthread_mutex_unlock(&workers_lock);
   if (!grown) {
     lnc_worker_free(w);
-    ld_errf(e, 503, "resource_exhausted", "out of memory");
+    ld_errf(e, LD_EXHAUSTED, "out of memory");
     return NULL;
   }
   my_worker = w;
@@ -229,7 +229,7 @@ void ld_service_stats(struct lnc_engine_stats *out) {
 
 /* A version pin only means something for a dataset. */
 static int version_for_file(const char *rel, struct ld_err *e) {
-  ld_errf(e, 400, "invalid_argument",
+  ld_errf(e, LD_INVALID,
           "version= applies to datasets (directories); %.900s is a file", rel);
   return -1;
 }
@@ -239,7 +239,7 @@ static int tag_in(const char *rel, const char *tag, uint64_t *version, struct ld
   lnc_worker *w = worker(e);
   if (!w) return -1;
   if (mount_of(rel) < 0 && !lnc_engine_is_dataset(w, rel)) {
-    ld_errf(e, 400, "invalid_argument", "a version tag applies to datasets (directories); %.900s is not one", rel);
+    ld_errf(e, LD_INVALID, "a version tag applies to datasets (directories); %.900s is not one", rel);
     return -1;
   }
   struct lnc_error le = {0};
@@ -256,7 +256,7 @@ int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct l
 
 /* The 413 for an answer over max_response_bytes, with the library's words for why. */
 static int over_response(struct ld_err *e, uint64_t max_response, const char *why) {
-  ld_errf(e, 413, "limit_exceeded", "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",
+  ld_errf(e, LD_TOO_LARGE, "the answer is over max_response_bytes (%llu): %.400s; ask for fewer ids or columns",
           (unsigned long long)max_response, why);
   return -1;
 }

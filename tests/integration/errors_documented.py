@@ -3,9 +3,10 @@
 matches what the daemon does"; issue 18: one table of codes).
 
 Read from the sources, not from a list kept here:
-- every (status, code) a REST route can answer: each `ld_errf(e, STATUS, "code", ...)` in
-  daemon/lanced/*.c outside connect.c (the Connect routes answer Connect codes), and each
-  liblance code's row of errors.c's table (a liblance error reaches REST through it);
+- every (status, code) a REST route can answer: the row of errors.c's table (indexed by
+  enum ld_kind) of each kind an `ld_errf(e, LD_KIND, ...)` in daemon/lanced/*.c outside
+  connect.c names (the Connect routes answer Connect codes), and each liblance code's row
+  (a liblance error reaches REST through it);
 - every Connect code errors.c maps to, with the HTTP status connect.c's connect_status gives it.
 Each must appear in docs/api.md: REST as a row `| STATUS | ... `code` ... |` of the error table,
 Connect in the paragraph listing the Connect codes and their statuses.
@@ -23,26 +24,28 @@ def read(rel):
         return f.read()
 
 
-def rest_pairs():
+def rest_pairs(by_kind):
     pairs = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "daemon/lanced/*.c"))):
-        if os.path.basename(path) == "connect.c":
+        if os.path.basename(path) in ("connect.c", "errors.c"):
             continue
         src = open(path, encoding="utf-8").read()
-        for m in re.finditer(r'ld_errf\([^,]*,\s*(\d{3}),\s*"([a-z_]+)"', src):
-            pairs.setdefault((int(m.group(1)), m.group(2)), os.path.basename(path))
+        for m in re.finditer(r'ld_errf\([^,]*,\s*(LD_[A-Z_]+),', src):
+            name, http, _ = by_kind[m.group(1)]
+            pairs.setdefault((http, name), os.path.basename(path))
     return pairs
 
 
 def errors_table():
     src = read("daemon/lanced/errors.c")
-    body = src[src.index("codes[] = {"):]
+    body = src[src.index("codes[LD_KIND_COUNT] = {"):]
     body = body[:body.index("};")]
     lib_part = body[:body.index("the daemon's own")]
-    row = r'\{"([a-z_]+)",\s*(\d{3}),\s*"([a-z_]+)"\}'
-    every = [(n, int(h), c) for n, h, c in re.findall(row, body)]
-    from_lib = {n for n, _, _ in re.findall(row, lib_part)}
-    return every, from_lib
+    row = r'\[(LD_[A-Z_]+)\]\s*=\s*\{"([a-z_]+)",\s*(\d{3}),\s*"([a-z_]+)"\}'
+    by_kind = {k: (n, int(h), c) for k, n, h, c in re.findall(row, body)}
+    every = list(by_kind.values())
+    from_lib = {k for k, _, _, _ in re.findall(row, lib_part)}
+    return every, from_lib, by_kind
 
 
 def connect_statuses():
@@ -56,11 +59,11 @@ def main():
     api = read("docs/api.md")
     rows = [l for l in api.splitlines() if re.match(r"\| \d{3} \|", l)]
     fails = []
-    pairs = rest_pairs()
-    every, from_lib = errors_table()
-    for name, http, _ in every:
-        if name in from_lib:
-            pairs.setdefault((http, name), "errors.c")
+    every, from_lib, by_kind = errors_table()
+    pairs = rest_pairs(by_kind)
+    for kind in from_lib:
+        name, http, _ = by_kind[kind]
+        pairs.setdefault((http, name), "errors.c")
     if len(pairs) < 8 or len(rows) < 8:
         fails.append(f"found only {len(pairs)} answers in the sources and {len(rows)} table rows")
     for (http, code), where in sorted(pairs.items()):
