@@ -89,7 +89,7 @@ static int parse_size(const char *v, uint64_t *out) {
 }
 
 static int parse_uint(const char *v, uint64_t *out) {
-  return ld_parse_u64(v, strlen(v), out) ? 0 : -1;
+  return lnc_parse_u64(v, strlen(v), out) ? 0 : -1;
 }
 
 static int parse_bool(const char *v, bool *out) {
@@ -445,7 +445,7 @@ int ld_split_hostport(const char *s, char *host, size_t hostlen, unsigned *port)
   }
   host[hl] = 0;
   uint64_t p;
-  if (!ld_parse_u64(colon + 1, strlen(colon + 1), &p) || p > 65535) return -1;
+  if (!lnc_parse_u64(colon + 1, strlen(colon + 1), &p) || p > 65535) return -1;
   *port = (unsigned)p;
   return 0;
 }

@@ -94,12 +94,12 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
   r->format = format == LANCED__V1__FORMAT__FORMAT_PROTO ? LD_F_PROTO : LD_F_ARROW;
   if (!q->n_ids)
     ld_errf(&e, LD_INVALID, "ids is empty");
-  else if (ld_pin_tag(q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e))
+  else if (ld_pin_tag(&r->call, q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e))
     ;
   else if (q->n_ids > r->lim.max_ids)
     ld_errf(&e, LD_RATE_LIMITED, "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
             (unsigned long long)r->lim.max_ids);
-  else if (ld_service_take(q->path, q->version ? &q->version : NULL, q->ids, q->n_ids,
+  else if (ld_service_take(&r->call, q->path, q->version ? &q->version : NULL, q->ids, q->n_ids,
                            (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES, r->lim.max_response, &t.schema, &t.array,
                            &t.stats, &e) == 0) {
     r->rows = q->n_ids;
@@ -129,8 +129,8 @@ static void get_file(struct ld_req *r, bool json, double deadline, struct ld_res
   Lanced__V1__GetFileRequest *q =
       (Lanced__V1__GetFileRequest *)decode(r, &lanced__v1__get_file_request__descriptor, json, &e);
   if (!q) return ld_connect_error(out, &e);
-  int rc = ld_pin_tag(q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e);
-  if (!rc) rc = ld_service_describe(q->path, q->version ? &q->version : NULL, &fi, &e);
+  int rc = ld_pin_tag(&r->call, q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e);
+  if (!rc) rc = ld_service_describe(&r->call, q->path, q->version ? &q->version : NULL, &fi, &e);
   if (!rc) {
     rc = ld_proto_file_info(q->path, &fi, json, &out->body, &e);
     fi.schema.release(&fi.schema);
@@ -185,7 +185,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   const char *tm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Timeout-Ms");
   uint64_t ms = 0;
   if (tm) {
-    if (!ld_parse_u64(tm, strlen(tm), &ms) || strlen(tm) > 10) {
+    if (!lnc_parse_u64(tm, strlen(tm), &ms) || strlen(tm) > 10) {
       ld_errf(&e, LD_INVALID, "Connect-Timeout-Ms must be a positive integer");
       return ld_connect_error(out, &e);
     }

@@ -115,10 +115,9 @@ static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
   publish_oldest(n);
 }
 
-/* The accept time of the connection this thread is adding to MHD (server.c add_pending):
+/* The accept time of the connection n's thread is adding to MHD (server.c add_pending):
  * MHD_add_connection calls ld_conn_opened before it returns. 0 = now. */
-static __thread double adding_since;
-void ld_conn_adding(double accepted) { adding_since = accepted; }
+void ld_conn_adding(struct ld_net *n, double accepted) { n->adding_since = accepted; }
 
 void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx) {
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -133,8 +132,8 @@ void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ct
   ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   k->fd = ci ? ci->connect_fd : -1;
   *socket_ctx = k;
-  append_waiting(n, k, adding_since > 0 ? adding_since : ld_now());
-  adding_since = 0;
+  append_waiting(n, k, n->adding_since > 0 ? n->adding_since : ld_now());
+  n->adding_since = 0;
 }
 
 void ld_conn_closed(struct ld_net *n, void **socket_ctx) {
@@ -305,13 +304,13 @@ void ld_linger_add(struct ld_net *n, struct MHD_Connection *c) {
 }
 
 void ld_linger_service(struct ld_net *n) {
-  static __thread char sink[65536]; /* per thread: every network thread drains its own */
+  char *sink = n->linger_sink; /* every network thread drains into its own */
   double now = ld_now();
   for (int i = 0; i < n->nlinger;) {
     struct ld_linger *l = &n->linger[i];
     bool done = now >= l->until || l->dropped >= LD_LINGER_BYTES;
     for (int k = 0; !done && k < 128; k++) { /* bounded work per iteration: 8 MiB */
-      ssize_t r = recv(l->fd, sink, sizeof sink, MSG_DONTWAIT);
+      ssize_t r = recv(l->fd, sink, sizeof n->linger_sink, MSG_DONTWAIT);
       if (r > 0)
         l->dropped += (uint64_t)r;
       else if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))

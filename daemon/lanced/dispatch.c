@@ -87,6 +87,10 @@ static bool too_late(const struct pool *p, struct ld_req *r) {
 
 static void *take_thread(void *arg) {
   struct pool *p = arg;
+  lnc_worker *worker = NULL; /* this thread's, for every request it routes */
+  struct ld_err e;
+  if (ld_service_thread_start(NULL, &worker, &e))
+    ld_log(LD_LOG_ERROR, "take thread: %s; its requests are answered with that error", e.message);
   for (;;) {
     pthread_mutex_lock(&p->lock);
     while (!p->head && !p->stopping) pthread_cond_wait(&p->more, &p->lock);
@@ -96,12 +100,18 @@ static void *take_thread(void *arg) {
       if (!p->head) p->tail = NULL;
     }
     pthread_mutex_unlock(&p->lock);
-    if (!r) return NULL;              /* stopping and nothing left */
+    if (!r) break;                    /* stopping and nothing left */
     ld_service_mount_leave(p->mount); /* out of the queue; the route enters again */
     sleep_ms(ld_test_stall_ms(r->url));
-    if (!too_late(p, r)) ld_route(r->conn, r, &r->out);
+    r->call = (struct ld_call){.worker = worker, .nowait = LNC_NOWAIT_OFF};
+    if (!worker)
+      set_unavailable(r, &e);
+    else if (!too_late(p, r))
+      ld_route(r->conn, r, &r->out);
     resume_answered(r, resume_delay_ms);
   }
+  ld_service_thread_stop(NULL, worker);
+  return NULL;
 }
 
 void ld_test_stop_delay(void) { sleep_ms(stop_delay_ms); }

@@ -8,24 +8,24 @@
 #include <microhttpd.h>
 #include <string.h>
 
-int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err *e) {
+static int version_text(struct ld_call *call, const char *rel, const char *v, uint64_t *out, struct ld_err *e) {
   /* Digits are a version number, anything else a tag (Lance's checkout takes either, by type;
    * a tag named with digits only is asked for with ?tag=, a JSON string or Connect's tag). */
   if (*v && strspn(v, "0123456789") == strlen(v)) {
-    if (ld_parse_u64(v, strlen(v), out) && *out) return 0;
+    if (lnc_parse_u64(v, strlen(v), out) && *out) return 0;
     ld_errf(e, LD_INVALID, "version '%.40s' is not a dataset version (want a positive integer or a tag)", v);
     return -1;
   }
-  return ld_service_tag(rel, v, out, e);
+  return ld_service_tag(call, rel, v, out, e);
 }
 
-int ld_pin_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
+int ld_pin_tag(struct ld_call *call, const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
   if (!tag) return 0;
   if (*version) return ld_errf(e, LD_INVALID, "a request names a version or a tag, not both");
-  return ld_service_tag(rel, tag, version, e);
+  return ld_service_tag(call, rel, tag, version, e);
 }
 
-int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e) {
+int ld_version_arg(struct MHD_Connection *c, struct ld_call *call, const char *rel, uint64_t *out, struct ld_err *e) {
   const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
   const char *tag = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tag");
   if (v && tag) {
@@ -33,9 +33,9 @@ int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, str
     return -1;
   }
   /* ?tag= is always a tag, so one named with digits only can be asked for too. */
-  if (tag) return ld_service_tag(rel, tag, out, e) ? -1 : 0;
+  if (tag) return ld_service_tag(call, rel, tag, out, e) ? -1 : 0;
   if (!v) return 1;
-  return ld_version_text(rel, v, out, e) ? -1 : 0;
+  return version_text(call, rel, v, out, e) ? -1 : 0;
 }
 
 static void columns(struct lnc_buf *b, const struct ArrowSchema *s) {
@@ -59,10 +59,9 @@ void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   struct ld_file_info fi;
   struct ld_err e;
   uint64_t version;
-  (void)r;
-  int vr = ld_version_arg(c, rel, &version, &e);
+  int vr = ld_version_arg(c, &r->call, rel, &version, &e);
   if (vr < 0) return ld_json_error(out, &e);
-  if (ld_service_describe(rel, vr == 0 ? &version : NULL, &fi, &e)) return ld_json_error(out, &e);
+  if (ld_service_describe(&r->call, rel, vr == 0 ? &version : NULL, &fi, &e)) return ld_json_error(out, &e);
   struct lnc_buf *b = &out->body;
   ld_buf_puts(b, "{\"path\":");
   ld_buf_json_str(b, rel, strlen(rel));

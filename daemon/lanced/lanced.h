@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "lance.h"
+#include "util/assert.h"
+#include "util/parse.h"
 
 #define LD_VERSION    "0.1.0"
 #define LD_MAX_LISTEN 16
@@ -170,32 +172,37 @@ void ld_service_mount_leave(int m);
 void ld_service_reload(const struct ld_config *c); /* applies what can change live (budget, shares) */
 void ld_service_shutdown(void);
 void ld_service_stats(struct lnc_engine_stats *out);
-/* On this thread, make takes non-blocking (enum lnc_nowait: NEVER = the search cache and
- * page cache only; RING = device reads park the current loop task) or not (0);
- * ld_service_would_block says (once: reading clears it) whether the last one gave up because
- * it needed to block, i.e. belongs on a take thread. */
-void ld_service_nowait(int mode);
 enum ld_block { LD_BLOCK_NO = 0,
                 LD_BLOCK_DISK = 1,    /* a take thread */
                 LD_BLOCK_STORE = 2 }; /* + mount index: a thread of that mount's pool */
-int ld_service_would_block(void);     /* enum ld_block */
-/* A network thread's loop (lnc_loop): made by the thread itself, which then takes through
- * it; NULL on other threads. */
-int ld_service_loop_start(struct ld_err *e);
-void ld_service_loop_stop(void);
-lnc_loop *ld_service_loop(void);
+/* How one request calls the service, carried in the request (struct ld_req's call): set by
+ * whoever runs it — its network thread, a take or object-store thread — before ld_route.
+ * nowait (enum lnc_nowait): NEVER = the search cache and page cache only; RING = device
+ * reads park the current loop task; OFF = may wait. would_block is the service's answer: the
+ * attempt gave up because it needed to wait, and where (enum ld_block). Tasks of one thread
+ * interleave, each with its own request, so nothing here is the thread's. */
+struct ld_call {
+  lnc_worker *worker; /* the running thread's (ld_service_thread_start) */
+  int nowait;
+  int would_block;
+};
+/* A thread that routes requests makes its engine worker (and, with loop, a loop: a network
+ * thread's, whose tasks' reads park on its io_uring) when it starts, owns them, and frees
+ * them with ld_service_thread_stop when it ends. */
+int ld_service_thread_start(lnc_loop **loop, lnc_worker **worker, struct ld_err *e);
+void ld_service_thread_stop(lnc_loop *loop, lnc_worker *worker);
 /* Takes rows of rel — a data file, or a dataset directory (ids = offsets among its live
  * rows) at `version` (NULL = the latest; a version for a file is a 400). max_response (the
  * request's max_response_bytes, 0 = none) bounds the take itself: 413 before copies of rows
  * that must exceed it are built. On success the caller owns schema and array and releases
  * them. stats are added to. */
-int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
+int ld_service_take(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
                     const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
                     struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e);
 /* The version tag `tag` of dataset rel names (LanceDB tags; read anew each time: tags move).
  * 400 for a name Lance would not allow or a path that is no dataset, 404 for no such tag. */
-int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
+int ld_service_tag(struct ld_call *call, const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
 struct ld_file_info {
   int major, minor;  /* file format (a dataset: its data files' format) */
   uint64_t num_rows; /* a dataset: live rows of the version described */
@@ -204,8 +211,8 @@ struct ld_file_info {
   struct ArrowSchema schema; /* caller releases */
   struct lnc_buf describe;   /* caller frees (lnc_buf_free): file or dataset JSON */
 };
-int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
-                        struct ld_err *e);
+int ld_service_describe(struct ld_call *call, const char *rel, const uint64_t *version,
+                        struct ld_file_info *out, struct ld_err *e);
 /* Encodes with the shared liblance encoders (JSON rows, Arrow IPC), appending to out. JSON
  * stops with a 413 once it passes max_len (0 = no bound). */
 int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a, size_t max_len,
@@ -273,13 +280,22 @@ struct ld_net {
   uint64_t header_timeouts, evicted;      /* read by metrics (atomics) */
   struct ld_linger linger[LD_LINGER_MAX]; /* refused bodies still arriving (conns.c) */
   int nlinger;
+  char linger_sink[65536]; /* where their bytes are read and dropped */
+  /* Owned by the thread (ld_service_thread_start), used only on it: its loop, whose io_uring
+   * carries MHD's epoll wait and the device reads of its tasks, and its engine worker. */
+  lnc_loop *loop;
+  lnc_worker *worker;
+  /* Set while the thread adds a connection to MHD (server.c add_pending, conns.c): whether
+   * MHD reported it started, and its accept time, for the callbacks MHD makes meanwhile. */
+  bool add_started;
+  double adding_since;
 };
 
 /* ---- conns.c: header deadline, idle-first eviction, per-address caps ---------------------
  * Called on the connection's network thread, except the per-address counters (any thread). */
 struct ld_conn;
 struct sockaddr;
-void ld_conn_adding(double accepted); /* the accept time of the next ld_conn_opened */
+void ld_conn_adding(struct ld_net *n, double accepted); /* the accept time of n's next ld_conn_opened */
 void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx);
 void ld_conn_closed(struct ld_net *n, void **socket_ctx);
 void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c);
@@ -411,10 +427,11 @@ struct ld_req {
   bool working;     /* counted against max_inflight (server.c admit_work) */
   size_t body_held; /* bytes of its body counted in the bodies' budget, until it is all in */
   bool linger;      /* answered before its body was read: the connection lingers (conns.c) */
+  bool framing_bad; /* refused for its framing (framing.c): the connection closes after */
   /* body holds a Content-Encoding: gzip body already inflated: a request re-routed on a take
    * thread (its first attempt would have blocked) must not inflate it again. */
   bool body_inflated;
-  int task_would_block; /* enum ld_block: a task that ended without parking needed a thread */
+  struct ld_call call; /* how this attempt calls the service (set before each ld_route) */
   uint64_t rows;
   struct ld_limits lim;
 };
@@ -443,13 +460,10 @@ void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
                     struct ld_response *out);
 /* ?version=N, ?version=<tag> or ?tag=<tag> of dataset rel (files.c): 0 and *out = the version
  * when given, 1 when absent, -1 with e filled when bad. */
-int ld_version_arg(struct MHD_Connection *c, const char *rel, uint64_t *out, struct ld_err *e);
+int ld_version_arg(struct MHD_Connection *c, struct ld_call *call, const char *rel, uint64_t *out, struct ld_err *e);
 /* A request body's tag (NULL: none; protobuf's unset "" is passed as NULL) resolved into
  * *version, which the body may not also give (nonzero): 0, or -1 with e filled. */
-int ld_pin_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
-/* A version given as text (a query, a JSON string): a positive integer, or a tag of dataset
- * rel resolved to its version. 0, or -1 with e filled. */
-int ld_version_text(const char *rel, const char *v, uint64_t *out, struct ld_err *e);
+int ld_pin_tag(struct ld_call *call, const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
 void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
                        struct ld_response *out);
 /* A header value ("" when absent), case-insensitive name. */
@@ -492,7 +506,5 @@ void ld_buf_puts(struct lnc_buf *b, const char *s);
 void ld_buf_printf(struct lnc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ld_buf_json_str(struct lnc_buf *b, const char *s, size_t n); /* quoted, escaped */
 double ld_now(void);                                              /* monotonic seconds */
-/* Parses a decimal uint64 from [s, s+n) without sign, spaces or overflow. */
-bool ld_parse_u64(const char *s, size_t n, uint64_t *out);
 
 #endif

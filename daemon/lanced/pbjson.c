@@ -232,7 +232,7 @@ static int read_int(json_t *v, bool is_signed, int64_t *si, uint64_t *ui) {
     size_t n = json_string_length(v);
     bool neg = is_signed && n && s[0] == '-';
     uint64_t u;
-    if (!ld_parse_u64(s + neg, n - neg, &u)) return -1;
+    if (!lnc_parse_u64(s + neg, n - neg, &u)) return -1;
     if (is_signed && u > (uint64_t)INT64_MAX + neg) return -1;
     *ui = u;
     *si = neg ? (int64_t)(0 - u) : (int64_t)u;

@@ -42,7 +42,7 @@ static int parse_ids(const char *s, uint64_t max, struct rows_req *q, struct ld_
   for (size_t i = 0; i < n; i++) {
     const char *end = strchr(p, ',');
     size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (!ld_parse_u64(p, len, &q->ids[i])) {
+    if (!lnc_parse_u64(p, len, &q->ids[i])) {
       ld_errf(e, LD_INVALID,
               "id #%zu '%.*s' is not a row id (want a decimal integer 0..18446744073709551615)",
               i + 1, (int)(len > 40 ? 40 : len), p);
@@ -247,7 +247,7 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
     if (json_is_integer(v) && json_integer_value(v) >= 0) {
       q->ids[i] = (uint64_t)json_integer_value(v);
     } else if (json_is_string(v) &&
-               ld_parse_u64(json_string_value(v), json_string_length(v), &q->ids[i])) {
+               lnc_parse_u64(json_string_value(v), json_string_length(v), &q->ids[i])) {
     } else {
       rc = ld_errf(e, LD_INVALID, "ids[%zu] is not a non-negative integer", i);
       goto out;
@@ -442,14 +442,14 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   }
   /* ?version=N pins a dataset version (a POST JSON body may say "version":N instead). */
   uint64_t version;
-  int vr = ld_version_arg(c, rel, &version, &e);
+  int vr = ld_version_arg(c, &r->call, rel, &version, &e);
   if (vr < 0) goto fail;
   if (vr > 0 && (q.tag || q.has_version)) { /* the body's: a string there is a tag, as in Lance's checkout */
     version = q.has_version ? q.version : 0;
-    if (ld_pin_tag(rel, q.tag, &version, &e)) goto fail;
+    if (ld_pin_tag(&r->call, rel, q.tag, &version, &e)) goto fail;
     vr = 0;
   }
-  if (ld_service_take(rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
+  if (ld_service_take(&r->call, rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
                       q.ncols, blobs, r->lim.max_response, &t.schema, &t.array, &t.stats, &e))
     goto fail;
   r->rows = q.n;

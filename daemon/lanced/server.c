@@ -61,7 +61,6 @@ bool ld_server_loops_turning(double max_age_s) {
     if (now - atomic_load(&nets[i].last_turn) > max_age_s) return false;
   return started > 0;
 }
-static __thread struct ld_net *this_net; /* the network thread running this code */
 
 void ld_server_conn_stats(uint64_t *header_timeouts, uint64_t *evicted) {
   *header_timeouts = *evicted = 0;
@@ -124,15 +123,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
   ld_log(LD_LOG_DEBUG, "http: %s", line);
 }
 
-/* Whether the MHD_add_connection running on this thread reported its connection STARTED:
- * if it then fails, MHD reports it CLOSED too, and on_connection has released it. */
-static __thread bool add_started;
-
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code) {
   struct ld_net *net = cls;
   if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    add_started = true;
+    net->add_started = true; /* if MHD_add_connection then fails, it reports CLOSED too */
     __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
     ld_conn_opened(net, c, socket_ctx);
   } else {
@@ -188,7 +183,7 @@ static void take_body(struct ld_req *r, const char *upload, size_t n) {
 /* MHD is done with the request (sent, failed or timed out): account for it and free it. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
-  (void)cls;
+  struct ld_net *net = cls; /* MHD calls it on the daemon's own thread */
   struct ld_req *r = *con_cls;
   if (!r) return;
   double secs = ld_now() - r->start;
@@ -213,8 +208,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
   if (r->working) __atomic_sub_fetch(&working, 1, __ATOMIC_RELAXED);
   body_release(r);
-  if (this_net) ld_conn_request_done(this_net, c);                             /* waiting again: the header deadline restarts */
-  if (this_net && (r->linger || r->status == 413)) ld_linger_add(this_net, c); /* its body may still be coming */
+  /* On the network thread: waiting again, the header deadline restarts; a body may still be
+   * coming. (MHD_stop_daemon completes what is left on the stopping thread: nothing more.) */
+  if (pthread_equal(pthread_self(), net->thread)) {
+    ld_conn_request_done(net, c);
+    if (r->linger || r->status == 413) ld_linger_add(net, c);
+  }
   lnc_buf_free(&r->body);
   if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
   free(r->url);
@@ -304,14 +303,10 @@ static void run_task(void *arg) {
   struct ld_req *r = arg;
   long stall = ld_test_stall_ms(r->url);
   if (stall) lnc_loop_sleep((unsigned)stall);
-  ld_service_nowait(LNC_NOWAIT_RING);
+  r->call = (struct ld_call){.worker = r->net->worker, .nowait = LNC_NOWAIT_RING};
   ld_route(r->conn, r, &r->out);
-  ld_service_nowait(LNC_NOWAIT_OFF);
-  int wb = ld_service_would_block(); /* read before anything can park */
-  if (r->stage != LD_STAGE_TASK) {   /* still inside on_request: it sends or hands off */
-    r->task_would_block = wb;
-    return;
-  }
+  int wb = r->call.would_block;
+  if (r->stage != LD_STAGE_TASK) return; /* still inside on_request: it sends or hands off */
   if (wb) {
     lnc_buf_free(&r->out.body);
     hand_off(r, wb);
@@ -321,65 +316,132 @@ static void run_task(void *arg) {
   MHD_resume_connection(r->conn);
 }
 
+/* A refusal before the request is at work: e in the route's shape, Retry-After for a 503. */
+static enum MHD_Result refuse_early(struct MHD_Connection *c, struct ld_req *r, const struct ld_err *e,
+                                    bool body_coming) {
+  struct ld_response out = {0};
+  ld_error_for(r, &out, e);
+  if (e->http == 503) out.retry_after = 1;
+  out.close = r->framing_bad; /* nothing behind an ambiguous message is read as a request */
+  return answer_early(c, r, &out, body_coming);
+}
+
+/* The request's record, made when its headers are in (MHD's first call). */
+static struct ld_req *req_new(const char *url, const char *method, void **con_cls) {
+  struct ld_req *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  *con_cls = r;
+  __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST); /* before the gate is read: main.c drain */
+  r->start = ld_now();
+  r->lim = ld_limits_get();
+  r->route = LD_R_OTHER;
+  snprintf(r->method, sizeof r->method, "%s", method);
+  r->url = strdup(url);
+  return r->url ? r : NULL;
+}
+
+/* Over the connection limit, connections with no request in progress make room first
+ * (oldest first, on any thread): true when none could be closed for this one. */
+static bool over_connection_limit(struct ld_net *n, const struct ld_req *r) {
+  uint64_t excess = ld_conn_excess(r->lim.connection_limit);
+  if (!excess) return false;
+  return !(ld_conn_make_room(n, nets, nets_started(), excess > 1024 ? 1024 : (int)excess, false) > 0 ||
+           ld_conn_evict(n, 1) > 0);
+}
+
+/* Headers in: what can be refused before a body is read (shutting down, over the connection
+ * or in-flight limits, ambiguous framing, a declared body over max_body_bytes), or 0 with the
+ * request admitted (at work from here without a body, from when it is in with one). */
+static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r, const char *version,
+                         bool body_coming, struct ld_err *e) {
+  if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) return ld_errf(e, LD_UNAVAILABLE, "shutting down");
+  ld_conn_request_started(n, c); /* never evicts itself below */
+  bool cheap = !strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics");
+  bool over_conns = over_connection_limit(n, r);
+  if (!cheap && (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
+                                            : !admit_work(r, true))))
+    return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
+                   over_conns ? "connection" : "in-flight request");
+  if (ld_framing_check(c, version, e)) return r->framing_bad = true, e->http;
+  const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+  uint64_t len;
+  if (cl && lnc_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body)
+    return ld_errf(e, LD_TOO_LARGE, "request body of %llu bytes is over max_body_bytes (%llu)",
+                   (unsigned long long)len, (unsigned long long)r->lim.max_body);
+  /* A body to come: the connection is back under the deadline until it is all in, so a
+   * body trickled (or a chunk size never honoured) is cut off like slow headers. */
+  if (body_coming) ld_conn_body_started(n, c);
+  return 0;
+}
+
+/* The body is in: refused if it was over max_body_bytes or over the bodies' memory, or if
+ * the request cannot be admitted to work now; 0 when it goes on. */
+static int admit_body(struct ld_req *r, struct ld_err *e) {
+  if (r->body_too_big)
+    return ld_errf(e, LD_TOO_LARGE, "request body is over max_body_bytes (%llu)", (unsigned long long)r->lim.max_body);
+  if (r->body_busy || (!r->working && !admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics"))))
+    return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
+                   r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : "in-flight request");
+  return 0;
+}
+
+/* io_mode direct: the request as a loop task that parks on its device reads (run_task).
+ * Returns 1 when the task parked (it resumes the connection), 0 when it answered in r->out,
+ * -1 when it needs a thread (r->call.would_block says which) or could not start. */
+static int try_as_task(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
+  int parked = 0;
+  if (lnc_loop_spawn(n->loop, run_task, r, &parked, NULL) != 0) return -1;
+  if (parked) {
+    r->stage = LD_STAGE_TASK;
+    suspend_for_answer(c);
+    return 1;
+  }
+  return r->call.would_block ? -1 : 0;
+}
+
+/* io_mode buffered: tried here without waiting (page cache only), which answers warm
+ * requests inline. 0 when answered in r->out, -1 when it needs a thread. */
+static int try_inline(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
+  r->call = (struct ld_call){.worker = n->worker, .nowait = LNC_NOWAIT_NEVER};
+  ld_route(c, r, &r->out);
+  return r->call.would_block ? -1 : 0;
+}
+
+/* A request at work. Health and metrics answer at once; the rest is tried on this thread
+ * (a loop task or a non-waiting attempt), and what would block outside the ring goes to a
+ * take thread while this thread serves other connections. */
+static enum MHD_Result run_request(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
+  if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
+    ld_route(c, r, &r->out);
+    return send_response(c, r, &r->out);
+  }
+  r->conn = c;
+  r->net = n;
+  int rc = direct_tasks && n->loop ? try_as_task(n, c, r) : try_inline(n, c, r);
+  if (rc > 0) return MHD_YES;
+  if (rc == 0) return send_response(c, r, &r->out);
+  lnc_buf_free(&r->out.body);
+  int block = r->call.would_block;
+  suspend_for_answer(c);
+  hand_off(r, block ? block : LD_BLOCK_DISK);
+  return MHD_YES;
+}
+
+/* libmicrohttpd's access handler, called on the request's network thread: first with the
+ * headers, then once per piece of body, then with the body complete, and again after a
+ * suspended connection resumes. Each call is one step of the request's life. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload, size_t *upload_size, void **con_cls) {
-  (void)cls;
+  struct ld_net *n = cls;
+  LNC_ASSERT(pthread_equal(pthread_self(), n->thread));
   struct ld_req *r = *con_cls;
-  struct ld_response out = {0};
+  struct ld_err e;
   if (!r) {
-    r = calloc(1, sizeof *r);
-    if (!r) return MHD_NO;
-    *con_cls = r;
-    __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST); /* before the gate is read: main.c drain */
-    r->start = ld_now();
-    r->lim = ld_limits_get();
-    r->route = LD_R_OTHER;
-    snprintf(r->method, sizeof r->method, "%s", method);
-    r->url = strdup(url);
-    if (!r->url) return MHD_NO;
-    bool cheap = !strcmp(url, "/healthz") || !strcmp(url, "/metrics");
+    if (!(r = req_new(url, method, con_cls))) return MHD_NO;
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     bool body_coming = (cl && strcmp(cl, "0")) || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
-    struct ld_err e;
-    if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) {
-      ld_errf(&e, LD_UNAVAILABLE, "shutting down");
-      ld_error_for(r, &out, &e);
-      out.retry_after = 1;
-      return answer_early(c, r, &out, body_coming);
-    }
-    if (this_net) ld_conn_request_started(this_net, c); /* never evicts itself below */
-    /* Over the connection limit, connections with no request in progress make room first
-     * (oldest first, on any thread): this request is admitted when one was closed for it,
-     * here if the oldest are on another thread (which is woken to close them). */
-    uint64_t excess = ld_conn_excess(r->lim.connection_limit);
-    bool over_conns = excess && !(this_net && (ld_conn_make_room(this_net, nets, nets_started(), excess > 1024 ? 1024 : (int)excess, false) > 0 ||
-                                               ld_conn_evict(this_net, 1) > 0));
-    /* Without a body the request is at work from here; with one, from when it is in. */
-    if (!cheap && (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
-                                              : !admit_work(r, true)))) {
-      ld_errf(&e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
-              over_conns ? "connection" : "in-flight request");
-      ld_error_for(r, &out, &e);
-      out.retry_after = 1;
-      return answer_early(c, r, &out, body_coming);
-    }
-    if (ld_framing_check(c, version, &e)) {
-      ld_error_for(r, &out, &e);
-      out.close = true; /* nothing behind an ambiguous message is read as a request */
-      return answer_early(c, r, &out, body_coming);
-    }
-    uint64_t len;
-    if (cl && ld_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body) {
-      ld_errf(&e, LD_TOO_LARGE, "request body of %llu bytes is over max_body_bytes (%llu)",
-              (unsigned long long)len, (unsigned long long)r->lim.max_body);
-      ld_error_for(r, &out, &e);
-      return answer_early(c, r, &out, body_coming);
-    }
-    /* A body to come: the connection is back under the deadline until it is all in, so a
-     * body trickled (or a chunk size never honoured) is cut off like slow headers. */
-    if (this_net && body_coming) ld_conn_body_started(this_net, c);
-    return MHD_YES;
+    return admit_headers(n, c, r, version, body_coming, &e) ? refuse_early(c, r, &e, body_coming) : MHD_YES;
   }
   if (*upload_size) {
     take_body(r, upload, *upload_size);
@@ -388,56 +450,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   }
   if (r->stage == LD_STAGE_ANSWERED) /* back from a take thread: send what it produced */
     return resumed_answer(c, r);
-  if (r->stage != LD_STAGE_NEW) return MHD_YES;
-  if (r->status) return MHD_YES;                      /* already answered (admission) */
-  if (this_net) ld_conn_request_started(this_net, c); /* the body is in */
+  if (r->stage != LD_STAGE_NEW || r->status) return MHD_YES; /* at work elsewhere, or answered */
+  ld_conn_request_started(n, c);                             /* the body is in */
   body_release(r);
-  if (r->body_too_big) {
-    struct ld_err e;
-    ld_errf(&e, LD_TOO_LARGE, "request body is over max_body_bytes (%llu)",
-            (unsigned long long)r->lim.max_body);
+  if (admit_body(r, &e)) {
+    struct ld_response out = {0};
     ld_error_for(r, &out, &e);
+    if (e.http == 503) out.retry_after = 1;
     return send_response(c, r, &out);
   }
-  if (r->body_busy || (!r->working && !admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics")))) {
-    struct ld_err e;
-    ld_errf(&e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
-            r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : "in-flight request");
-    ld_error_for(r, &out, &e);
-    out.retry_after = 1;
-    return send_response(c, r, &out);
-  }
-  /* Health and metrics answer at once. io_mode direct: the request runs as a loop task that
-   * parks on its device reads (run_task). io_mode buffered: it is tried here without waiting
-   * (page cache only), which answers warm requests inline. Either way, what would block
-   * outside the ring goes to a take thread while this thread serves other connections. */
-  if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
-    ld_route(c, r, &out);
-    return send_response(c, r, &out);
-  }
-  r->conn = c;
-  r->net = this_net;
-  if (direct_tasks && ld_service_loop()) {
-    int parked = 0;
-    if (lnc_loop_spawn(ld_service_loop(), run_task, r, &parked, NULL) == 0) {
-      if (parked) { /* the task resumes the connection when its reads are in */
-        r->stage = LD_STAGE_TASK;
-        suspend_for_answer(c);
-        return MHD_YES;
-      }
-      if (!r->task_would_block) return send_response(c, r, &r->out);
-    }
-    lnc_buf_free(&r->out.body);
-  } else {
-    ld_service_nowait(LNC_NOWAIT_NEVER);
-    ld_route(c, r, &out);
-    ld_service_nowait(LNC_NOWAIT_OFF);
-    if (!(r->task_would_block = ld_service_would_block())) return send_response(c, r, &out);
-    lnc_buf_free(&out.body);
-  }
-  suspend_for_answer(c);
-  hand_off(r, r->task_would_block ? r->task_would_block : LD_BLOCK_DISK);
-  return MHD_YES;
+  return run_request(n, c, r);
 }
 
 /* One listening socket per address; numeric or resolvable host, port 0 = any free port. */
@@ -539,9 +561,9 @@ static void add_pending(struct ld_net *n) {
   }
   while (p) {
     struct ld_pending_conn *next = p->next;
-    ld_conn_adding(p->accepted);
-    add_started = false;
-    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES && !add_started) {
+    ld_conn_adding(n, p->accepted);
+    n->add_started = false;
+    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES && !n->add_started) {
       __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
       ld_conn_addr_release(ld_conn_addr_bucket((struct sockaddr *)&p->addr));
     }
@@ -590,7 +612,7 @@ static bool loop_running(struct ld_net *n) {
 static void *net_main(void *arg) {
   struct ld_net *n = arg;
   struct ld_err e;
-  if (ld_service_loop_start(&e)) {
+  if (ld_service_thread_start(&n->loop, &n->worker, &e)) {
     ld_log(LD_LOG_ERROR, "network thread %d: %s", n->index, e.message);
     loop_started(n, -1);
     return NULL;
@@ -598,8 +620,7 @@ static void *net_main(void *arg) {
   loop_started(n, 1);
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(n->d, MHD_DAEMON_INFO_EPOLL_FD);
   int fds[2] = {di ? di->epoll_fd : -1, n->wake_fd};
-  lnc_loop *loop = ld_service_loop();
-  this_net = n;
+  lnc_loop *loop = n->loop;
   atomic_store(&n->last_turn, ld_now());
   while (!atomic_load(&n->stop)) {
     MHD_run(n->d);
@@ -623,7 +644,9 @@ static void *net_main(void *arg) {
     publish_stats(n, loop);
     atomic_store(&n->last_turn, ld_now());
   }
-  ld_service_loop_stop();
+  ld_service_thread_stop(n->loop, n->worker);
+  n->loop = NULL;
+  n->worker = NULL;
   return NULL;
 }
 
@@ -635,11 +658,11 @@ static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard,
   pthread_cond_init(&n->loop_cv, NULL);
   if (n->wake_fd < 0) return -1;
   n->d = MHD_start_daemon(
-      flags, 0, NULL, NULL, on_request, NULL,
+      flags, 0, NULL, NULL, on_request, n,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard + 1),
       MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LD_CONN_MEMORY,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+      MHD_OPTION_NOTIFY_COMPLETED, on_completed, n,
       MHD_OPTION_NOTIFY_CONNECTION, on_connection, n,
       MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
       MHD_OPTION_URI_LOG_CALLBACK, ld_framing_uri_seen, NULL,

@@ -1,26 +1,17 @@
 /* The one place lanced calls into liblance: a take engine shared by all request threads
  * (search cache within the configured budget, files reopened when they change on disk) and
- * one engine worker per thread (its io_uring ring), created on the thread's first request
- * and freed at shutdown; plus the shared encoders. A path naming a directory is a Lance
+ * one engine worker per thread (its io_uring ring), made by the thread when it starts
+ * (ld_service_thread_start) and freed by it when it ends; plus the shared encoders. What a
+ * request may do (wait or not, on which worker) travels with it in its struct ld_call. A path naming a directory is a Lance
  * dataset, served by the engine's dataset entry points (versions, deletions, one budget). */
 #include "lanced.h"
+#include "util/assert.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static lnc_engine *engine;
-static pthread_mutex_t workers_lock = PTHREAD_MUTEX_INITIALIZER;
-static lnc_worker **workers; /* every worker made, for shutdown */
-static size_t nworkers;
-static __thread lnc_worker *my_worker;
-static __thread lnc_loop *my_loop; /* a network thread's loop (direct reads) */
-/* Set by server.c around an attempt on a network thread (enum lnc_nowait). Tasks of one
- * thread interleave, so the mode is read once at the start of a take (before it can park),
- * and would_block is set just before a take returns and read (and cleared) by the code that
- * called the route, with no park in between. */
-static __thread int nowait_mode;
-static __thread int would_block; /* enum ld_block */
 /* The mounts' names (the first path component of every path they serve). */
 static char mount_names[LD_MAX_MOUNTS][64];
 static int nmount_names;
@@ -41,14 +32,6 @@ static bool direct_reads;
 /* Takes of more ids than this leave the loop for a take thread (0 = none): CPU-heavy
  * decoding then never delays the other connections of a network thread. */
 static uint64_t loop_max_ids;
-
-void ld_service_nowait(int mode) { nowait_mode = mode; }
-
-int ld_service_would_block(void) {
-  int b = would_block;
-  would_block = LD_BLOCK_NO;
-  return b;
-}
 
 /* The mount rel is below (its index), or -1: such a request waits on the network, parked
  * on a loop or on its mount's own threads. No system call. */
@@ -80,37 +63,36 @@ int ld_service_mounts(void) { return nmount_names; }
 const char *ld_service_mount_name(int i) { return i >= 0 && i < nmount_names ? mount_names[i] : NULL; }
 int ld_service_mount_of(const char *rel) { return mount_of(rel); }
 
-lnc_loop *ld_service_loop(void) { return my_loop; }
-
-int ld_service_loop_start(struct ld_err *e) {
+int ld_service_thread_start(lnc_loop **loop, lnc_worker **worker, struct ld_err *e) {
   struct lnc_error le = {0};
-  /* Test hook (tests/integration/daemon_nonblocking.sh): a loop that cannot start, as when
-   * its memory or ring cannot be had. */
-  if (getenv("LANCED_TEST_LOOP_FAIL")) return ld_errf(e, LD_INTERNAL, "loop: could not start (test hook)");
-  /* The thread owns both: its takes go through its own worker, whose reads inside a task
-   * park on the loop's io_uring. */
-  if (lnc_loop_new(0, &my_loop, &le)) return ld_err_from_lnc(e, &le), -1;
-  if (lnc_worker_new(engine, &my_worker, &le)) {
-    lnc_loop_free(my_loop);
-    my_loop = NULL;
+  *worker = NULL;
+  if (loop) {
+    *loop = NULL;
+    /* Test hook (tests/integration/daemon_nonblocking.sh): a loop that cannot start, as when
+     * its memory or ring cannot be had. */
+    if (getenv("LANCED_TEST_LOOP_FAIL")) return ld_errf(e, LD_INTERNAL, "loop: could not start (test hook)");
+    if (lnc_loop_new(0, loop, &le)) return ld_err_from_lnc(e, &le), -1;
+  }
+  /* The thread owns both: its takes go through its own worker, whose reads inside one of
+   * the loop's tasks park on the loop's io_uring. */
+  if (lnc_worker_new(engine, worker, &le)) {
+    if (loop) lnc_loop_free(*loop), *loop = NULL;
     return ld_err_from_lnc(e, &le), -1;
   }
   return 0;
 }
 
-void ld_service_loop_stop(void) {
-  lnc_loop_free(my_loop);
-  lnc_worker_free(my_worker);
-  my_loop = NULL;
-  my_worker = NULL;
+void ld_service_thread_stop(lnc_loop *loop, lnc_worker *worker) {
+  lnc_loop_free(loop);
+  lnc_worker_free(worker);
 }
 
 /* In nowait mode an LNC_EAGAIN is not an answer: it marks the request for a take thread, or
  * for a thread of its mount's pool when rel is below a mount. */
-static int fail(struct ld_err *e, const struct lnc_error *le, const char *rel) {
+static int fail(struct ld_call *call, struct ld_err *e, const struct lnc_error *le, const char *rel) {
   if (le->code == LNC_EAGAIN) {
     int m = mount_of(rel);
-    would_block = m >= 0 ? LD_BLOCK_STORE + m : LD_BLOCK_DISK;
+    call->would_block = m >= 0 ? LD_BLOCK_STORE + m : LD_BLOCK_DISK;
     ld_errf(e, LD_UNAVAILABLE, "retry on a take thread");
     return -1;
   }
@@ -188,29 +170,12 @@ void ld_service_reload(const struct ld_config *c) {
   set_mount_share(c); /* max_inflight may have changed */
 }
 
-/* This thread's worker, made on first use. */
-static lnc_worker *worker(struct ld_err *e) {
-  if (my_worker) return my_worker;
-  struct lnc_error le = {0};
-  lnc_worker *w;
-  if (lnc_worker_new(engine, &w, &le)) {
-    ld_err_from_lnc(e, &le);
-    return NULL;
-  }
-  pthread_mutex_lock(&workers_lock);
-  lnc_worker **grown = realloc(workers, (nworkers + 1) * sizeof *workers);
-  if (grown) {
-    workers = grown;
-    workers[nworkers++] = w;
-  }
-  pthread_mutex_unlock(&workers_lock);
-  if (!grown) {
-    lnc_worker_free(w);
-    ld_errf(e, LD_EXHAUSTED, "out of memory");
-    return NULL;
-  }
-  my_worker = w;
-  return w;
+/* The worker of the thread running the call. Every thread that routes requests made one
+ * when it started; a call without one is a bug (asserted), answered 500 in release builds. */
+static lnc_worker *worker(const struct ld_call *call, struct ld_err *e) {
+  LNC_ASSERT(call && call->worker);
+  if (!call || !call->worker) ld_errf(e, LD_INTERNAL, "no engine worker on this thread");
+  return call ? call->worker : NULL;
 }
 
 uint64_t ld_service_open_handles(void) {
@@ -234,22 +199,22 @@ static int version_for_file(const char *rel, struct ld_err *e) {
   return -1;
 }
 
-static int tag_in(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
-  int mode = nowait_mode;
-  lnc_worker *w = worker(e);
+static int tag_in(struct ld_call *call, const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
+  int mode = call->nowait;
+  lnc_worker *w = worker(call, e);
   if (!w) return -1;
   if (mount_of(rel) < 0 && !lnc_engine_is_dataset(w, rel)) {
     ld_errf(e, LD_INVALID, "a version tag applies to datasets (directories); %.900s is not one", rel);
     return -1;
   }
   struct lnc_error le = {0};
-  return lnc_engine_dataset_tag(w, rel, tag, mode, version, &le) ? fail(e, &le, rel) : 0;
+  return lnc_engine_dataset_tag(w, rel, tag, mode, version, &le) ? fail(call, e, &le, rel) : 0;
 }
 
-int ld_service_tag(const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
+int ld_service_tag(struct ld_call *call, const char *rel, const char *tag, uint64_t *version, struct ld_err *e) {
   int m = mount_of(rel);
   if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
-  int rc = tag_in(rel, tag, version, e);
+  int rc = tag_in(call, rel, tag, version, e);
   ld_service_mount_leave(m);
   return rc;
 }
@@ -261,28 +226,28 @@ static int over_response(struct ld_err *e, uint64_t max_response, const char *wh
   return -1;
 }
 
-static int take_in(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
+static int take_in(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
                    const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
                    struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
                    struct ld_err *e) {
-  int mode = nowait_mode; /* before the take can park and another task change it */
+  int mode = call->nowait;
   /* Buffered mode's inline attempt cannot park: before is_dataset's listing below. (A loop
    * task, RING, parks on the store's sockets like on its reads.) */
   if (mode == LNC_NOWAIT_NEVER && mount_of(rel) >= 0) {
     struct lnc_error le = {.code = LNC_EAGAIN};
-    return fail(e, &le, rel);
+    return fail(call, e, &le, rel);
   }
   if (mode == LNC_NOWAIT_RING && loop_max_ids && n > loop_max_ids) {
     struct lnc_error le = {.code = LNC_EAGAIN};
-    return fail(e, &le, rel);
+    return fail(call, e, &le, rel);
   }
   if (mode == LNC_NOWAIT_NEVER && direct_reads) {
     /* The engine would refuse it too, after a stat of the path: hand the request off
      * before any system call. */
     struct lnc_error le = {.code = LNC_EAGAIN};
-    return fail(e, &le, rel);
+    return fail(call, e, &le, rel);
   }
-  lnc_worker *w = worker(e);
+  lnc_worker *w = worker(call, e);
   if (!w) return -1;
   /* The answer limit bounds the take itself: many ids of one large row fail before their
    * copies are in memory (the encoded answer is checked against it again). */
@@ -299,27 +264,27 @@ static int take_in(const char *rel, const uint64_t *version, const uint64_t *ids
   else
     return version_for_file(rel, e);
   if (rc == LNC_ELIMIT && max_response && strstr(le.message, LNC_TAKE_LIMIT_TEXT)) return over_response(e, max_response, le.message);
-  return rc ? fail(e, &le, rel) : 0;
+  return rc ? fail(call, e, &le, rel) : 0;
 }
 
-int ld_service_take(const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
+int ld_service_take(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
                     const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
                     struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   int m = mount_of(rel);
   if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
-  int rc = take_in(rel, version, ids, n, cols, ncols, blobs, max_response, schema, array, stats, e);
+  int rc = take_in(call, rel, version, ids, n, cols, ncols, blobs, max_response, schema, array, stats, e);
   ld_service_mount_leave(m);
   return rc;
 }
 
-static int describe_in(const char *rel, const uint64_t *version, struct ld_file_info *out,
-                       struct ld_err *e) {
-  if (nowait_mode) { /* a description may load the file: always on a take thread */
+static int describe_in(struct ld_call *call, const char *rel, const uint64_t *version,
+                       struct ld_file_info *out, struct ld_err *e) {
+  if (call->nowait) { /* a description may load the file: always on a take thread */
     struct lnc_error le = {.code = LNC_EAGAIN};
-    return fail(e, &le, rel);
+    return fail(call, e, &le, rel);
   }
-  lnc_worker *w = worker(e);
+  lnc_worker *w = worker(call, e);
   if (!w) return -1;
   struct lnc_error le = {0};
   int rc;
@@ -342,12 +307,12 @@ static int describe_in(const char *rel, const uint64_t *version, struct ld_file_
   return 0;
 }
 
-int ld_service_describe(const char *rel, const uint64_t *version, struct ld_file_info *out,
-                        struct ld_err *e) {
+int ld_service_describe(struct ld_call *call, const char *rel, const uint64_t *version,
+                        struct ld_file_info *out, struct ld_err *e) {
   memset(out, 0, sizeof *out);
   int m = mount_of(rel);
   if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
-  int rc = describe_in(rel, version, out, e);
+  int rc = describe_in(call, rel, version, out, e);
   ld_service_mount_leave(m);
   return rc;
 }
@@ -367,15 +332,9 @@ int ld_service_encode(int format, const struct ArrowSchema *s, const struct Arro
   return 0;
 }
 
-/* Called once no request is in flight: request threads are stopped, so their workers are
- * no longer used. */
+/* Called once no request is in flight: request threads are stopped and have freed their
+ * workers (ld_service_thread_stop). */
 void ld_service_shutdown(void) {
-  pthread_mutex_lock(&workers_lock);
-  for (size_t i = 0; i < nworkers; i++) lnc_worker_free(workers[i]);
-  free(workers);
-  workers = NULL;
-  nworkers = 0;
-  pthread_mutex_unlock(&workers_lock);
   lnc_engine_free(engine);
   engine = NULL;
 }

@@ -19,8 +19,6 @@ struct lnc_ds_version {
   enum lnc_ds_naming naming;
 };
 
-/* Decimal digits s[0..n) (n > 0, digits only) into *out; false when not, or past 2^64 - 1. */
-bool lnc_ds_parse_u64(const char *s, size_t n, uint64_t *out);
 /* Parses one `_versions/` entry name: 1 and *out set for a manifest name, 0 for anything else
  * (detached versions, hints, temporary files). */
 int lnc_ds_parse_manifest_name(const char *name, struct lnc_ds_version *out);

@@ -8,6 +8,7 @@
  * whatever it holds. A tag of another branch names a version of that branch's history
  * (`tree/<branch>/`), which lanced does not serve. */
 #include "dataset.h"
+#include "../util/parse.h"
 #include "../util/error.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +109,7 @@ int lnc_ds_tag_parse(const uint8_t *src, size_t len, const char *what, uint64_t 
       uint64_t v;
       const uint8_t *d = c.p;
       while (c.p < c.end && *c.p >= '0' && *c.p <= '9') c.p++;
-      if (!lnc_ds_parse_u64((const char *)d, (size_t)(c.p - d), &v) || !v) goto bad;
+      if (!lnc_parse_u64((const char *)d, (size_t)(c.p - d), &v) || !v) goto bad;
       *version = v;
       have = true;
     } else if (kn == 6 && !memcmp(k, "branch", 6)) {

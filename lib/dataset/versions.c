@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include "../util/parse.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,25 +16,13 @@
 #define SUFFIX_LEN 9
 #define V2_DIGITS  20
 
-bool lnc_ds_parse_u64(const char *s, size_t n, uint64_t *out) {
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    unsigned d = (unsigned)(s[i] - '0');
-    if (v > (UINT64_MAX - d) / 10) return false;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return n > 0;
-}
-
 int lnc_ds_parse_manifest_name(const char *name, struct lnc_ds_version *out) {
   size_t len = strlen(name);
   if (len <= SUFFIX_LEN || strcmp(name + len - SUFFIX_LEN, SUFFIX) != 0) return 0;
   size_t nd = len - SUFFIX_LEN;
   if (nd > V2_DIGITS) return 0;
   uint64_t v;
-  if (!lnc_ds_parse_u64(name, nd, &v)) return 0; /* includes detached "d..." names */
+  if (!lnc_parse_u64(name, nd, &v)) return 0; /* includes detached "d..." names */
   if (nd == V2_DIGITS) {
     out->naming = LNC_DS_NAMING_V2;
     out->version = UINT64_MAX - v;

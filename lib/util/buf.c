@@ -6,6 +6,7 @@
 #include <string.h>
 
 void lnc_buf_free(struct lnc_buf *b) {
+  if (!b) return; /* a public function: NULL is fine, as for free() */
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
@@ -48,19 +49,31 @@ int lnc_buf_append(struct lnc_buf *b, const void *p, size_t n) {
 int lnc_buf_putc(struct lnc_buf *b, char c) { return lnc_buf_append(b, &c, 1); }
 int lnc_buf_puts(struct lnc_buf *b, const char *s) { return lnc_buf_append(b, s, strlen(s)); }
 
+/* Formats straight into the buffer's spare room (at least PRINTF_ROOM bytes of it), and a
+ * second time only when the text was longer: one pass for the short pieces of JSON and
+ * headers that are nearly every call. */
+#define PRINTF_ROOM 128
+int lnc_buf_vprintf(struct lnc_buf *b, const char *fmt, va_list ap) {
+  int rc = lnc_buf_reserve(b, PRINTF_ROOM);
+  if (rc) return rc;
+  va_list again;
+  va_copy(again, ap);
+  size_t room = b->cap - b->len;
+  int n = vsnprintf((char *)b->data + b->len, room, fmt, ap);
+  if (n >= 0 && (size_t)n >= room && !(rc = lnc_buf_reserve(b, (size_t)n + 1)))
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, again);
+  va_end(again);
+  if (n < 0) return LNC_EINTERNAL;
+  if (!rc) b->len += (size_t)n;
+  return rc;
+}
+
 int lnc_buf_printf(struct lnc_buf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int rc = lnc_buf_vprintf(b, fmt, ap);
   va_end(ap);
-  if (n < 0) return LNC_EINTERNAL;
-  int rc = lnc_buf_reserve(b, (size_t)n + 1);
-  if (rc) return rc;
-  va_start(ap, fmt);
-  vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-  return 0;
+  return rc;
 }
 
 int lnc_json_str(struct lnc_buf *b, const char *s, size_t n) {

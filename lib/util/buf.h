@@ -10,6 +10,7 @@ int lnc_buf_append(struct lnc_buf *b, const void *p, size_t n);
 int lnc_buf_putc(struct lnc_buf *b, char c);
 int lnc_buf_puts(struct lnc_buf *b, const char *s);
 int lnc_buf_printf(struct lnc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int lnc_buf_vprintf(struct lnc_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Appends s as a JSON string literal (quotes and escapes included). */
 int lnc_buf_json_str(struct lnc_buf *b, const char *s, size_t n);
 
