@@ -21,6 +21,7 @@
  * Ownership: an ld_conn is MHD's socket context, made and freed on the connection's network
  * thread; lists are that thread's alone. The per-address counters are shared (atomics). */
 #include "lanced.h"
+#include "util/list.h"
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <errno.h>
@@ -86,15 +87,7 @@ static void publish_oldest(struct ld_net *n) {
 
 static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
   if (!k->waiting) return;
-  if (k->prev)
-    k->prev->next = k->next;
-  else
-    n->waiting_head = k->next;
-  if (k->next)
-    k->next->prev = k->prev;
-  else
-    n->waiting_tail = k->prev;
-  k->prev = k->next = NULL;
+  LNC_LIST_UNLINK(n->waiting_head, n->waiting_tail, k);
   k->waiting = false;
   n->nwaiting--;
   publish_oldest(n);
@@ -103,13 +96,7 @@ static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
 static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
   unlink_waiting(n, k);
   k->since = now;
-  k->prev = n->waiting_tail;
-  k->next = NULL;
-  if (n->waiting_tail)
-    n->waiting_tail->next = k;
-  else
-    n->waiting_head = k;
-  n->waiting_tail = k;
+  LNC_LIST_PUSH_BACK(n->waiting_head, n->waiting_tail, k);
   k->waiting = true;
   n->nwaiting++;
   publish_oldest(n);

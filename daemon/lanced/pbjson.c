@@ -3,6 +3,7 @@
  * accepted on input), 64-bit integers as strings, bytes as base64, enums by name, default
  * values omitted. Used by the Connect JSON codec (connect.c). */
 #include "lanced.h"
+#include "util/pbwire.h"
 #include <jansson.h>
 #include <math.h>
 #include <protobuf-c/protobuf-c.h>
@@ -420,37 +421,14 @@ void ld_pbjson_free(struct ProtobufCMessage *m) {
 }
 
 /* ---- strings of a binary body ------------------------------------------------------------ */
-static bool wire_varint(const uint8_t *p, size_t len, size_t *i, uint64_t *v) {
-  *v = 0;
-  for (int shift = 0; *i < len && shift < 64; shift += 7) {
-    uint8_t b = p[(*i)++];
-    *v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
-}
-
 const char *ld_pb_nul_string(const struct ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len) {
-  size_t i = 0;
-  while (i < len) {
-    uint64_t key, n;
-    if (!wire_varint(p, len, &i, &key)) return NULL;
-    switch (key & 7) {
-    case 0:
-      if (!wire_varint(p, len, &i, &n)) return NULL;
-      break;
-    case 1: i += 8; break;
-    case 5: i += 4; break;
-    case 2: {
-      if (!wire_varint(p, len, &i, &n) || n > len - i) return NULL;
-      const ProtobufCFieldDescriptor *f =
-          key >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3)) : NULL;
-      if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p + i, 0, (size_t)n)) return f->name;
-      i += (size_t)n;
-      break;
-    }
-    default: return NULL; /* groups: not in our messages; the unpacker judges them */
-    }
+  size_t pos = 0;
+  struct lnc_pb_field f;
+  /* Damaged bytes end the look: protobuf-c unpacked them, and judges them itself. */
+  while (lnc_pb_next(p, len, &pos, &f) > 0) {
+    if (f.wire != LNC_PB_LEN || f.number > UINT32_MAX) continue;
+    const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(d, (unsigned)f.number);
+    if (fd && fd->type == PROTOBUF_C_TYPE_STRING && memchr(f.data, 0, f.len)) return fd->name;
   }
   return NULL;
 }

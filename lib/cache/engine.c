@@ -15,6 +15,7 @@
 #include "../util/error.h"
 #include "../util/hash.h"
 #include "../util/assert.h"
+#include "../util/list.h"
 #include "../util/beneath.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -203,15 +204,8 @@ static void unlink_locked(struct lnc_engine *e, struct shard *s, struct entry *e
   struct entry **pp = &s->table[en->hash % s->nbuckets];
   while (*pp && *pp != en) pp = &(*pp)->hnext;
   if (*pp) *pp = en->hnext;
-  if (en->prev)
-    en->prev->next = en->next;
-  else if (s->lru_head == en)
-    s->lru_head = en->next;
-  if (en->next)
-    en->next->prev = en->prev;
-  else if (s->lru_tail == en)
-    s->lru_tail = en->prev;
-  en->prev = en->next = en->hnext = NULL;
+  en->hnext = NULL;
+  LNC_LIST_UNLINK(s->lru_head, s->lru_tail, en);
   if (en->linked && en->state == E_READY) {
     atomic_fetch_sub(&e->resident, en->bytes);
     atomic_fetch_sub(&e->files, 1);
@@ -594,16 +588,8 @@ static void touch_locked(struct lnc_engine *e, struct shard *s, struct entry *en
   atomic_fetch_add(&en->refs, 1);
   en->last_used = atomic_fetch_add(&e->tick, 1);
   if (s->lru_head == en) return;
-  if (en->prev) en->prev->next = en->next;
-  if (en->next)
-    en->next->prev = en->prev;
-  else
-    s->lru_tail = en->prev;
-  en->prev = NULL;
-  en->next = s->lru_head;
-  if (s->lru_head) s->lru_head->prev = en;
-  s->lru_head = en;
-  if (!s->lru_tail) s->lru_tail = en;
+  LNC_LIST_UNLINK(s->lru_head, s->lru_tail, en);
+  LNC_LIST_PUSH_FRONT(s->lru_head, s->lru_tail, en);
 }
 
 /* A ready entry for path checked against the disk within revalidate_ms, referenced; NULL
@@ -710,10 +696,7 @@ static bool link_loaded_locked(struct lnc_engine *e, struct shard *s, struct ent
   if (over_budget(e, en->bytes)) return false;
   en->hnext = s->table[en->hash % s->nbuckets];
   s->table[en->hash % s->nbuckets] = en;
-  en->next = s->lru_head;
-  if (s->lru_head) s->lru_head->prev = en;
-  s->lru_head = en;
-  if (!s->lru_tail) s->lru_tail = en;
+  LNC_LIST_PUSH_FRONT(s->lru_head, s->lru_tail, en);
   en->linked = true;
   atomic_fetch_add(&e->resident, en->bytes);
   atomic_fetch_add(&e->files, 1);

@@ -4,53 +4,22 @@
  * task's stack is 256 KB). lnc_pb_unpack first walks the wire bytes, without recursing past
  * LNC_PB_MAX_DEPTH, and unpacks only what is shallow enough. */
 #include "reader.h"
+#include "../util/pbwire.h"
 #include <protobuf-c/protobuf-c.h>
 
-static bool varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v) {
-  *v = 0;
-  for (unsigned shift = 0; shift < 64; shift += 7) {
-    if (*pos >= len) return false;
-    uint8_t b = p[(*pos)++];
-    *v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) return true;
-  }
-  return false;
-}
-
-/* Whether every message field of d inside p[0, len) nests at most `left` more levels. Wire
- * types as in the protobuf encoding spec: 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32;
- * groups (3, 4) are refused, as protobuf-c refuses them. */
+/* Whether every message field of d inside p[0, len) nests at most `left` more levels. */
 static bool shallow(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len, unsigned left) {
   size_t pos = 0;
-  while (pos < len) {
-    uint64_t tag, n;
-    if (!varint(p, len, &pos, &tag)) return false;
-    switch (tag & 7) {
-    case 0:
-      if (!varint(p, len, &pos, &n)) return false;
-      break;
-    case 1:
-      if (len - pos < 8) return false;
-      pos += 8;
-      break;
-    case 5:
-      if (len - pos < 4) return false;
-      pos += 4;
-      break;
-    case 2: {
-      if (!varint(p, len, &pos, &n) || n > len - pos) return false;
-      const ProtobufCFieldDescriptor *fd =
-          tag >> 3 <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3)) : NULL;
-      if (fd && fd->type == PROTOBUF_C_TYPE_MESSAGE && (left == 0 || !shallow(fd->descriptor, p + pos, (size_t)n, left - 1)))
-        return false;
-      pos += (size_t)n;
-      break;
-    }
-    default:
+  struct lnc_pb_field f;
+  int rc;
+  while ((rc = lnc_pb_next(p, len, &pos, &f)) > 0) {
+    if (f.wire != LNC_PB_LEN) continue;
+    const ProtobufCFieldDescriptor *fd =
+        f.number <= UINT32_MAX ? protobuf_c_message_descriptor_get_field(d, (unsigned)f.number) : NULL;
+    if (fd && fd->type == PROTOBUF_C_TYPE_MESSAGE && (left == 0 || !shallow(fd->descriptor, f.data, f.len, left - 1)))
       return false;
-    }
   }
-  return true;
+  return rc == 0;
 }
 
 void *lnc_pb_unpack(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len) {

@@ -9,6 +9,7 @@
  * copy is cheaper than reference counting every block). */
 #include "s3.h"
 #include "../util/assert.h"
+#include "../util/list.h"
 #include "../util/error.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -96,24 +97,9 @@ static struct block *find_locked(struct lnc_s3_cache *c, uint64_t id, uint64_t i
   return b;
 }
 
-static void lru_unlink_locked(struct lnc_s3_cache *c, struct block *b) {
-  if (b->prev)
-    b->prev->next = b->next;
-  else
-    c->head = b->next;
-  if (b->next)
-    b->next->prev = b->prev;
-  else
-    c->tail = b->prev;
-  b->prev = b->next = NULL;
-}
+static void lru_unlink_locked(struct lnc_s3_cache *c, struct block *b) { LNC_LIST_UNLINK(c->head, c->tail, b); }
 
-static void lru_front_locked(struct lnc_s3_cache *c, struct block *b) {
-  b->next = c->head;
-  if (c->head) c->head->prev = b;
-  c->head = b;
-  if (!c->tail) c->tail = b;
-}
+static void lru_front_locked(struct lnc_s3_cache *c, struct block *b) { LNC_LIST_PUSH_FRONT(c->head, c->tail, b); }
 
 bool lnc_s3_cache_read(struct lnc_s3_cache *c, uint64_t id, uint64_t off, uint64_t len, uint8_t *dst) {
   if (!len) return true;
