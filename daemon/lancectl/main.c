@@ -2,6 +2,8 @@
  * same encoders the daemon uses, so `lancectl take` prints exactly the body lanced serves.
  * Exit codes: 0 ok, 1 bad input (usage, ids, columns), 2 unreadable or unsupported file. */
 #include "lance.h"
+#include "util/buf.h"
+#include "util/parse.h"
 #include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -32,42 +34,17 @@ static int exit_code(int code) {
 
 /* Parses "1,5,9" strictly: decimal u64s, no blanks, no empty items. */
 static int parse_ids(const char *s, uint64_t **out, size_t *n) {
-  size_t cap = 16, k = 0;
-  uint64_t *ids = malloc(cap * sizeof *ids);
-  if (!ids) return -1;
-  const char *p = s;
-  if (!*p) {
-    free(ids);
-    return -1;
-  }
-  for (;;) {
-    if (*p < '0' || *p > '9') {
+  uint64_t *ids = NULL;
+  size_t cap = 0, k = 0;
+  for (const char *p = s;; p++) {
+    size_t len = strcspn(p, ",");
+    if (lnc_grow_array((void **)&ids, &cap, k + 1, sizeof *ids) || !lnc_parse_u64(p, len, &ids[k])) {
       free(ids);
       return -1;
     }
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (errno == ERANGE) {
-      free(ids);
-      return -1;
-    }
-    if (k == cap) {
-      uint64_t *t = realloc(ids, (cap *= 2) * sizeof *ids);
-      if (!t) {
-        free(ids);
-        return -1;
-      }
-      ids = t;
-    }
-    ids[k++] = v;
-    p = end;
-    if (*p == 0) break;
-    if (*p != ',' || p[1] == 0) {
-      free(ids);
-      return -1;
-    }
-    p++;
+    k++;
+    p += len;
+    if (!*p) break;
   }
   *out = ids;
   *n = k;

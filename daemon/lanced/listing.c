@@ -8,6 +8,7 @@
  * LISTING_MAX entries are returned ("truncated": true beyond). Names are written through the
  * one JSON escaper, so a name that is not UTF-8 still gives valid JSON. */
 #include "lanced.h"
+#include "util/buf.h"
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -99,12 +100,7 @@ static void write_listing(const char *rel, struct entry *v, size_t n, bool trunc
 /* Adds v[n] (growing v); aborts out of memory, as ld_buf_append: a daemon out of memory for a
  * listing cannot answer. */
 static void add_entry(struct entry **v, size_t *n, size_t *cap, const char *name, const char *kind) {
-  if (*n == *cap) {
-    *cap = *cap ? *cap * 2 : 64;
-    struct entry *g = realloc(*v, *cap * sizeof **v);
-    if (!g) abort();
-    *v = g;
-  }
+  if (lnc_grow_array((void **)v, cap, *n + 1, sizeof **v)) abort();
   if (!((*v)[*n].name = strdup(name))) abort();
   (*v)[(*n)++].kind = kind;
 }

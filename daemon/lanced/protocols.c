@@ -2,6 +2,7 @@
  * typed per-column values for scalar types) and FileInfo (schema as Field trees). Also the
  * Arrow format string → readable type name used by /files and FileInfo. */
 #include "lanced.h"
+#include "util/buf.h"
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,12 +17,7 @@ struct pool {
 };
 
 static void *pool_alloc(struct pool *pl, size_t size) {
-  if (pl->n == pl->cap) {
-    size_t cap = pl->cap ? pl->cap * 2 : 32;
-    void **g = realloc(pl->p, cap * sizeof *g);
-    if (!g) return NULL;
-    pl->p = g, pl->cap = cap;
-  }
+  if (lnc_grow_array((void **)&pl->p, &pl->cap, pl->n + 1, sizeof *pl->p)) return NULL;
   void *m = calloc(1, size ? size : 1);
   if (m) pl->p[pl->n++] = m;
   return m;

@@ -5,6 +5,7 @@
  * instead (struct lnc_ds_loc): listed and read through lib/io/s3.c. */
 #include "dataset.h"
 #include "../io/s3.h"
+#include "../util/buf.h"
 #include "../util/error.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -102,13 +103,7 @@ static int collect_version(void *ctx, const char *name, uint64_t size) {
   struct version_list *l = ctx;
   struct lnc_ds_version v;
   if (strchr(name, '/') || !lnc_ds_parse_manifest_name(name, &v)) return 0;
-  if (l->n == l->cap) {
-    size_t nc = l->cap ? l->cap * 2 : 16;
-    struct lnc_ds_version *g = realloc(l->v, nc * sizeof *g);
-    if (!g) return LNC_ENOMEM;
-    l->v = g;
-    l->cap = nc;
-  }
+  if (lnc_grow_array((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) return LNC_ENOMEM;
   l->v[l->n++] = v;
   return 0;
 }

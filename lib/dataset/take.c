@@ -10,6 +10,7 @@
 #include "../format/reader.h"
 #include "../arrow/format.h"
 #include "../arrow/concat.h"
+#include "../util/buf.h"
 #include "../util/error.h"
 #include <stdlib.h>
 #include <string.h>
@@ -245,28 +246,17 @@ static int take_part(lnc_dataset *ds, const struct lnc_ds_reader *rd,
         /* A spread struct is read from every data file holding part of it, each asked for
          * the fields it has; the pieces are merged afterwards (merge_spread). */
         if (st->cols[c].spread && !file_holds(ds, &fr->files[j], st->cols[c].req[q])) continue;
-        if (nn == fidcap) {
-          int32_t *more = realloc(fids, 2 * fidcap * sizeof *fids);
-          if (!more) {
-            free(fids);
-            return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
-          }
-          fids = more;
-          fidcap *= 2;
+        if (lnc_grow_array((void **)&fids, &fidcap, nn + 1, sizeof *fids)) {
+          free(fids);
+          return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
         }
         fids[nn++] = st->cols[c].req[q];
       }
     }
     if (nn == 0) continue;
-    if (st->nres == st->capres) {
-      size_t nc = st->capres ? st->capres * 2 : 8;
-      struct result *nr = realloc(st->res, nc * sizeof *nr);
-      if (!nr) {
-        rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
-        break;
-      }
-      st->res = nr;
-      st->capres = nc;
+    if (lnc_grow_array((void **)&st->res, &st->capres, st->nres + 1, sizeof *st->res)) {
+      rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+      break;
     }
     struct result *r = &st->res[st->nres];
     memset(r, 0, sizeof *r);

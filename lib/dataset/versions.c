@@ -2,6 +2,7 @@
  * schemes (V1 `<n>.manifest`, V2 `<u64::MAX - n>` zero-padded to 20 digits), lists the
  * versions present and picks the latest or a pinned one. */
 #include "dataset.h"
+#include "../util/buf.h"
 #include "../util/error.h"
 #include <dirent.h>
 #include <errno.h>
@@ -70,16 +71,10 @@ int lnc_ds_list_versions(int vfd, const char *what, struct lnc_ds_version **out,
   while ((e = readdir(d)) != NULL) {
     struct lnc_ds_version v;
     if (!lnc_ds_parse_manifest_name(e->d_name, &v)) continue;
-    if (cnt == cap) {
-      size_t nc = cap ? cap * 2 : 16;
-      struct lnc_ds_version *nv = realloc(vs, nc * sizeof *nv);
-      if (!nv) {
-        free(vs);
-        closedir(d);
-        return lnc_errf(err, LNC_ENOMEM, "%s: out of memory listing _versions", what);
-      }
-      vs = nv;
-      cap = nc;
+    if (lnc_grow_array((void **)&vs, &cap, cnt + 1, sizeof *vs)) {
+      free(vs);
+      closedir(d);
+      return lnc_errf(err, LNC_ENOMEM, "%s: out of memory listing _versions", what);
     }
     vs[cnt++] = v;
   }

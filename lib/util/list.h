@@ -7,41 +7,41 @@
 
 /* Takes node out of the list (head, tail). A node that is in no list (prev and next NULL, not
  * the head) leaves the list as it was, so callers need not track membership to unlink. */
-#define LNC_LIST_UNLINK(head, tail, node)                                                                              \
-  do {                                                                                                                 \
-    if ((node)->prev)                                                                                                  \
-      (node)->prev->next = (node)->next;                                                                               \
-    else if ((head) == (node))                                                                                         \
-      (head) = (node)->next;                                                                                           \
-    if ((node)->next)                                                                                                  \
-      (node)->next->prev = (node)->prev;                                                                               \
-    else if ((tail) == (node))                                                                                         \
-      (tail) = (node)->prev;                                                                                           \
-    (node)->prev = (node)->next = NULL;                                                                                \
+#define LNC_LIST_UNLINK(head, tail, node) \
+  do {                                    \
+    if ((node)->prev)                     \
+      (node)->prev->next = (node)->next;  \
+    else if ((head) == (node))            \
+      (head) = (node)->next;              \
+    if ((node)->next)                     \
+      (node)->next->prev = (node)->prev;  \
+    else if ((tail) == (node))            \
+      (tail) = (node)->prev;              \
+    (node)->prev = (node)->next = NULL;   \
   } while (0)
 
 /* Puts node (in no list) at the tail: the newest end. */
-#define LNC_LIST_PUSH_BACK(head, tail, node)                                                                           \
-  do {                                                                                                                 \
-    (node)->prev = (tail);                                                                                             \
-    (node)->next = NULL;                                                                                               \
-    if (tail)                                                                                                          \
-      (tail)->next = (node);                                                                                           \
-    else                                                                                                               \
-      (head) = (node);                                                                                                 \
-    (tail) = (node);                                                                                                   \
+#define LNC_LIST_PUSH_BACK(head, tail, node) \
+  do {                                       \
+    (node)->prev = (tail);                   \
+    (node)->next = NULL;                     \
+    if (tail)                                \
+      (tail)->next = (node);                 \
+    else                                     \
+      (head) = (node);                       \
+    (tail) = (node);                         \
   } while (0)
 
 /* Puts node (in no list) at the head. */
-#define LNC_LIST_PUSH_FRONT(head, tail, node)                                                                          \
-  do {                                                                                                                 \
-    (node)->prev = NULL;                                                                                               \
-    (node)->next = (head);                                                                                             \
-    if (head)                                                                                                          \
-      (head)->prev = (node);                                                                                           \
-    else                                                                                                               \
-      (tail) = (node);                                                                                                 \
-    (head) = (node);                                                                                                   \
+#define LNC_LIST_PUSH_FRONT(head, tail, node) \
+  do {                                        \
+    (node)->prev = NULL;                      \
+    (node)->next = (head);                    \
+    if (head)                                 \
+      (head)->prev = (node);                  \
+    else                                      \
+      (tail) = (node);                        \
+    (head) = (node);                          \
   } while (0)
 
 #endif

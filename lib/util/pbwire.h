@@ -8,7 +8,10 @@
 #include <stdint.h>
 
 /* Wire types (the spec's numbering); groups (3, 4) are refused, as protobuf-c refuses them. */
-enum { LNC_PB_VARINT = 0, LNC_PB_FIXED64 = 1, LNC_PB_LEN = 2, LNC_PB_FIXED32 = 5 };
+enum { LNC_PB_VARINT = 0,
+       LNC_PB_FIXED64 = 1,
+       LNC_PB_LEN = 2,
+       LNC_PB_FIXED32 = 5 };
 
 struct lnc_pb_field {
   uint64_t number;     /* the field number (what the tag holds above its 3 wire-type bits) */
