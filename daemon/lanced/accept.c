@@ -4,6 +4,8 @@
  * connection, so a few keep-alive clients often all landed on one network thread and the
  * daemon ran on half the CPUs it was given. */
 #include "lanced.h"
+#include "config.h"
+#include "server.h"
 #include <errno.h>
 #include <microhttpd.h>
 #include <poll.h>

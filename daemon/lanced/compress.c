@@ -5,6 +5,8 @@
  * implementation, in every Debian system, and a decompressor is exactly the kind of parser
  * not to write twice. */
 #include "lanced.h"
+#include "request.h"
+#include "routes.h"
 #include <microhttpd.h>
 #include <limits.h>
 #include <stdlib.h>

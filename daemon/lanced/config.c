@@ -2,6 +2,7 @@
  * command-line flags that override it, validation for --check-config, and the live limits
  * that SIGHUP replaces. */
 #include "lanced.h"
+#include "config.h"
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>

@@ -3,6 +3,10 @@
  * data file or a dataset directory (`version` pins one of its versions; 0 = the latest). Errors
  * are Connect error bodies {"code":..,"message":..} with the HTTP status the Connect spec assigns. */
 #include "lanced.h"
+#include "service.h"
+#include "metrics.h"
+#include "request.h"
+#include "routes.h"
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>

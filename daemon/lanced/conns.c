@@ -21,6 +21,8 @@
  * Ownership: an ld_conn is MHD's socket context, made and freed on the connection's network
  * thread; lists are that thread's alone. The per-address counters are shared (atomics). */
 #include "lanced.h"
+#include "config.h"
+#include "server.h"
 #include "util/list.h"
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -86,6 +88,7 @@ static void publish_oldest(struct ld_net *n) {
 }
 
 static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
+  LNC_ASSERT(ld_net_owned(n));
   if (!k->waiting) return;
   LNC_LIST_UNLINK(n->waiting_head, n->waiting_tail, k);
   k->waiting = false;
@@ -95,6 +98,7 @@ static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
 
 static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
   unlink_waiting(n, k);
+  LNC_ASSERT(ld_net_owned(n));
   k->since = now;
   LNC_LIST_PUSH_BACK(n->waiting_head, n->waiting_tail, k);
   k->waiting = true;

@@ -7,6 +7,11 @@
  * threads of their own (object-store threads): a store that answers slowly or not at all holds
  * those, never the take threads local files need. */
 #include "lanced.h"
+#include "config.h"
+#include "service.h"
+#include "request.h"
+#include "server.h"
+#include "routes.h"
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,6 +65,7 @@ static void set_unavailable(struct ld_req *r, const struct ld_err *e) {
  * resumed, that thread may send the answer and free r at any moment (it is often awake for
  * other connections): nothing of r is touched after. delay_ms: a test's hold in between. */
 static void resume_answered(struct ld_req *r, long delay_ms) {
+  LNC_ASSERT(r->stage == LD_STAGE_TAKE_THREAD);
   struct ld_net *net = r->net;
   r->stage = LD_STAGE_ANSWERED;
   MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */

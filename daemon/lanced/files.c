@@ -5,6 +5,9 @@
  *  "columns":[..],"dataset":{...}} (lnc_dataset_describe_json: versions, fragments with
  * physical/live rows, data files, deletion files). Also ?version= parsing for the routes. */
 #include "lanced.h"
+#include "service.h"
+#include "request.h"
+#include "routes.h"
 #include <microhttpd.h>
 #include <string.h>
 

@@ -19,6 +19,7 @@
  * libmicrohttpd releases refuse such a line themselves; where the pointers are not in one
  * buffer (an HTTP/0.9 line has the static "" as version) the check does not apply. */
 #include "lanced.h"
+#include "server.h"
 #include <microhttpd.h>
 #include <string.h>
 #include <strings.h>

@@ -8,6 +8,9 @@
  * LISTING_MAX entries are returned ("truncated": true beyond). Names are written through the
  * one JSON escaper, so a name that is not UTF-8 still gives valid JSON. */
 #include "lanced.h"
+#include "service.h"
+#include "request.h"
+#include "routes.h"
 #include "util/buf.h"
 #include <dirent.h>
 #include <fcntl.h>

@@ -2,6 +2,9 @@
  * then the main thread waits for signals only — SIGHUP reloads limits and log level,
  * SIGTERM/SIGINT drain in-flight requests and exit 0. Worker threads never see signals. */
 #include "lanced.h"
+#include "config.h"
+#include "service.h"
+#include "server.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>

@@ -2,6 +2,9 @@
  * scrape may see one request's counters half-updated, which Prometheus tolerates) and the
  * text exposition format for GET /metrics. */
 #include "lanced.h"
+#include "service.h"
+#include "metrics.h"
+#include "server.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>

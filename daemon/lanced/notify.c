@@ -5,6 +5,7 @@
  * watchdog interval, sd_listen_fds for sockets passed by a .socket unit. Silent when not run by
  * systemd; failures are logged, never fatal. */
 #include "lanced.h"
+#include "server.h"
 #include <string.h>
 #include <systemd/sd-daemon.h>
 

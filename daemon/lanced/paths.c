@@ -2,6 +2,7 @@
  * beneath the data root or an error. Lexical checks give clear 400s; liblance's one helper,
  * lnc_open_beneath (openat2 RESOLVE_BENEATH, or a no-symlink walk), is the real guarantee. */
 #include "lanced.h"
+#include "service.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

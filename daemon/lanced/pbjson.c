@@ -3,6 +3,7 @@
  * accepted on input), 64-bit integers as strings, bytes as base64, enums by name, default
  * values omitted. Used by the Connect JSON codec (connect.c). */
 #include "lanced.h"
+#include "routes.h"
 #include "util/pbwire.h"
 #include <jansson.h>
 #include <math.h>

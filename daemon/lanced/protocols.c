@@ -2,6 +2,9 @@
  * typed per-column values for scalar types) and FileInfo (schema as Field trees). Also the
  * Arrow format string → readable type name used by /files and FileInfo. */
 #include "lanced.h"
+#include "service.h"
+#include "metrics.h"
+#include "routes.h"
 #include "util/buf.h"
 #include <jansson.h>
 #include <math.h>

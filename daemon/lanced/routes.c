@@ -1,6 +1,10 @@
 /* Routing: URL and method → handler, plus the small routes (/healthz, /metrics) and the
  * error vocabulary every REST route shares: {"error":{"code":..,"message":..}}. */
 #include "lanced.h"
+#include "metrics.h"
+#include "request.h"
+#include "server.h"
+#include "routes.h"
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,6 +2,10 @@
  * with a JSON or protobuf TakeRequest body; <path> is a data file or a dataset directory. Parses and bounds the request, asks service.c for the rows,
  * encodes them as JSON rows, Arrow IPC or a protobuf TakeResponse. */
 #include "lanced.h"
+#include "service.h"
+#include "metrics.h"
+#include "request.h"
+#include "routes.h"
 #include <jansson.h>
 #include <microhttpd.h>
 #include <stdio.h>

@@ -15,6 +15,12 @@
  * io_mode buffered: a request is first tried inline without waiting (RWF_NOWAIT, page
  * cache only); only a miss goes to a take thread. */
 #include "lanced.h"
+#include "config.h"
+#include "service.h"
+#include "metrics.h"
+#include "request.h"
+#include "server.h"
+#include "routes.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
@@ -186,6 +192,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   struct ld_net *net = cls; /* MHD calls it on the daemon's own thread */
   struct ld_req *r = *con_cls;
   if (!r) return;
+  /* MHD never completes a suspended connection (it aborts if asked to stop with one). */
+  LNC_ASSERT(r->stage != LD_STAGE_TASK && r->stage != LD_STAGE_TAKE_THREAD);
   double secs = ld_now() - r->start;
   int status = r->status ? r->status : 499; /* never answered: client went away */
   ld_metrics_request(r->route, r->format, status, secs);
@@ -271,6 +279,7 @@ static void suspend_for_answer(struct MHD_Connection *c) {
 }
 
 static enum MHD_Result resumed_answer(struct MHD_Connection *c, struct ld_req *r) {
+  LNC_ASSERT(r->stage == LD_STAGE_ANSWERED && r->conn == c);
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s);
   r->stage = LD_STAGE_SENT;
   return send_response(c, r, &r->out);
@@ -288,6 +297,10 @@ static enum MHD_Result answer_early(struct MHD_Connection *c, struct ld_req *r,
 
 /* To a take thread, whose answer resumes the connection (already suspended). */
 static void hand_off(struct ld_req *r, int block) {
+  /* From its network thread (inline or a task that did not park) or a parked task resumed
+   * on it: the connection is suspended, and only the take thread touches r from here. */
+  LNC_ASSERT(r->stage == LD_STAGE_NEW || r->stage == LD_STAGE_TASK);
+  LNC_ASSERT(ld_net_owned(r->net));
   memset(&r->out, 0, sizeof r->out);
   r->status = 0;
   r->format = 0;
@@ -307,6 +320,7 @@ static void run_task(void *arg) {
   ld_route(r->conn, r, &r->out);
   int wb = r->call.would_block;
   if (r->stage != LD_STAGE_TASK) return; /* still inside on_request: it sends or hands off */
+  LNC_ASSERT(ld_net_owned(r->net));      /* a parked task resumes on its loop's thread */
   if (wb) {
     lnc_buf_free(&r->out.body);
     hand_off(r, wb);
@@ -675,8 +689,8 @@ static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard,
 }
 
 static void net_stop(struct ld_net *n) {
+  atomic_store(&n->stop, 1); /* from here n's state is the stopping thread's (ld_net_owned) */
   if (n->started) {
-    atomic_store(&n->stop, 1);
     uint64_t one = 1;
     if (write(n->wake_fd, &one, sizeof one) < 0) { /* cannot fail on a fresh counter */
     }

@@ -5,6 +5,9 @@
  * request may do (wait or not, on which worker) travels with it in its struct ld_call. A path naming a directory is a Lance
  * dataset, served by the engine's dataset entry points (versions, deletions, one budget). */
 #include "lanced.h"
+#include "config.h"
+#include "service.h"
+#include "metrics.h"
 #include "util/assert.h"
 #include <pthread.h>
 #include <stdio.h>

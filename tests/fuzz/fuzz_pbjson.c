@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "../../daemon/lanced/lanced.h"
+#include "../../daemon/lanced/routes.h"
 #include "lanced/v1/lanced.pb-c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../../daemon/lanced/lanced.h"
+#include "../../daemon/lanced/routes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const uint8_t *nl1 = memchr(data, '\n', size);

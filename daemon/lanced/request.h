@@ -1,0 +1,58 @@
+/* A request's record, shared by the server (which makes it, runs it and frees it) and the
+ * routes (which answer it): what it asked, where it is, and its answer. */
+#ifndef LANCED_REQUEST_H
+#define LANCED_REQUEST_H
+#include "lanced.h"
+#include "config.h"
+#include "service.h"
+
+struct MHD_Connection;
+struct ld_net;
+/* A request being served; owned by server.c, freed when MHD reports completion. */
+struct ld_response { /* what a handler produces; server.c turns it into MHD */
+  int status;
+  const char *content_type;
+  struct lnc_buf body; /* ownership passes to the response */
+  const char *allow;   /* Allow header for 405 */
+  int retry_after;     /* seconds; 0 = none */
+  bool close;          /* Connection: close after it */
+  const char *extra_name, *extra_value;
+  const char *content_encoding;           /* "gzip" when body is compressed */
+  const char *grpc_status, *grpc_message; /* a gRPC trailers-only answer (connect.c) */
+};
+
+
+/* Where a request is (server.c / dispatch.c). */
+enum ld_stage {
+  LD_STAGE_NEW = 0,     /* on its network thread */
+  LD_STAGE_TASK,        /* a loop task parked on device reads, connection suspended */
+  LD_STAGE_TAKE_THREAD, /* handed to a take thread, connection suspended */
+  LD_STAGE_ANSWERED,    /* the take thread produced r->out; the connection resumes */
+  LD_STAGE_SENT         /* r->out handed to MHD */
+};
+struct ld_req {
+  int route, format, status;
+  int stage; /* enum ld_stage; handed between threads by MHD_resume_connection */
+  struct MHD_Connection *conn;
+  struct ld_net *net;     /* the network thread that owns conn */
+  struct ld_response out; /* the take thread's answer, sent when the connection resumes */
+  struct ld_req *next;    /* take queue link */
+  double start;
+  char method[8];
+  char *url;           /* owned copy */
+  struct lnc_buf body; /* request body, bounded by max_body */
+  bool body_too_big;
+  bool body_busy;   /* the bodies being received were over their bytes budget: 503 at its end */
+  bool working;     /* counted against max_inflight (server.c admit_work) */
+  size_t body_held; /* bytes of its body counted in the bodies' budget, until it is all in */
+  bool linger;      /* answered before its body was read: the connection lingers (conns.c) */
+  bool framing_bad; /* refused for its framing (framing.c): the connection closes after */
+  /* body holds a Content-Encoding: gzip body already inflated: a request re-routed on a take
+   * thread (its first attempt would have blocked) must not inflate it again. */
+  bool body_inflated;
+  struct ld_call call; /* how this attempt calls the service (set before each ld_route) */
+  uint64_t rows;
+  struct ld_limits lim;
+};
+
+#endif
