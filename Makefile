@@ -120,7 +120,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: FORCE clone-fixtures all deps test unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
+.PHONY: FORCE clone-fixtures all deps test floorplan unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
         install bench python-test schema-fuzz ops-fuzz
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -176,6 +176,11 @@ schema-fuzz: $(BINS)
 OPS_FUZZ_BIN ?= $(BINOUT)
 ops-fuzz: $(BINS)
 	@RUST_BACKTRACE=0 LANCEDB_LOG=error node tests/fixtures/ops-fuzz.mjs --start $(START) --seeds $(SEEDS) --bin $(OPS_FUZZ_BIN) $(OPS_FUZZ_ARGS)
+
+# The floor plan from the includes: lib/io below everything Lance, no cycle between lib/
+# folders, the programs on lance.h and the common layer (lib/util) only.
+floorplan:
+	@python3 scripts/floorplan.py
 
 # The C sources in the tree's style (.clang-format): format-check fails on any difference,
 # format applies it. Vendored lib/arrow/abi.h is left as Arrow wrote it.
@@ -234,7 +239,7 @@ python-test: $(BINS)
 # a check that it works, not figures — `make bench` measures). BENCH_SMOKE=0 skips it.
 BENCH_SMOKE ?= 1
 test: deps
-	$(MAKE) format-check all
+	$(MAKE) format-check floorplan all
 	$(MAKE) unit-test conformance fuzz-replay integration
 	$(MAKE) asan
 ifeq ($(BENCH_SMOKE),1)

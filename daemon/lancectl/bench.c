@@ -3,6 +3,7 @@
  * queue depth the takes produced, so the two can be compared in one command:
  * device-limit ratio = rows/s / (raw reads/s / reads per row). */
 #include "lance.h"
+#include "util/clock.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -24,20 +25,6 @@ struct bench_opts {
   int io_mode;
   uint64_t seed;
 };
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t xorshift(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
 
 struct take_thread {
   pthread_t tid;
@@ -61,8 +48,8 @@ static void *take_main(void *arg) {
   }
   uint64_t *ids = malloc(t->o->batch * sizeof *ids), s = t->seed;
   struct lnc_take_options opts = {.blobs = LNC_BLOBS_DESCRIPTORS};
-  while (ids && now_s() < t->deadline) {
-    for (unsigned i = 0; i < t->o->batch; i++) ids[i] = xorshift(&s) % t->num_rows;
+  while (ids && lnc_now_s() < t->deadline) {
+    for (unsigned i = 0; i < t->o->batch; i++) ids[i] = lnc_xorshift64(&s) % t->num_rows;
     struct ArrowSchema sc;
     struct ArrowArray ar;
     struct lnc_take_stats st = {0};
@@ -178,7 +165,7 @@ int lnc_cli_bench(int argc, char **argv) {
   lnc_engine_get_stats(e, &st0);
 
   struct take_thread *tt = calloc(o.threads, sizeof *tt);
-  double t0 = now_s();
+  double t0 = lnc_now_s();
   for (unsigned i = 0; i < o.threads; i++) {
     tt[i] = (struct take_thread){.o = &o, .e = e, .path = o.file, .num_rows = num_rows, .seed = o.seed * 7919 + i + 1, .deadline = t0 + o.seconds};
     pthread_create(&tt[i].tid, NULL, take_main, &tt[i]);
@@ -196,7 +183,7 @@ int lnc_cli_bench(int argc, char **argv) {
       fprintf(stderr, "lancectl: %s\n", tt[i].msg);
     }
   }
-  double el = now_s() - t0;
+  double el = lnc_now_s() - t0;
   struct lnc_engine_stats st1;
   lnc_engine_get_stats(e, &st1);
   lnc_engine_free(e);
@@ -241,7 +228,7 @@ int lnc_cli_bench(int argc, char **argv) {
     return 2;
   }
   struct raw_thread *rt = calloc(o.threads, sizeof *rt);
-  t0 = now_s();
+  t0 = lnc_now_s();
   for (unsigned i = 0; i < o.threads; i++) {
     rt[i].probe = (struct lnc_probe){.fd = fd, .direct = direct, .size = (uint64_t)sb.st_size, .len = len, .depth = (unsigned)depth, .seed = o.seed * 104729 + i + 1, .seconds = o.seconds, .p_long = p_long};
     pthread_create(&rt[i].tid, NULL, raw_main, &rt[i]);
@@ -255,7 +242,7 @@ int lnc_cli_bench(int argc, char **argv) {
       fprintf(stderr, "lancectl: raw reads: %s\n", rt[i].msg);
     }
   }
-  el = now_s() - t0;
+  el = lnc_now_s() - t0;
   close(fd);
   free(rt);
   if (fail) return 2;

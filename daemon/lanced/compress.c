@@ -52,10 +52,11 @@ int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struc
   return 0;
 }
 
-int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, struct ld_err *e) {
+int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, enum ld_kind other, struct ld_err *e) {
   const char *enc = ld_header(c, "Content-Encoding");
   if (!enc[0] || !strcasecmp(enc, "identity") || r->body_inflated) return 0;
-  if (strcasecmp(enc, "gzip")) return 1;
+  if (strcasecmp(enc, "gzip"))
+    return ld_errf(e, other, "Content-Encoding %.60s is not supported (gzip, identity are)", enc), -1;
   struct lnc_buf plain = {0};
   if (ld_gunzip(&r->body, r->lim.max_body, &plain, e)) {
     lnc_buf_free(&plain);

@@ -115,7 +115,7 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
       rc = ld_errf(&e, LD_RATE_LIMITED,
                    "the answer is %zu bytes, over max_response_bytes (%llu)", out->body.len,
                    (unsigned long long)r->lim.max_response);
-    if (!rc && deadline && ld_now() > deadline)
+    if (!rc && deadline && lnc_now_s() > deadline)
       rc = ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms elapsed");
     if (!rc) {
       free_msg(&q->base, json);
@@ -140,7 +140,7 @@ static void get_file(struct ld_req *r, bool json, double deadline, struct ld_res
     fi.schema.release(&fi.schema);
     lnc_buf_free(&fi.describe);
   }
-  if (!rc && deadline && ld_now() > deadline) /* a describe may have waited on the device */
+  if (!rc && deadline && lnc_now_s() > deadline) /* a describe may have waited on the device */
     rc = ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms elapsed");
   free_msg(&q->base, json);
   if (rc) return ld_connect_error(out, &e);
@@ -196,11 +196,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     deadline = r->start + (double)ms / 1000.0;
   }
   /* Another Content-Encoding is `unimplemented` (the Connect spec's code for it). */
-  int dec = ld_body_decode(c, r, &e);
-  if (dec > 0)
-    ld_errf(&e, LD_UNIMPLEMENTED, "Content-Encoding %.60s is not supported (gzip, identity are)",
-            ld_header(c, "Content-Encoding"));
-  if (dec) {
+  if (ld_body_decode(c, r, LD_UNIMPLEMENTED, &e)) {
     ld_connect_error(out, &e);
     out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
     return;
@@ -208,7 +204,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
   /* Spent before the call begins (a slow body, a wait for room): the client has given up, so
    * the work is not done. The deadline counts from the request's headers, as the client's
    * counts from its send. */
-  if (deadline && ld_now() > deadline) {
+  if (deadline && lnc_now_s() > deadline) {
     ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms (%llu ms) elapsed before the call began",
             (unsigned long long)ms);
     return ld_connect_error(out, &e);

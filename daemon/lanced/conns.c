@@ -123,7 +123,7 @@ void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ct
   ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   k->fd = ci ? ci->connect_fd : -1;
   *socket_ctx = k;
-  append_waiting(n, k, n->adding_since > 0 ? n->adding_since : ld_now());
+  append_waiting(n, k, n->adding_since > 0 ? n->adding_since : lnc_now_s());
   n->adding_since = 0;
 }
 
@@ -149,7 +149,7 @@ void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c) {
 
 void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c) {
   struct ld_conn *k = conn_of(c);
-  if (k && !k->closing) append_waiting(n, k, ld_now());
+  if (k && !k->closing) append_waiting(n, k, lnc_now_s());
 }
 
 void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len) {
@@ -166,7 +166,7 @@ const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len) {
 
 void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c) {
   struct ld_conn *k = conn_of(c);
-  if (k && !k->closing) append_waiting(n, k, ld_now());
+  if (k && !k->closing) append_waiting(n, k, lnc_now_s());
 }
 
 static void close_conn(struct ld_net *n, struct ld_conn *k) {
@@ -190,7 +190,7 @@ static bool idle_enough(double since, double now) { return since > 0 && now - si
 /* Closes up to `count` of this thread's oldest waiting connections; returns how many. */
 int ld_conn_evict(struct ld_net *n, int count) {
   int done = 0;
-  double now = ld_now();
+  double now = lnc_now_s();
   while (done < count && n->waiting_head && idle_enough(n->waiting_head->since, now)) {
     close_conn(n, n->waiting_head);
     done++;
@@ -224,7 +224,7 @@ static struct ld_net *holder_of_oldest(struct ld_net *n, struct ld_net *all, int
 
 int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need, bool fresh_too) {
   int done = 0;
-  double now = ld_now();
+  double now = lnc_now_s();
   while (done < need) {
     double since;
     struct ld_net *o = holder_of_oldest(n, all, nall, &since);
@@ -259,7 +259,7 @@ static uint64_t make_room_over(struct ld_net *n, uint64_t limit, struct ld_net *
 /* The header deadline, and room under connection_limit. Returns the milliseconds until the
  * next deadline (-1: none), for the loop's wait. */
 int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *all, int nall) {
-  double now = ld_now(), limit_s = (double)lim->header_timeout_ms / 1000.0;
+  double now = lnc_now_s(), limit_s = (double)lim->header_timeout_ms / 1000.0;
   uint64_t timed_out = 0;
   while (n->waiting_head && now - n->waiting_head->since >= limit_s) {
     close_conn(n, n->waiting_head);
@@ -291,12 +291,12 @@ void ld_linger_add(struct ld_net *n, struct MHD_Connection *c) {
   int fd = dup(ci->connect_fd);
   if (fd < 0) return;
   shutdown(fd, SHUT_WR); /* the answer is all we send: the client sees its end */
-  n->linger[n->nlinger++] = (struct ld_linger){.fd = fd, .until = ld_now() + LD_LINGER_MS / 1000.0};
+  n->linger[n->nlinger++] = (struct ld_linger){.fd = fd, .until = lnc_now_s() + LD_LINGER_MS / 1000.0};
 }
 
 void ld_linger_service(struct ld_net *n) {
   char *sink = n->linger_sink; /* every network thread drains into its own */
-  double now = ld_now();
+  double now = lnc_now_s();
   for (int i = 0; i < n->nlinger;) {
     struct ld_linger *l = &n->linger[i];
     bool done = now >= l->until || l->dropped >= LD_LINGER_BYTES;

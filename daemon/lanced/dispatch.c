@@ -80,7 +80,7 @@ static void resume_answered(struct ld_req *r, long delay_ms) {
  * to meet the same store. Once a request has waited as long as the store may take to answer
  * one call, it is answered at once. */
 static bool too_late(const struct pool *p, struct ld_req *r) {
-  double waited = ld_now() - r->start;
+  double waited = lnc_now_s() - r->start;
   if (p->mount < 0 || waited < p->max_wait_s) return false;
   struct ld_err e;
   ld_errf(&e, LD_UNAVAILABLE,

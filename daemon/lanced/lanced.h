@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "lance.h"
 #include "util/assert.h"
+#include "util/clock.h"
 #include "util/parse.h"
 
 #define LD_VERSION "0.1.0"
@@ -64,13 +65,12 @@ int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le);
 const char *ld_connect_code(const char *name);
 
 
-/* ---- util.c: byte buffers (struct lnc_buf from lance.h), time, numbers -------------------- */
+/* ---- util.c: byte buffers (struct lnc_buf from lance.h); the clock is util/clock.h -------------------- */
 /* Appends abort on allocation failure: a daemon out of memory for a few KiB of headers or
  * JSON cannot answer anything useful anyway, and it keeps every call site one line. */
 void ld_buf_append(struct lnc_buf *b, const void *p, size_t n);
 void ld_buf_puts(struct lnc_buf *b, const char *s);
 void ld_buf_printf(struct lnc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ld_buf_json_str(struct lnc_buf *b, const char *s, size_t n); /* quoted, escaped */
-double ld_now(void);                                              /* monotonic seconds */
 
 #endif

@@ -67,7 +67,7 @@ static _Noreturn void drain_timed_out(uint64_t n) {
 /* Waits for the requests in flight to finish, until deadline; returns how many are left. */
 static uint64_t wait_inflight(double deadline) {
   uint64_t n;
-  while ((n = ld_server_inflight()) > 0 && ld_now() < deadline) {
+  while ((n = ld_server_inflight()) > 0 && lnc_now_s() < deadline) {
     struct timespec ts = {0, 10 * 1000 * 1000};
     nanosleep(&ts, NULL);
   }
@@ -78,7 +78,7 @@ static void drain(const struct ld_config *cfg) {
   ld_draining = LD_DRAIN_OPEN;
   ld_notify("STOPPING=1");
   ld_server_quiesce();
-  double deadline = ld_now() + (double)cfg->request_timeout_ms / 1000.0 + 1.0;
+  double deadline = lnc_now_s() + (double)cfg->request_timeout_ms / 1000.0 + 1.0;
   uint64_t n = ld_server_inflight();
   ld_log(LD_LOG_INFO, "shutting down: draining %llu in-flight requests", (unsigned long long)n);
   n = wait_inflight(deadline);

@@ -25,9 +25,9 @@ bool ld_gzip_wanted(const char *accept_encoding, size_t body_len);
 int ld_qvalue(const char *params);
 /* The request body as its Content-Encoding says: none or identity, as it is; gzip, inflated in
  * place (bounded by max_body_bytes) the first time, so a request routed again on a take thread
- * keeps it. 0, or -1 with e filled (not gzip, over the limit), or 1 for another coding (e
- * untouched: the caller answers it in its protocol). */
-int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, struct ld_err *e);
+ * keeps it. 0, or -1 with e filled: not gzip, over the limit, or another coding, refused as
+ * `other` (the kind the caller's protocol answers it with). */
+int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, enum ld_kind other, struct ld_err *e);
 int ld_gzip(struct lnc_buf *body); /* in place; -1 (body untouched) on failure */
 
 void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out);

@@ -411,11 +411,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   if (ld_path_check(rel, &e)) return ld_json_error(out, &e);
 
   if (!strcmp(r->method, "POST")) {
-    int dec = ld_body_decode(c, r, &e);
-    if (dec > 0)
-      ld_errf(&e, LD_MEDIA_TYPE, "Content-Encoding %.60s is not supported (gzip, identity are)",
-              ld_header(c, "Content-Encoding"));
-    if (dec) {
+    if (ld_body_decode(c, r, LD_MEDIA_TYPE, &e)) {
       ld_json_error(out, &e);
       out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
       return;

@@ -61,7 +61,7 @@ void ld_server_set_max_wait_ms(int ms) { max_wait_ms = ms < 10 ? 10 : ms; }
 static int nets_started(void) { return __atomic_load_n(&nnets, __ATOMIC_ACQUIRE); }
 
 bool ld_server_loops_turning(double max_age_s) {
-  double now = ld_now();
+  double now = lnc_now_s();
   int started = nets_started();
   for (int i = 0; i < started; i++)
     if (now - atomic_load(&nets[i].last_turn) > max_age_s) return false;
@@ -194,7 +194,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   if (!r) return;
   /* MHD never completes a suspended connection (it aborts if asked to stop with one). */
   LNC_ASSERT(r->stage != LD_STAGE_TASK && r->stage != LD_STAGE_TAKE_THREAD);
-  double secs = ld_now() - r->start;
+  double secs = lnc_now_s() - r->start;
   int status = r->status ? r->status : 499; /* never answered: client went away */
   ld_metrics_request(r->route, r->format, status, secs);
   if (r->lim.request_log) {
@@ -346,7 +346,7 @@ static struct ld_req *req_new(const char *url, const char *method, void **con_cl
   if (!r) return NULL;
   *con_cls = r;
   __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST); /* before the gate is read: main.c drain */
-  r->start = ld_now();
+  r->start = lnc_now_s();
   r->lim = ld_limits_get();
   r->route = LD_R_OTHER;
   snprintf(r->method, sizeof r->method, "%s", method);
@@ -526,7 +526,7 @@ static int open_listener(const char *spec, char *msg, size_t msglen) {
 /* ---- network threads ------------------------------------------------------------------- */
 struct ld_pending_conn {
   struct ld_pending_conn *next;
-  double accepted; /* ld_now() at accept: the connection's age for idle-first eviction */
+  double accepted; /* lnc_now_s() at accept: the connection's age for idle-first eviction */
   int fd;
   socklen_t addrlen;
   struct sockaddr_storage addr;
@@ -542,7 +542,7 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen) {
     return;
   }
   p->fd = fd;
-  p->accepted = ld_now();
+  p->accepted = lnc_now_s();
   p->addrlen = addrlen;
   memcpy(&p->addr, addr, addrlen);
   pthread_mutex_lock(&n->lock);
@@ -635,7 +635,7 @@ static void *net_main(void *arg) {
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(n->d, MHD_DAEMON_INFO_EPOLL_FD);
   int fds[2] = {di ? di->epoll_fd : -1, n->wake_fd};
   lnc_loop *loop = n->loop;
-  atomic_store(&n->last_turn, ld_now());
+  atomic_store(&n->last_turn, lnc_now_s());
   while (!atomic_load(&n->stop)) {
     MHD_run(n->d);
     MHD_UNSIGNED_LONG_LONG to = 0;
@@ -656,7 +656,7 @@ static void *net_main(void *arg) {
     if (ready & 2) add_pending(n);
     if (n->nlinger) ld_linger_service(n);
     publish_stats(n, loop);
-    atomic_store(&n->last_turn, ld_now());
+    atomic_store(&n->last_turn, lnc_now_s());
   }
   ld_service_thread_stop(n->loop, n->worker);
   n->loop = NULL;

@@ -57,7 +57,7 @@ struct ld_net {
   int loop_state;                  /* the thread's loop: 0 starting, 1 running, -1 failed to start */
   struct ld_pending_conn *queue;   /* sockets accepted for this thread, not yet added to MHD */
   struct lnc_loop_stats published; /* the loop's counters as of its last iteration (atomics) */
-  _Atomic double last_turn;        /* ld_now() at the end of its last iteration */
+  _Atomic double last_turn;        /* lnc_now_s() at the end of its last iteration */
   /* conns.c: connections with no request in progress, oldest first (this thread's only) */
   struct ld_conn *waiting_head, *waiting_tail;
   int nwaiting;

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* The daemon's policy over liblance's buffer (util/buf.c): an append that cannot get memory
  * ends the process (see lanced.h), so no call site checks. */
@@ -33,10 +32,4 @@ void ld_buf_printf(struct lnc_buf *b, const char *fmt, ...) {
 /* liblance's one JSON string writer (escapes, and U+FFFD for bytes that are not UTF-8). */
 void ld_buf_json_str(struct lnc_buf *b, const char *s, size_t n) {
   if (lnc_json_str(b, s, n)) out_of_memory(b);
-}
-
-double ld_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }

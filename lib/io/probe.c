@@ -3,35 +3,20 @@
  * (`lancectl bench`'s device-limit ratio) without reaching below the public API. */
 #include "../lance.h"
 #include "ring.h"
+#include "../util/clock.h"
 #include "../util/error.h"
 #include <stdlib.h>
-#include <time.h>
 
 /* Reads are whole blocks of this size, at block-aligned offsets, as a device benchmark
  * reads (and as the ring's O_DIRECT reads are). */
 #define PROBE_BLOCK 4096u
 
-static double probe_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* xorshift64: cheap, and the same sequence for the same seed. */
-static uint64_t probe_next(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
 /* One batch of depth random reads into buf (depth slots of len + one block). */
 static void probe_plan(const struct lnc_probe *p, uint64_t *seed, uint8_t *buf, struct lnc_read *reads) {
   uint64_t span = p->size > p->len ? p->size - p->len : 1;
   for (unsigned i = 0; i < p->depth; i++) {
-    uint64_t off = (probe_next(seed) % span) & ~(uint64_t)(PROBE_BLOCK - 1);
-    bool longer = (double)(probe_next(seed) % 1000000) / 1e6 < p->p_long;
+    uint64_t off = (lnc_xorshift64(seed) % span) & ~(uint64_t)(PROBE_BLOCK - 1);
+    bool longer = (double)(lnc_xorshift64(seed) % 1000000) / 1e6 < p->p_long;
     uint64_t len = p->len + (longer ? PROBE_BLOCK : 0);
     if (len > p->size) len = p->size; /* a file smaller than the reads */
     if (off + len > p->size) off = (p->size - len) & ~(uint64_t)(PROBE_BLOCK - 1);
@@ -52,8 +37,8 @@ int lnc_read_probe(const struct lnc_probe *p, uint64_t *reads_done, struct lnc_e
   uint8_t *buf = malloc((size_t)p->depth * (p->len + PROBE_BLOCK));
   if (!reads || !buf) rc = lnc_errf(err, LNC_ENOMEM, "lnc_read_probe: out of memory");
   uint64_t seed = p->seed ? p->seed : 1;
-  double deadline = probe_now() + p->seconds;
-  while (!rc && probe_now() < deadline) {
+  double deadline = lnc_now_s() + p->seconds;
+  while (!rc && lnc_now_s() < deadline) {
     probe_plan(p, &seed, buf, reads);
     struct lnc_take_stats st = {0};
     rc = lnc_ring_read_batch(ring, p->fd, p->direct, p->size, reads, p->depth, &st, err);

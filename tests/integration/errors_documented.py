@@ -30,7 +30,8 @@ def rest_pairs(by_kind):
         if os.path.basename(path) in ("connect.c", "errors.c"):
             continue
         src = open(path, encoding="utf-8").read()
-        for m in re.finditer(r'ld_errf\([^,]*,\s*(LD_[A-Z_]+),', src):
+        # ld_errf names the kind; ld_body_decode is told the kind it refuses a coding with.
+        for m in re.finditer(r'(?:ld_errf\([^,]*|ld_body_decode\([^,]*,[^,]*),\s*(LD_[A-Z_]+),', src):
             name, http, _ = by_kind[m.group(1)]
             pairs.setdefault((http, name), os.path.basename(path))
     return pairs
