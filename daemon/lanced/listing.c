@@ -86,7 +86,7 @@ static const char *kind_of(int dirfd, const char *name) {
 
 static void write_listing(const char *rel, struct entry *v, size_t n, bool truncated,
                           struct ld_response *out) {
-  qsort(v, n, sizeof *v, by_name);
+  if (n > 1) qsort(v, n, sizeof *v, by_name); /* never qsort(NULL, 0): undefined, and UBSan says so */
   ld_buf_puts(&out->body, "{\"path\":");
   ld_buf_json_str(&out->body, rel, strlen(rel));
   ld_buf_puts(&out->body, ",\"entries\":[");

@@ -46,8 +46,9 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
   bool get = is(m, "GET") || is(m, "HEAD");
   struct ld_err e;
 
-  if (!strncmp(url, "/files/", 7)) {
-    const char *rest = url + 7;
+  /* "/files" is the listing of the root, as "/files/" is. */
+  if (!strncmp(url, "/files/", 7) || is(url, "/files")) {
+    const char *rest = url[6] ? url + 7 : "";
     size_t n = strlen(rest);
     if (n >= 5 && !strcmp(rest + n - 5, "/rows")) {
       r->route = LD_R_ROWS;

@@ -430,12 +430,26 @@ int lnc_engine_open_beneath(lnc_engine *e, const char *path, int flags) {
   return open_beneath(e, path, flags);
 }
 
+/* Whether path, beneath the root, reaches outside it (a symlink out, resolved beneath). */
+static bool leaves_root(struct lnc_engine *e, const char *path) {
+  if (e->root_fd == AT_FDCWD) return false;
+  int fd = open_beneath(e, path, O_PATH);
+  if (fd >= 0) {
+    close(fd);
+    return false;
+  }
+  return errno == EXDEV || errno == ELOOP;
+}
+
 /* *is_dir (may be NULL) tells a directory apart from the other failures, so a take can serve
  * it as a dataset without a second system call to ask what the path is. */
 static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, bool *is_dir,
                      struct lnc_error *err) {
   if (fstatat(e->root_fd, path, st, 0) == 0) {
     if (S_ISDIR(st->st_mode)) {
+      /* fstatat followed any symlink: a directory found outside the root is refused as every
+       * other escape is (403), so an outsider cannot tell what is there from "a directory". */
+      if (leaves_root(e, path)) return lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", path);
       if (is_dir) *is_dir = true;
       return lnc_errf(err, LNC_ENOTFOUND, "%s: is a directory, not a Lance data file", path);
     }
@@ -445,11 +459,8 @@ static int stat_path(struct lnc_engine *e, const char *path, struct stat *st, bo
   /* fstatat follows symlinks out of the root, where the open that follows a success does not:
    * a missing path is asked again beneath the root, so that one outside answers "leaves the
    * data root" whether or not something is there (else 404 against 403 would probe it). */
-  int en = errno, fd = e->root_fd == AT_FDCWD ? -1 : open_beneath(e, path, O_PATH);
-  if (fd >= 0)
-    close(fd);
-  else if (e->root_fd != AT_FDCWD && (errno == EXDEV || errno == ELOOP))
-    return lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", path);
+  int en = errno;
+  if (leaves_root(e, path)) return lnc_errf(err, LNC_EACCES, "%s: path leaves the data root", path);
   return lnc_errf(err, lnc_code_from_errno(en), "%s: %s", path, strerror(en));
 }
 

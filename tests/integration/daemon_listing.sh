@@ -21,6 +21,16 @@ code=$(status "$URL/files/nope/")
 [[ $code == 404 ]] && ok "a missing directory: 404" || bad "missing directory: $code" "$(cat "$WORK/body")"
 code=$(status "$URL/files/escape/")
 [[ $code == 403 ]] && ok "a directory outside the root (symlink): 403" || bad "escape: $code" "$(cat "$WORK/body")"
+got=$(curl -s "$URL/files/sub/deeper/")
+[[ $got == '{"path":"sub/deeper","entries":[]}' ]] && ok "an empty directory lists no entries (no qsort of nothing: UBSan)" \
+  || bad "GET /files/sub/deeper/" "$got"
+[[ $(curl -s "$URL/files") == "$(curl -s "$URL/files/")" ]] && ok "GET /files (no slash) is the root's listing" \
+  || bad "GET /files" "$(curl -s "$URL/files")"
+for p in escape escape/rows?ids=0; do
+  code=$(status "$URL/files/$p")
+  [[ $code == 403 ]] && ok "/files/$p, a directory outside the root (symlink): 403, not 'is a directory'" \
+    || bad "/files/$p: $code" "$(cat "$WORK/body")"
+done
 grep -q 'holds no Lance data' "$WORK/log" && bad "warned about a root that holds data" || ok "no warning for a root with data"
 # Listings of the root at once, from several connections (so on both network threads): each
 # reads the directory through a descriptor of its own. (A dup of the root shared one offset:

@@ -12,7 +12,8 @@ fi
 ROOT=$(scripts/sample-root.sh build/sample)
 "$BIN/lanced" --root "$ROOT" --listen "127.0.0.1:$PORT" > build/readme-lanced.log 2>&1 &
 PID=$!
-trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null' EXIT
+TMPD=$(mktemp -d)
+trap 'kill $PID 2>/dev/null; wait $PID 2>/dev/null; rm -rf "$TMPD"' EXIT
 for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$PORT/healthz" && break; sleep 0.1; done
 pass=0 fail=0
 while IFS= read -r cmd; do
@@ -24,6 +25,15 @@ while IFS= read -r cmd; do
     fail=$((fail + 1)); echo "FAIL $cmd"; echo "     → rc=$rc $(head -c 300 <<<"$out")"
   fi
 done < <(awk '/^```sh/{f=1;next} /^```/{f=0} f && /^(curl|bin\/lancectl) /' README.md)
+# Every `GET /…` the prose names (the headline's included) answers 200 on the same data.
+while IFS= read -r path; do
+  code=$(curl -s -o "$TMPD/body" -w '%{http_code}' "http://127.0.0.1:$PORT$path")
+  if [[ $code == 200 ]]; then
+    pass=$((pass + 1)); echo "ok   GET $path (prose)"
+  else
+    fail=$((fail + 1)); echo "FAIL GET $path (prose) answered $code: $(head -c 300 "$TMPD/body")"
+  fi
+done < <(grep -o '`GET /[^`]*`' README.md | sed 's/^`GET //; s/`$//' | sort -u)
 # "lancectl take prints exactly the body": the same bytes, no newline added, for a pipe.
 if cmp -s <("$BIN/lancectl" take build/sample/sample.lance --ids 17,90210,5 --columns i64,s,l) \
           <(curl -s "http://127.0.0.1:$PORT/files/sample.lance/rows?ids=17,90210,5&columns=i64,s,l"); then
