@@ -61,7 +61,7 @@ $(LIB_A): $(LIB_OBJS)
 
 # Versioned: SONAME liblance.so.$(LIB_MAJOR); installed as liblance.so.$(LIB_VERSION) with the
 # liblance.so.$(LIB_MAJOR) and liblance.so links (make install).
-LIB_VERSION := 0.1.0
+LIB_VERSION := $(shell sed -n 's/^#define LNC_RELEASE "\(.*\)"/\1/p' lib/util/version.h)
 LIB_MAJOR := 0
 $(LIB_SO): $(LIB_OBJS)
 	@mkdir -p $(dir $@)

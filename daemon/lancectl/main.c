@@ -4,6 +4,7 @@
 #include "lance.h"
 #include "util/buf.h"
 #include "util/parse.h"
+#include "util/version.h"
 #include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -25,6 +26,7 @@ static void usage(FILE *o) {
           "FILE is a Lance data file (.lance), a dataset directory, or (inspect, take) a data\n"
           "file in S3 or an S3-compatible store: s3://bucket/key, with AWS_ENDPOINT_URL,\n"
           "AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN.\n"
+          "       lancectl --version | --help\n"
           "exit codes: 0 ok, 1 bad input, 2 unreadable or unsupported file\n");
 }
 
@@ -368,9 +370,20 @@ static int cmd_take(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  /* --help or -h anywhere (`lancectl take --help` included) is a request for the usage, not an
+   * incomplete command: to stdout, exit 0. */
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    }
+  if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))) {
+    printf("lancectl %s\n", LNC_RELEASE);
+    return 0;
+  }
   if (argc < 3) {
-    usage(argc < 2 ? stderr : stdout);
-    return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 1;
+    usage(stderr);
+    return 1;
   }
   if (strcmp(argv[1], "inspect") == 0)
     return cmd_inspect(argv[2], argc > 3 && strcmp(argv[3], "--json") == 0);

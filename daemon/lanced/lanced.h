@@ -16,6 +16,7 @@
 #include "util/assert.h"
 #include "util/clock.h"
 #include "util/parse.h"
+#include "util/version.h"
 
 #define LD_VERSION "0.1.0"
 

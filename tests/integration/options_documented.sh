@@ -36,4 +36,17 @@ kill $pid; wait $pid 2>/dev/null; rm -rf "$TMP"
 grep -q '"raw_path": "/healthz"' <<<"$out" && grep -q '"connections": 2' <<<"$out" && grep -q '"duration_s": 1' <<<"$out" \
   || { echo "FAIL lanced-load -c 2 -d 1s -t 1 URL: $(head -c 300 <<<"$out")"; fail=1; }
 [[ $fail -eq 0 ]] && echo "ok   all $m lanced-load options in --help and lanced-load(1); --version; wrk's -c -d -t URL"
+# The man pages render without a warning (a stray form feed rendered /files/NAME as
+# "/files/NAMER..P"; a raw UTF-8 dash is "invalid input" to troff).
+for page in docs/man/*.[18]; do
+  w=$(groff -ww -man -Tutf8 -z "$page" 2>&1)
+  [[ -z $w ]] && echo "ok   $page renders with groff -ww and no warning" || { echo "FAIL $page: $(head -c 300 <<<"$w")"; fail=1; }
+done
+# lancectl: --version prints it, --help anywhere is the usage (exit 0), not a complaint.
+v=$("$BIN/lancectl" --version); rc=$?
+[[ $rc -eq 0 && $v == "lancectl "[0-9]* ]] && echo "ok   lancectl --version: $v" || { echo "FAIL lancectl --version: rc=$rc $v"; fail=1; }
+for args in "--help" "take --help" "inspect -h" "bench --help"; do
+  out=$("$BIN/lancectl" $args 2>&1); rc=$?
+  [[ $rc -eq 0 && $out == usage:* ]] && echo "ok   lancectl $args prints the usage" || { echo "FAIL lancectl $args: rc=$rc $(head -c 120 <<<"$out")"; fail=1; }
+done
 exit $fail
