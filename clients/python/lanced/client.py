@@ -3,6 +3,7 @@ numpy arrays, tensor columns through one frombuffer each."""
 import decimal
 import http.client
 import json
+import operator
 import os
 import re
 import threading
@@ -21,6 +22,28 @@ def _pin(version):
     if isinstance(version, str):
         return {"tag": version}
     return {"version": int(version or 0)}
+
+
+_U64_MAX = (1 << 64) - 1
+
+
+def _check_ids(ids):
+    """ids as a list of Python ints, checked before any request: each an integer (int, a numpy
+    integer, an integer 0-d tensor: what operator.index takes) in [0, 2^64). A float (1.5 is
+    not row 1), a bool or a negative number raises ValueError naming it and its position."""
+    out = []
+    for pos, i in enumerate(ids):
+        if isinstance(i, bool):
+            raise ValueError("id %r at position %d is a bool, not a row id" % (i, pos))
+        try:
+            v = operator.index(i)
+        except TypeError:
+            raise ValueError("id %r at position %d is not an integer (row ids are whole numbers)"
+                             % (i, pos)) from None
+        if v < 0 or v > _U64_MAX:
+            raise ValueError("id %d at position %d is out of range (row ids are 0 to 2^64-1)" % (v, pos))
+        out.append(v)
+    return out
 
 
 class LancedError(Exception):
@@ -192,7 +215,7 @@ class Client:
         it. Nulls: numeric,
         bool, temporal and tensor columns come back as numpy masked arrays; strings, binaries,
         decimals (decimal.Decimal) and lists are object arrays with None for a null."""
-        ids = [int(i) for i in ids]
+        ids = _check_ids(ids)
         types = self._column_types(path, version)
         names = list(columns) if columns else list(types)
         nested = [c for c in names if c in types and not _proto_carries(types[c])]

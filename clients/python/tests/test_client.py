@@ -162,6 +162,40 @@ def test_id_out_of_range(client):
     assert ex.value.code == "out_of_range" and ex.value.status == 400
 
 
+@pytest.mark.parametrize("bad", [-1, 1.5, 2.0, True, "3", 2 ** 64])
+def test_bad_id_refused_before_any_request(client, bad):
+    """A negative id raised protobuf's own ValueError, a float 1.5 was read as row 1: each is
+    the client's ValueError naming the id and where it is, and nothing is sent."""
+    before = client.describe("data/emb21")  # the connection exists; no request follows below
+    with pytest.raises(ValueError) as ex:
+        client.take("data/emb21", [0, bad], ["id"])
+    assert repr(bad) in str(ex.value) or str(bad) in str(ex.value)
+    assert "position 1" in str(ex.value)
+    assert before["num_rows"] == client.describe("data/emb21")["num_rows"]
+
+
+def test_numpy_and_tensor_ids_accepted(client):
+    want = client.take("data/emb21", [3, 1], ["id"])["id"]
+    assert (client.take("data/emb21", np.array([3, 1], dtype=np.int64), ["id"])["id"] == want).all()
+    assert (client.take("data/emb21", [np.uint32(3), np.int8(1)], ["id"])["id"] == want).all()
+
+
+def test_limit_error_code_is_documented(client):
+    """The code a request over max_ids_per_request gets is the one the README names."""
+    with pytest.raises(lanced.LancedError) as ex:
+        client.take("data/emb21", [0] * 200000, ["id"])
+    assert ex.value.code == "resource_exhausted"
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    assert "`resource_exhausted`" in readme and "limit_exceeded" not in readme
+
+
+def test_describe_dataset_version_documented(client):
+    d = client.describe("datasets/tags_v22.lance")
+    assert isinstance(d["dataset_version"], int)
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "README.md")).read()
+    assert '"dataset_version"' in readme
+
+
 def test_version_by_tag(client):
     """A LanceDB tag's name pins the version it names, as Lance's checkout(tag) does: the same
     rows and description as that version's number (tags_v22.tags is Lance's own list)."""
