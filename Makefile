@@ -4,6 +4,9 @@
 # per program under daemon/ and loadtest/, one Check test per tests/unit/test_*.c.
 
 SHELL := /bin/bash
+# The AWS SDK's notice that its releases after January 2027 need node 22 (the tests' S3 client
+# on Debian's node 20) says nothing about this project: not printed in every S3 test.
+export NODE_OPTIONS := --disable-warning=NodeVersionSupportWarning
 CC ?= cc
 BUILD ?= build
 # Where the library and binaries land: lib/ and bin/ for the normal build, inside the
@@ -239,12 +242,7 @@ python-test: $(BINS)
 # a check that it works, not figures — `make bench` measures). BENCH_SMOKE=0 skips it.
 BENCH_SMOKE ?= 1
 test: deps
-	$(MAKE) format-check floorplan all
-	$(MAKE) unit-test conformance fuzz-replay integration
-	$(MAKE) asan
-ifeq ($(BENCH_SMOKE),1)
-	BENCH_QUICK=1 $(MAKE) bench BENCH_SCALE=small
-endif
+	@scripts/test-all.sh "$(MAKE)" $(BENCH_SMOKE)
 
 # ASan + UBSan: a separate build tree and output dirs, then the same tests.
 asan:

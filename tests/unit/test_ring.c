@@ -393,6 +393,13 @@ START_TEST(test_bad_fd) {
 }
 END_TEST
 
+/* The ring's once-per-process notices, captured (and checked) instead of printed. */
+static char logged[8][512];
+static int nlogged;
+static void capture(const char *line) {
+  if (nlogged < 8) snprintf(logged[nlogged++], sizeof logged[0], "%s", line);
+}
+
 /* ---- io_uring_enter failing for good ----------------------------------------------------- */
 /* This binary is linked with -Wl,--wrap=io_uring_submit_and_wait (Makefile), so ring.c's calls
  * come here. While enters_to_fail is positive, a call answers -ENOMEM without waiting, having
@@ -441,8 +448,13 @@ START_TEST(test_enter_fails_for_good) {
   struct lnc_error err = {0};
   enters_to_fail = 1000;
   fail_after_submit = submitted;
+  nlogged = 0;
+  lnc_ring_set_log(capture); /* the notice is expected here: checked, not printed */
   int rc = lnc_ring_read_batch(r, pipefd[0], false, FILE_SIZE, &rd, 1, NULL, &err);
+  lnc_ring_set_log(NULL);
   enters_to_fail = 0;
+  ck_assert_int_eq(nlogged, 1);
+  ck_assert_msg(strstr(logged[0], "io_uring failed (Cannot allocate memory); using pread"), "%s", logged[0]);
   ck_assert_int_eq(rc, LNC_EIO);
   ck_assert_msg(strstr(err.message, "io_uring_enter failed") != NULL, "%s", err.message);
   ck_assert(!lnc_ring_uses_uring(r));
@@ -462,12 +474,6 @@ START_TEST(test_enter_fails_for_good) {
 END_TEST
 
 /* ---- setup and opening ------------------------------------------------------------------- */
-static char logged[8][512];
-static int nlogged;
-static void capture(const char *line) {
-  if (nlogged < 8) snprintf(logged[nlogged++], sizeof logged[0], "%s", line);
-}
-
 START_TEST(test_open) {
   int fd;
   bool d;
