@@ -20,19 +20,28 @@ const warm = (extra) => ({ io_mode: 'buffered', cold: undefined, rate: undefined
 const flag = (c) => (c?.disturbed ? ' ⚠' : c?.rerun ? ' ↻' : '');
 const md = [];
 const P = (s = '') => md.push(s);
-const table = (head, rows) => { P(`| ${head.join(' | ')} |`); P(`|${head.map(() => ' --- ').join('|')}|`); for (const r of rows) P(`| ${r.join(' | ')} |`); P(); };
+// Rows with nothing measured past their name are left out, and so is a table left empty.
+const blank = (v) => v == null || v === '' || v === '—' || v === '-' || (typeof v === 'string' && /^(NaN|undefined|null)/.test(v));
+const table = (head, rows) => {
+  rows = rows.filter((r) => r.slice(1).some((v) => !blank(v)));
+  if (!rows.length) return;
+  P(`| ${head.join(' | ')} |`); P(`|${head.map(() => ' --- ').join('|')}|`); for (const r of rows) P(`| ${r.join(' | ')} |`); P();
+};
 
 // ---------------------------------------------------------------- fio interpolation
 const fioCells = (R.fio ?? []).filter((c) => !c.error && c.iops);
+// fio's figure at a depth the run measured, or between two it measured (log-log between the
+// neighbours); null outside what it measured: a target is judged only against a measurement
+// (a depth-1 figure taken from the depth-8 cell called depth 8 "depth 1").
 function fioAt(bs, depth, key = 'iops') {
   const pts = fioCells.filter((c) => c.bs === bs).sort((a, b) => a.depth - b.depth);
-  if (!pts.length) return null;
-  if (depth <= pts[0].depth) return pts[0][key];
+  if (!pts.length || depth < pts[0].depth || depth > pts[pts.length - 1].depth) return null;
+  if (depth === pts[0].depth) return pts[0][key];
   for (let i = 1; i < pts.length; i++) if (depth <= pts[i].depth) {
     const a = pts[i - 1], b = pts[i], t = Math.log(depth / a.depth) / Math.log(b.depth / a.depth);
     return Math.exp(Math.log(a[key]) + t * (Math.log(b[key]) - Math.log(a[key])));
   }
-  return pts[pts.length - 1][key];
+  return null;
 }
 const nearestBs = (bytes) => { const have = [...new Set(fioCells.map((c) => c.bs))]; const kb = (s) => parseInt(s, 10) * 1024; return have.sort((a, b) => Math.abs(kb(a) - bytes) - Math.abs(kb(b) - bytes))[0]; };
 
