@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
     return rc ? 1 : 0;
   }
   if (rc) {
-    fprintf(stderr, "lanced: %s\n", msg);
+    ld_log(LD_LOG_ERROR, "%s", msg); /* an error to journald too (log.c) */
     return 1;
   }
   ld_config_fit_fds(&cfg);

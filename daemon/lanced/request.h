@@ -52,6 +52,8 @@ struct ld_req {
   bool body_inflated;
   struct ld_call call; /* how this attempt calls the service (set before each ld_route) */
   uint64_t rows;
+  uint64_t id;                /* this process's count of requests, for the request log */
+  size_t bytes_in, bytes_out; /* body bytes received and answered (the request log) */
   struct ld_limits lim;
 };
 

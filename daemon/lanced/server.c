@@ -173,6 +173,7 @@ static void body_release(struct ld_req *r) {
 /* A piece of r's body: kept while it fits max_body_bytes and the bodies' budget, else r is
  * marked for a 413 or a 503 at its end and what it holds is dropped. */
 static void take_body(struct ld_req *r, const char *upload, size_t n) {
+  r->bytes_in += n; /* as received, kept or not (the request log) */
   if (r->body_too_big || r->body_busy) return;
   if (r->body.len + n > r->lim.max_body)
     r->body_too_big = true;
@@ -208,9 +209,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
       else if (sa->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
     }
-    ld_log(LD_LOG_INFO, "%s %s %.200s %d %s rows=%llu %.3fms%s", addr, r->method,
-           r->url ? r->url : "", status, ld_format_name(r->format),
-           (unsigned long long)r->rows, secs * 1e3,
+    ld_log(LD_LOG_INFO, "%s %s %.200s %d %s rows=%llu in=%zu out=%zu %.3fms id=%llu%s", addr, r->method,
+           r->url ? r->url : "", status, ld_format_name(r->format), (unsigned long long)r->rows, r->bytes_in,
+           r->bytes_out, secs * 1e3, (unsigned long long)r->id,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
@@ -232,6 +233,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
                                      struct ld_response *out) {
   struct MHD_Response *resp;
+  r->bytes_out = out->body.len;
   if (out->body.len)
     resp = MHD_create_response_from_buffer_with_free_callback(out->body.len, out->body.data, free);
   else
@@ -347,6 +349,8 @@ static struct ld_req *req_new(const char *url, const char *method, void **con_cl
   *con_cls = r;
   __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST); /* before the gate is read: main.c drain */
   r->start = lnc_now_s();
+  static uint64_t next_id;
+  r->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
   r->lim = ld_limits_get();
   r->route = LD_R_OTHER;
   snprintf(r->method, sizeof r->method, "%s", method);

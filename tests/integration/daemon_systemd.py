@@ -6,6 +6,7 @@ are answered once it is (nothing refused across a restart). The watchdog — WAT
 NOTIFY_SOCKET — gets WATCHDOG=1 pings at about half the interval while the loops turn, after
 READY=1. Usage: tests/integration/daemon_systemd.py BIN ROOT"""
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -94,4 +95,56 @@ check(len(pings) >= 5, f"WATCHDOG=1 pinged while the loops turn: {len(pings)} pi
 ns.close()
 os.unlink(ns_path)
 os.rmdir(d)
+# ---- journald priorities and the request log ----------------------------------------------
+# stderr is the journal when $JOURNAL_STREAM names its device:inode (systemd.exec(5)): each line
+# then carries its syslog priority, "<3>" for an error, so `journalctl -p err` finds errors.
+# Anywhere else lines are plain. Request log lines carry an id and byte counts.
+d = tempfile.mkdtemp()
+for journal in (True, False):
+    path = os.path.join(d, "stderr-%d" % journal)
+    with open(path, "w") as err:
+        st = os.fstat(err.fileno())
+        env = dict(os.environ)
+        env.pop("JOURNAL_STREAM", None)
+        if journal:
+            env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
+        p = subprocess.Popen([f"{BIN}/lanced", "--root", ROOT, "--listen", "127.0.0.1:0", "--workers", "1",
+                              "--request-log", "on", "--config", "/nonexistent/lanced.conf"], env=env,
+                             stdout=subprocess.DEVNULL, stderr=err)
+        p.wait(timeout=10)  # a missing config file: an error, then exit
+    first = open(path).read().splitlines()
+    if journal:
+        check(any(l.startswith("<3>lanced error: ") for l in first),
+              f"stderr is the journal: an error line begins <3> ({first[:2]})")
+    else:
+        check(first and not any(l.startswith("<") for l in first), f"stderr is a file: no priority prefixes ({first[:2]})")
+    path = os.path.join(d, "log-%d" % journal)
+    with open(path, "w") as err:
+        st = os.fstat(err.fileno())
+        env = dict(os.environ)
+        env.pop("JOURNAL_STREAM", None)
+        if journal:
+            env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
+        ls = socket.socket()
+        ls.bind(("127.0.0.1", 0))
+        port = ls.getsockname()[1]
+        ls.close()
+        p = subprocess.Popen([f"{BIN}/lanced", "--root", ROOT, "--listen", f"127.0.0.1:{port}", "--workers", "1",
+                              "--request-log", "on"], env=env, stdout=subprocess.DEVNULL, stderr=err)
+        for _ in range(100):
+            try:
+                get(port, "/healthz")
+                break
+            except OSError:
+                time.sleep(0.05)
+        body = get(port, "/files/sample.lance/rows?ids=1,2&columns=i64")
+        p.terminate()
+        p.wait()
+    lines = open(path).read().splitlines()
+    reqs = [l for l in lines if "/files/sample.lance/rows" in l]
+    want = "<6>lanced info: " if journal else "lanced info: "
+    sent = len(body.split(b"\r\n\r\n", 1)[1])
+    check(len(reqs) == 1 and reqs[0].startswith(want) and " rows=2 " in reqs[0] and " in=0 " in reqs[0]
+          and f" out={sent} " in reqs[0] and re.search(r" id=\d+", reqs[0]),
+          f"request log line ({'journal' if journal else 'file'}): priority, rows, bytes in/out, id: {reqs}")
 T.finish()
