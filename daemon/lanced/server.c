@@ -776,13 +776,23 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
   return 0;
 }
 
-void ld_server_quiesce(void) { ld_acceptor_stop(); }
+/* Stops accepting and closes the listening sockets: a connection made during the drain is
+ * refused at once (it hung in the backlog until the process ended). Under socket activation
+ * systemd keeps its own copy of the socket, and connections wait there for the next start. */
+static void close_listeners(void) {
+  for (int i = 0; i < nlisten; i++) close(listen_fds[i]);
+  nlisten = 0;
+}
+
+void ld_server_quiesce(void) {
+  ld_acceptor_stop(); /* joined: nothing polls the sockets closed next */
+  close_listeners();
+}
 
 void ld_server_stop(void) {
   ld_acceptor_stop();
   for (int i = 0; i < nnets; i++) net_stop(&nets[i]);
-  for (int i = 0; i < nlisten; i++) close(listen_fds[i]);
-  nlisten = 0;
+  close_listeners();
 }
 
 void ld_server_free(void) {

@@ -124,7 +124,7 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen);
 /* Wakes n's loop (from another thread), e.g. after resuming one of its connections: MHD's own
  * signal of a resumption does not reach a loop waiting on MHD's epoll fd from outside. */
 void ld_net_wake(struct ld_net *n);
-void ld_server_quiesce(void); /* stop accepting; in-flight requests go on */
+void ld_server_quiesce(void); /* stop accepting, close the listeners; in-flight requests go on */
 uint64_t ld_server_inflight(void);
 /* Whether every network thread finished a loop iteration within max_age_s (the watchdog pings
  * only then), and the longest a loop may wait per iteration (set before ld_server_start). */

@@ -218,6 +218,13 @@ for mode in direct buffered; do
   SLOW=$!
   sleep 0.3
   kill -TERM "${PIDS[-1]}"
+  sleep 0.3 # draining: the stalled take holds it open for seconds
+  t0=$(date +%s%N)
+  curl -s -m 3 -o /dev/null "$URL2/healthz"
+  crc=$? ms=$((($(date +%s%N) - t0) / 1000000))
+  # 7: could not connect. A connection made during the drain hung in the backlog until exit.
+  [[ $crc == 7 && $ms -lt 1000 ]] && ok "during the drain ($mode) a new connection is refused at once (${ms} ms)" \
+    || bad "a new connection during the drain ($mode): curl exit $crc after $ms ms"
   wait "${PIDS[-1]}"
   rc=$?
   if [[ $rc == 1 ]] && grep -q 'drain timed out with 1 requests in flight' "$TMP/log.$mode"; then
