@@ -187,11 +187,11 @@ static void close_conn(struct ld_net *n, struct ld_conn *k) {
 
 static bool idle_enough(double since, double now) { return since > 0 && now - since >= LD_EVICT_GRACE_S; }
 
-/* Closes up to `count` of this thread's oldest waiting connections; returns how many. */
+/* Closes up to `count` of this thread's oldest waiting connections, whatever their age (for a
+ * request in hand, which outranks a connection that has sent none); returns how many. */
 int ld_conn_evict(struct ld_net *n, int count) {
   int done = 0;
-  double now = lnc_now_s();
-  while (done < count && n->waiting_head && idle_enough(n->waiting_head->since, now)) {
+  while (done < count && n->waiting_head) {
     close_conn(n, n->waiting_head);
     done++;
   }

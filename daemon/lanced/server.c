@@ -358,8 +358,12 @@ static struct ld_req *req_new(const char *url, const char *method, void **con_cl
   return r->url ? r : NULL;
 }
 
-/* Over the connection limit, connections with no request in progress make room first
- * (oldest first, on any thread): true when none could be closed for this one. */
+/* Over the connection limit, connections with no request in progress make room first: the
+ * oldest anywhere that has waited past the eviction grace, else this thread's oldest whatever
+ * its age. The grace spares a fresh connection whose request may be on its way, but a request
+ * in hand outranks one that has sent none (clients reopening unused connections faster than
+ * the grace held every slot, and requests were refused). True when none could be closed:
+ * every connection is in a request. */
 static bool over_connection_limit(struct ld_net *n, const struct ld_req *r) {
   uint64_t excess = ld_conn_excess(r->lim.connection_limit);
   if (!excess) return false;

@@ -100,6 +100,7 @@ void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c);
  * time); ld_conn_raw_uri hands it out once and forgets it (NULL when none was noted). */
 void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len);
 const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len);
+/* Closes up to count of n's oldest waiting connections, whatever their age (room for a request in hand). */
 int ld_conn_evict(struct ld_net *n, int count);
 /* Connections over `limit`, not counting those already being closed. */
 uint64_t ld_conn_excess(uint64_t limit);

@@ -230,6 +230,50 @@ again = post(port, ids2)
 p.kill()
 p.wait()
 
+# ---- 6. idle connections recycled faster than the eviction grace ---------------------------
+# Clients that keep reopening connections they never use, each younger than the 250 ms grace
+# that spares a fresh connection (its request may be on its way), held every connection slot:
+# requests were refused "over the connection limit" while /healthz said serving. A request in
+# hand now outranks a connection that has sent none: a waiting one is closed for it whatever
+# its age. Bounded: 40 churning sockets against connection_limit 20 for about 3 s.
+import threading
+p, port, _ = start("--connection-limit", "20", "--max-connections-per-client", "0", "--workers", "2")
+stop = threading.Event()
+
+
+def churn():
+    socks = []
+    while not stop.is_set():
+        try:
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=1))
+        except OSError:
+            pass
+        if len(socks) >= 10:
+            for c in socks[:5]:
+                c.close()
+            del socks[:5]
+        time.sleep(0.01)  # every socket lives ~50 ms: always inside the grace
+    for c in socks:
+        c.close()
+
+
+churners = [threading.Thread(target=churn) for _ in range(4)]
+for t in churners:
+    t.start()
+time.sleep(0.5)
+got = []
+deadline = time.time() + 3
+while len(got) < 40 and time.time() < deadline:
+    got.append(http_get(port, "/files/sample.lance/rows?ids=1&columns=i64"))
+stop.set()
+for t in churners:
+    t.join()
+good = sum(1 for s in got if s == 200)
+(ok if got and good == len(got) else bad)(
+    f"connections recycled every ~50 ms against connection_limit 20: {good}/{len(got)} real requests answered 200 ({sorted(set(map(str, got)))})")
+p.kill()
+p.wait()
+
 # ---- 5. the descriptor limit is raised to the hard one and sizes connection_limit ----------
 p, port, log = start(nofile=(256, 4096))
 maxfds = metric(port, "process_max_fds")
