@@ -56,6 +56,7 @@ void ld_config_defaults(struct ld_config *c) {
    * network. */
   c->max_conns_per_client = 0;
   c->max_inflight = 256;
+  c->max_unsent_bytes = 1ull << 30;
   c->log_level = LD_LOG_INFO;
   c->request_log = false; /* a line per request costs more than the request at high rates */
 }
@@ -242,6 +243,8 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
     if (parse_uint(v, &c->header_timeout_ms) || !c->header_timeout_ms || c->header_timeout_ms > MAX_TIMEOUT_MS) goto bad;
   } else if (!strcmp(k, "max_connections_per_client")) {
     if (parse_uint(v, &c->max_conns_per_client)) goto bad;
+  } else if (!strcmp(k, "max_unsent_bytes")) {
+    if (parse_size(v, &c->max_unsent_bytes) || !c->max_unsent_bytes) goto bad;
   } else if (!strcmp(k, "max_inflight")) {
     if (parse_uint(v, &c->max_inflight) || !c->max_inflight || c->max_inflight > 1000000) goto bad;
   } else if (!strcmp(k, "log_level")) {
@@ -343,6 +346,7 @@ static void usage(FILE *o) {
           "  --client-header-timeout-ms MS  headers (and a body) due within (10000)\n"
           "  --max-connections-per-client N (0 = no cap)\n"
           "  --max-inflight N               requests at work at once, then 503 (256)\n"
+          "  --max-unsent-bytes N           answers built, waiting on slow readers; over it 503 (1G)\n"
           "  --log-level error|warn|info|debug  (info)\n"
           "  --request-log on|off           a line per request (off)\n"
           "  --help, --version\n");
@@ -383,6 +387,7 @@ int ld_config_from_args(struct ld_config *c, int argc, char **argv, char *msg, s
       {"client-header-timeout-ms", required_argument, 0, 1},
       {"max-connections-per-client", required_argument, 0, 1},
       {"max-inflight", required_argument, 0, 1},
+      {"max-unsent-bytes", required_argument, 0, 1},
       {"log-level", required_argument, 0, 1},
       {"request-log", required_argument, 0, 1},
       {0, 0, 0, 0}};
@@ -508,7 +513,7 @@ static struct ld_limits limits;
 
 void ld_limits_set(const struct ld_config *c) {
   struct ld_limits l = {
-      .max_ids = c->max_ids_per_request, .max_body = c->max_body_bytes, .max_response = c->max_response_bytes, .timeout_ms = c->request_timeout_ms, .connection_limit = c->connection_limit, .max_inflight = c->max_inflight, .header_timeout_ms = c->header_timeout_ms, .max_conns_per_client = c->max_conns_per_client, .request_log = c->request_log};
+      .max_ids = c->max_ids_per_request, .max_body = c->max_body_bytes, .max_response = c->max_response_bytes, .timeout_ms = c->request_timeout_ms, .connection_limit = c->connection_limit, .max_inflight = c->max_inflight, .max_unsent = c->max_unsent_bytes, .header_timeout_ms = c->header_timeout_ms, .max_conns_per_client = c->max_conns_per_client, .request_log = c->request_log};
   pthread_rwlock_wrlock(&limits_lock);
   limits = l;
   pthread_rwlock_unlock(&limits_lock);

@@ -46,6 +46,7 @@ struct ld_config {
   uint64_t header_timeout_ms;    /* client_header_timeout_ms: headers due within this */
   uint64_t max_conns_per_client; /* max_connections_per_client (0 = no cap) */
   uint64_t max_inflight;
+  uint64_t max_unsent_bytes; /* answers built and queued, not yet taken by their clients */
   int log_level;
   bool request_log;
   char config_path[PATH_MAX]; /* "" when none */
@@ -68,7 +69,7 @@ int ld_split_hostport(const char *s, char *host, size_t hostlen, unsigned *port)
 
 /* The limits requests read; replaced as a whole on SIGHUP (readers take the lock briefly). */
 struct ld_limits {
-  uint64_t max_ids, max_body, max_response, timeout_ms, connection_limit, max_inflight;
+  uint64_t max_ids, max_body, max_response, timeout_ms, connection_limit, max_inflight, max_unsent;
   uint64_t header_timeout_ms, max_conns_per_client;
   bool request_log;
 };

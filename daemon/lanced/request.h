@@ -54,6 +54,7 @@ struct ld_req {
   uint64_t rows;
   uint64_t id;                /* this process's count of requests, for the request log */
   size_t bytes_in, bytes_out; /* body bytes received and answered (the request log) */
+  size_t unsent;              /* bytes of its queued answer counted under max_unsent_bytes */
   struct ld_limits lim;
 };
 

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <malloc.h>
 #include <unistd.h>
 
 atomic_int ld_draining;
@@ -50,6 +51,13 @@ static uint64_t inflight, connections;
  * body_bytes: the bytes they hold, at most max_inflight x max_body_bytes, the memory the
  * count bounded while it counted them. */
 static uint64_t working, body_bytes;
+/* Bytes of answers queued to MHD and not yet completed (sent, or the connection closed): what
+ * slow readers hold, under max_unsent_bytes. unsent_peak: the most since the last trim. */
+static uint64_t unsent_bytes, unsent_peak;
+/* After a burst of large answers, memory is given back to the system once they are all gone
+ * (glibc keeps freed heap below M_TRIM_THRESHOLD per arena, main.c tune_malloc): past this
+ * many bytes unsent at once, malloc_trim runs when the count is back to zero. */
+#define TRIM_AFTER_UNSENT (64ull << 20)
 static bool direct_tasks;       /* io_mode direct: requests run as loop tasks */
 static int max_wait_ms = 1000;  /* a loop iteration waits at most this long (the watchdog's pace) */
 static unsigned conn_timeout_s; /* MHD's idle timeout of every connection (net_start) */
@@ -145,7 +153,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 
 /* ---- admission: requests at work, and the bytes of bodies on their way ---------------- */
 static bool admit_work(struct ld_req *r, bool check) {
-  if (check && __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight) return false;
+  if (check && (__atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight ||
+                __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED) >= r->lim.max_unsent))
+    return false;
   __atomic_add_fetch(&working, 1, __ATOMIC_RELAXED);
   r->working = true;
   return true;
@@ -187,6 +197,35 @@ static void take_body(struct ld_req *r, const char *upload, size_t n) {
   body_release(r);
 }
 
+/* r's work is over (its answer is built, or it ended): its max_inflight slot is free. */
+static void work_done(struct ld_req *r) {
+  if (!r->working) return;
+  r->working = false;
+  __atomic_sub_fetch(&working, 1, __ATOMIC_RELAXED);
+}
+
+/* r's answer is queued: its bytes wait on the client, counted under max_unsent_bytes. */
+static void unsent_queued(struct ld_req *r, size_t len) {
+  r->unsent = len;
+  uint64_t now = __atomic_add_fetch(&unsent_bytes, len, __ATOMIC_RELAXED);
+  uint64_t peak = __atomic_load_n(&unsent_peak, __ATOMIC_RELAXED);
+  while (now > peak && !__atomic_compare_exchange_n(&unsent_peak, &peak, now, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+/* r completed (sent, or its connection closed): its answer's bytes are freed. The last answer
+ * of a large burst gives the heap's free memory back to the system. */
+static void unsent_done(struct ld_req *r) {
+  if (!r->unsent) return;
+  uint64_t left = __atomic_sub_fetch(&unsent_bytes, r->unsent, __ATOMIC_RELAXED);
+  r->unsent = 0;
+  if (left == 0 && __atomic_load_n(&unsent_peak, __ATOMIC_RELAXED) >= TRIM_AFTER_UNSENT &&
+      __atomic_exchange_n(&unsent_peak, 0, __ATOMIC_RELAXED) >= TRIM_AFTER_UNSENT)
+    malloc_trim(0);
+}
+
+uint64_t ld_server_unsent_bytes(void) { return __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED); }
+
 /* MHD is done with the request (sent, failed or timed out): account for it and free it. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
@@ -215,7 +254,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
            toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
   }
   __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
-  if (r->working) __atomic_sub_fetch(&working, 1, __ATOMIC_RELAXED);
+  work_done(r);
+  unsent_done(r);
   body_release(r);
   /* On the network thread: waiting again, the header deadline restarts; a body may still be
    * coming. (MHD_stop_daemon completes what is left on the stopping thread: nothing more.) */
@@ -262,6 +302,10 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
   r->status = out->status;
   enum MHD_Result rc = MHD_queue_response(c, (unsigned)out->status, resp);
   MHD_destroy_response(resp);
+  /* Built: the request no longer holds a max_inflight slot, whether or not its client reads
+   * (clients that never read held every slot); what it holds now is its unsent answer. */
+  work_done(r);
+  if (rc == MHD_YES && r->bytes_out) unsent_queued(r, r->bytes_out);
   return rc;
 }
 
@@ -358,6 +402,13 @@ static struct ld_req *req_new(const char *url, const char *method, void **con_cl
   return r->url ? r : NULL;
 }
 
+/* Which limit admit_work refused r at, for its 503's message. */
+static const char *work_limit(const struct ld_req *r) {
+  return __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED) >= r->lim.max_unsent
+             ? "unsent answers' memory (max_unsent_bytes: clients reading slowly)"
+             : "in-flight request";
+}
+
 /* Over the connection limit, connections with no request in progress make room first: the
  * oldest anywhere that has waited past the eviction grace, else this thread's oldest whatever
  * its age. The grace spares a fresh connection whose request may be on its way, but a request
@@ -383,7 +434,7 @@ static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_r
   if (!cheap && (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
                                             : !admit_work(r, true))))
     return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
-                   over_conns ? "connection" : "in-flight request");
+                   over_conns ? "connection" : work_limit(r));
   if (ld_framing_check(c, version, e)) return r->framing_bad = true, e->http;
   const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
   uint64_t len;
@@ -403,7 +454,7 @@ static int admit_body(struct ld_req *r, struct ld_err *e) {
     return ld_errf(e, LD_TOO_LARGE, "request body is over max_body_bytes (%llu)", (unsigned long long)r->lim.max_body);
   if (r->body_busy || (!r->working && !admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics"))))
     return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
-                   r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : "in-flight request");
+                   r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : work_limit(r));
   return 0;
 }
 

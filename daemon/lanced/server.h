@@ -127,6 +127,7 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen);
 void ld_net_wake(struct ld_net *n);
 void ld_server_quiesce(void); /* stop accepting, close the listeners; in-flight requests go on */
 uint64_t ld_server_inflight(void);
+uint64_t ld_server_unsent_bytes(void); /* answers queued, not yet taken by their clients */
 /* Whether every network thread finished a loop iteration within max_age_s (the watchdog pings
  * only then), and the longest a loop may wait per iteration (set before ld_server_start). */
 bool ld_server_loops_turning(double max_age_s);

@@ -274,6 +274,74 @@ good = sum(1 for s in got if s == 200)
 p.kill()
 p.wait()
 
+# ---- 7. clients that never read their answers ---------------------------------------------
+# A request counted against max_inflight until its answer was all sent: clients asking for
+# large answers and not reading them made every other request 503 while /healthz said
+# serving. An answer built no longer counts; the answers waiting on slow readers have a memory
+# budget of their own (max_unsent_bytes), and a send that stalls is cut at the idle deadline.
+# Bounded: 8 non-reading clients of ~14 MB answers against max_inflight 4, a few seconds each.
+import json
+body = json.dumps({"ids": [i % 500 for i in range(10000)], "columns": ["emb"]}).encode()
+
+
+def slow_readers(port, n=8):
+    socks = []
+    for _ in range(n):
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a reader that takes nothing
+        c.connect(("127.0.0.1", port))
+        c.sendall(b"POST /files/embeddings.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        socks.append(c)
+    time.sleep(1.5)  # every answer built, most of each still unsent
+    return socks
+
+
+p, port, log = start("--max-inflight", "4", "--max-connections-per-client", "0", "--request-timeout-ms", "2000")
+slow = slow_readers(port)
+statuses = [http_get(port, "/files/sample.lance/rows?ids=1&columns=i64") for _ in range(10)]
+(ok if all(s == 200 for s in statuses) else bad)(
+    f"8 clients not reading ~14 MB answers against max_inflight 4: other requests answered ({statuses})")
+unsent = metric(port, "lanced_unsent_answer_bytes")
+(ok if unsent and unsent >= 4 * 14000000 else bad)(
+    f"the answers waiting on them (max_inflight 4 at once were built; the rest 503) are counted: {unsent}")
+time.sleep(3.0)  # past the 2 s idle deadline: the stalled sends are cut
+cut = 0
+for c in slow:
+    c.settimeout(2)
+    got = 0
+    try:
+        while b := c.recv(1 << 20):
+            got += len(b)
+    except OSError:
+        pass
+    cut += got < 14000000  # each answer is 14.35 MB
+    c.close()
+(ok if cut == len(slow) else bad)(f"a send stalled past the idle deadline is cut ({cut}/{len(slow)} connections closed short)")
+time.sleep(0.3)
+unsent = metric(port, "lanced_unsent_answer_bytes")
+(ok if unsent == 0 else bad)(f"their memory is released: lanced_unsent_answer_bytes {unsent}")
+p.kill()
+p.wait()
+# With a small budget, answers left unread past it make new requests 503, saying why; what
+# waits stays within the budget plus the answers admitted before it was reached.
+p, port, log = start("--max-inflight", "4", "--max-connections-per-client", "0", "--request-timeout-ms", "4000",
+                     "--max-unsent-bytes", "15000000")
+slow = slow_readers(port)
+unsent = metric(port, "lanced_unsent_answer_bytes")
+s = socket.create_connection(("127.0.0.1", port), timeout=3)
+s.sendall(b"GET /files/sample.lance/rows?ids=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+reply, _ = read_to_close(s, errors=())
+text = reply.decode("utf-8", "replace")
+(ok if text.startswith("HTTP/1.1 503") and "max_unsent_bytes" in text else bad)(
+    f"over max_unsent_bytes: 503 naming it ({text[:200]!r})")
+(ok if unsent and 15000000 <= unsent <= 15000000 + 4 * 14400000 else bad)(
+    f"unsent answers held within max_unsent_bytes + max_inflight answers ({unsent})")
+for c in slow:
+    c.close()
+p.kill()
+p.wait()
+
 # ---- 5. the descriptor limit is raised to the hard one and sizes connection_limit ----------
 p, port, log = start(nofile=(256, 4096))
 maxfds = metric(port, "process_max_fds")
