@@ -25,7 +25,7 @@
 #include <strings.h>
 
 struct framing {
-  int n_cl, n_te;
+  int n_cl, n_te, n_host;
   const char *cl, *te;
   bool cl_differ, space_in_name, folded;
 };
@@ -54,6 +54,8 @@ static enum MHD_Result count(void *cls, enum MHD_ValueKind kind, const char *key
   } else if (!strcasecmp(key, "Transfer-Encoding")) {
     f->n_te++;
     f->te = value ? value : "";
+  } else if (!strcasecmp(key, "Host")) {
+    f->n_host++;
   }
   return MHD_YES;
 }
@@ -89,5 +91,9 @@ int ld_framing_check(struct MHD_Connection *c, const char *version, struct ld_er
     return ld_errf(e, LD_INVALID, "both Content-Length and Transfer-Encoding given");
   if (f.n_te > 1 || (f.n_te && strcasecmp(f.te, "chunked")))
     return ld_errf(e, LD_INVALID, "unsupported Transfer-Encoding (only a length-delimited body is accepted)");
+  /* RFC 9112 §3.2: an HTTP/1.1 request without a Host, or any request with two, is a 400 (a
+   * proxy may route by one Host and a server read the other). */
+  if (f.n_host > 1) return ld_errf(e, LD_INVALID, "more than one Host header");
+  if (!f.n_host && version && !strcmp(version, "HTTP/1.1")) return ld_errf(e, LD_INVALID, "an HTTP/1.1 request without a Host header");
   return 0;
 }

@@ -437,7 +437,7 @@ const char *ld_pb_nul_string(const struct ProtobufCMessageDescriptor *d, const u
 struct ProtobufCMessage *ld_pbjson_read(const struct ProtobufCMessageDescriptor *d,
                                         const char *text, size_t len, char *msg, size_t msglen) {
   json_error_t je;
-  json_t *root = json_loadb(text, len, 0, &je);
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je); /* as the REST body is read */
   if (!root) {
     snprintf(msg, msglen, "body is not JSON: %s", je.text);
     return NULL;

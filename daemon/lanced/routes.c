@@ -32,6 +32,9 @@ void ld_error_for(const struct ld_req *r, struct ld_response *out, const struct 
     ld_json_error(out, e);
 }
 
+/* The query parameters compared for repeats (the routes take at most a handful). */
+#define QUERY_MAX_PARAMS 64
+
 static bool is(const char *m, const char *want) { return strcmp(m, want) == 0; }
 
 static void method_not_allowed(struct ld_req *r, const char *allow, struct ld_response *out) {
@@ -41,10 +44,41 @@ static void method_not_allowed(struct ld_req *r, const char *allow, struct ld_re
   out->allow = allow;
 }
 
+/* A query naming one parameter twice (?ids=1&ids=2) is refused: libmicrohttpd hands out the
+ * first, and a proxy or cache in front may act on the last. */
+struct query_seen {
+  const char *keys[QUERY_MAX_PARAMS];
+  int n;
+  const char *twice;
+};
+
+static enum MHD_Result note_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind, (void)value;
+  struct query_seen *q = cls;
+  for (int i = 0; i < q->n; i++)
+    if (!strcmp(q->keys[i], key)) {
+      q->twice = key;
+      return MHD_NO;
+    }
+  if (q->n < QUERY_MAX_PARAMS) q->keys[q->n++] = key;
+  return MHD_YES;
+}
+
+static const char *param_twice(struct MHD_Connection *c) {
+  struct query_seen q = {.n = 0};
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, note_param, &q);
+  return q.twice;
+}
+
 void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out) {
   const char *url = r->url, *m = r->method;
   bool get = is(m, "GET") || is(m, "HEAD");
   struct ld_err e;
+  const char *twice = param_twice(c);
+  if (twice) {
+    ld_errf(&e, LD_INVALID, "query parameter '%.60s' given more than once", twice);
+    return ld_error_for(r, out, &e);
+  }
 
   /* "/files" is the listing of the root, as "/files/" is. */
   if (!strncmp(url, "/files/", 7) || is(url, "/files")) {

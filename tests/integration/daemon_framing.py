@@ -54,6 +54,9 @@ cases = [
     ("Content-Length folded onto a second line", 400,
      b"POST /files/sample.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n\t11\r\n\r\n{\"ids\":[1]}"),
     # libmicrohttpd 0.9.75 alone serves these as /healthz and ...?ids=1 (the URL cut at the NUL)
+    # RFC 9112 3.2: a proxy may route by one Host and the server read another
+    ("two Host headers", 400, b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
+    ("an HTTP/1.1 request without a Host", 400, b"GET /healthz HTTP/1.1\r\nAccept: */*\r\n\r\n"),
     ("a raw NUL in the request line's path", 400, b"GET /healthz\0/x HTTP/1.1\r\nHost: x\r\n\r\n"),
     ("a raw NUL in the request line's query", 400,
      b"GET /files/sample.lance/rows?ids=1\0,2 HTTP/1.1\r\nHost: x\r\n\r\n"),
@@ -191,5 +194,16 @@ for method, body in (("Take", take_body), ("GetFile", file_body)):
     check(out.startswith(b"HTTP/1.1 200"), f"Connect {method} within its deadline: 200 ({out[:60]!r})")
 out = connect_call("Take", b"soon", take_body, 0)
 check(out.startswith(b"HTTP/1.1 400") and b"Connect-Timeout-Ms" in out, f"Connect-Timeout-Ms: soon is 400 ({out[:60]!r})")
+# HTTP/1.0 needs no Host: still served.
+out, _, _ = exchange(b"GET /healthz HTTP/1.0\r\n\r\n")
+check(out.startswith(b"HTTP/1.1 200") or out.startswith(b"HTTP/1.0 200"), f"HTTP/1.0 without a Host is served ({out[:20]!r})")
+# A query parameter given twice: libmicrohttpd hands out the first, a proxy may use the last.
+out, _, _ = exchange(b"GET /files/sample.lance/rows?ids=1&ids=2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+check(out.startswith(b"HTTP/1.1 400") and b"'ids' given more than once" in out, f"?ids=1&ids=2: 400 naming ids ({out[:60]!r})")
+# Connect JSON with a key twice: refused as the REST body's JSON is (a proxy may read the other).
+body = b'{"path":"sample.lance","path":"embeddings.lance","ids":["1"]}'
+out, _, _ = exchange(b"POST /lanced.v1.RowService/Take HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+check(out.startswith(b"HTTP/1.1 400") and b"duplicate" in out, f"Connect JSON with path twice: 400 ({out[:80]!r} ... {out[-120:]!r})")
 p.kill()
 T.finish()
