@@ -176,7 +176,8 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     /* Not a Connect unary request we speak: 415, as the spec asks. */
     ld_errf(&e, LD_MEDIA_TYPE,
             "Content-Type must be application/proto or application/json");
-    ld_json_error(out, &e);
+    ld_connect_error(out, &e); /* the Connect error body, with the status the spec asks */
+    out->status = 415;
     out->extra_name = "Accept-Post", out->extra_value = "application/proto, application/json";
     return;
   }

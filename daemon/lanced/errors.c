@@ -35,7 +35,7 @@ static const struct ld_code codes[LD_KIND_COUNT] = {
     /* Connect's over-limit answers (too many ids): 429, which Connect clients back off on. */
     [LD_RATE_LIMITED] = {"resource_exhausted", 429, "resource_exhausted"},
     /* A Content-Type or Content-Encoding the route does not speak (RFC 9110 15.5.16). */
-    [LD_MEDIA_TYPE] = {"unsupported_media_type", 415, "internal"},
+    [LD_MEDIA_TYPE] = {"unsupported_media_type", 415, "invalid_argument"},
 };
 
 int ld_errf(struct ld_err *e, enum ld_kind kind, const char *fmt, ...) {

@@ -165,6 +165,8 @@ if [[ -n $FILE ]]; then
   expect "POST describe" 405 "$R" -X POST -d x
   expect "GET connect" 405 "$URL/lanced.v1.RowService/Take"
   expect "connect bad content type" 415 "$URL/lanced.v1.RowService/Take" -X POST -H 'Content-Type: text/plain' -d x
+  [[ $(cat "$WORK/body") == '{"code":"invalid_argument","message":"Content-Type must be application/proto or application/json"}' ]] \
+    && ok "connect 415: a Connect error body" || bad "connect 415 body" "$(cat "$WORK/body")"
   expect "connect unknown method" 501 "$URL/lanced.v1.RowService/Nope" -X POST -H 'Content-Type: application/json' -d '{}'
   expect "connect not found" 404 "$URL/lanced.v1.RowService/Take" -X POST -H 'Content-Type: application/json' -d '{"path":"nope.lance","ids":[1]}'
   grep -q '"code":"not_found"' "$WORK/body" && ok "connect error body" || bad "connect error body" "$(cat "$WORK/body")"
