@@ -123,7 +123,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(BUILD)/obj/tests/fuzz/driver/repl
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(LIB_LIBS)
 
 # ---- top-level targets --------------------------------------------------------------------
-.PHONY: FORCE clone-fixtures all deps test floorplan unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
+.PHONY: FORCE clone-fixtures all deps test floorplan s3-local unit-test conformance integration fuzz-replay fuzz abuse soak format format-check asan run fixtures clean install-lib help \
         install bench python-test schema-fuzz ops-fuzz
 .DEFAULT_GOAL := all
 # Generated sources and test objects are real outputs, not intermediates to delete after use.
@@ -252,6 +252,7 @@ asan:
 
 help:
 	@echo "make run        build and serve the bundled sample data on 127.0.0.1:8080 (PORT=...)"
+	@echo "make s3-local   a local S3 store (s3rver) holding the sample data, to try --mount"
 	@echo "make test       every test: unit, conformance, fuzz replay, integration, ASan/UBSan,"
 	@echo "                then a quick smoke run of the benchmark harness (BENCH_SMOKE=0 skips it)"
 	@echo "make bench      the benchmarks (BENCH_SCALE=small|full), report in bench/out/<time>/"
@@ -270,6 +271,12 @@ run: deps all
 
 fixtures:
 	node tests/fixtures/gen.mjs
+
+# A local S3-compatible store (s3rver) holding the sample data as s3://lance/sample, to try
+# object-store mounts (docs/object-storage.md, "Try it locally"). Serves until interrupted.
+s3-local: deps all
+	@scripts/sample-root.sh build/sample > /dev/null
+	@node --openssl-legacy-provider scripts/s3-local.mjs build/sample $(or $(S3_PORT),4569)
 
 # `make bench [BENCH_SCALE=small|full]`: datasets (bench/data/<scale>/, generated once), every
 # system on the same ids, bench/out/<timestamp>/{results.json,report.md,*.svg,*.png}.

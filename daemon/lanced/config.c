@@ -458,12 +458,12 @@ int ld_split_hostport(const char *s, char *host, size_t hostlen, unsigned *port)
 
 int ld_config_validate(const struct ld_config *c, char *msg, size_t msglen) {
   struct stat st;
-  if (!c->root[0]) {
-    snprintf(msg, msglen, "no data root: set `root` or pass --root DIR");
+  if (!c->root[0] && !c->nmounts) {
+    snprintf(msg, msglen, "no data root: set `root` or pass --root DIR (or serve object-store mounts only: --mount NAME=s3://...)");
     return -1;
   }
   errno = 0;
-  if (stat(c->root, &st) || !S_ISDIR(st.st_mode)) {
+  if (c->root[0] && (stat(c->root, &st) || !S_ISDIR(st.st_mode))) {
     snprintf(msg, msglen, "root %s: %s", c->root, errno ? strerror(errno) : "not a directory");
     return -1;
   }

@@ -14,7 +14,8 @@ enum { LD_REP_ALWAYS,
 
 #define LD_MAX_MOUNTS 16
 struct ld_config {
-  char root[PATH_MAX];
+  char root[PATH_MAX]; /* "" with mounts only: main.c serves an empty directory as the root */
+  bool root_made;      /* root is that empty directory (main.c), removed at exit */
   char listen[LD_MAX_LISTEN][256];
   int nlisten;
   int workers;

@@ -10,8 +10,10 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void notify_reloading(void) {
@@ -30,8 +32,10 @@ static void reload(const struct ld_config *running, int argc, char **argv) {
   char msg[1024];
   notify_reloading();
   ld_config_defaults(&next);
-  if (ld_config_from_args(&next, argc, argv, msg, sizeof msg) ||
-      ld_config_validate(&next, msg, sizeof msg)) {
+  int rc = ld_config_from_args(&next, argc, argv, msg, sizeof msg);
+  if (!rc && !next.root[0] && running->root_made) /* still mounts only: the same empty root */
+    snprintf(next.root, sizeof next.root, "%s", running->root);
+  if (rc || ld_config_validate(&next, msg, sizeof msg)) {
     ld_log(LD_LOG_ERROR, "reload failed, keeping the running configuration: %s", msg);
   } else {
     if (strcmp(next.root, running->root) || next.nlisten != running->nlisten ||
@@ -51,6 +55,22 @@ static void reload(const struct ld_config *running, int argc, char **argv) {
            ld_log_level_name(next.log_level));
   }
   ld_notify("READY=1");
+}
+
+/* With object-store mounts only (no `root`), the local root is an empty directory made for
+ * the run: every local path is then "not found" through the same checks as always (the engine
+ * never resolves a path against the working directory), and the listing shows the mounts. */
+static int make_empty_root(struct ld_config *c) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(c->root, sizeof c->root, "%s/lanced-mounts-only-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(c->root)) {
+    ld_log(LD_LOG_ERROR, "no root given and no empty one could be made at %s: %s; set `root`", c->root, strerror(errno));
+    return -1;
+  }
+  chmod(c->root, 0500);
+  c->root_made = true;
+  ld_log(LD_LOG_INFO, "no root: serving the object-store mounts only");
+  return 0;
 }
 
 /* Requests still in flight at the drain's deadline are parked on a stalled read or held by a
@@ -133,6 +153,7 @@ int main(int argc, char **argv) {
   ld_limits_set(&cfg);
   tune_malloc();
 
+  if (!cfg.root[0] && make_empty_root(&cfg)) return 1;
   int rootfd = open(cfg.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (rootfd < 0) {
     ld_log(LD_LOG_ERROR, "root %s: %s", cfg.root, strerror(errno));
@@ -181,5 +202,6 @@ int main(int argc, char **argv) {
   }
   drain(&cfg);
   close(rootfd);
+  if (cfg.root_made) rmdir(cfg.root);
   return 0;
 }

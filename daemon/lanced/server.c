@@ -781,7 +781,7 @@ static int start_failed(void) {
 
 int ld_server_start(const struct ld_config *cfg, int rootfd) {
   ld_listing_set_root(rootfd);
-  if (!ld_listing_count_served(rootfd))
+  if (!cfg->root_made && !ld_listing_count_served(rootfd))
     ld_log(LD_LOG_WARN, "%s holds no Lance data in it or one level below (no *.lance file, no "
                         "directory with _versions/): point --root at the folder holding your "
                         "x.lance files or datasets",

@@ -423,11 +423,44 @@ async function mountShare() {
     `local ${local.status} ${local.body.toString().slice(0, 200)}; ${ends.map((e) => e.status).join(",")}`);
 }
 
+// No `root`, mounts only (docs/object-storage.md's recipe): served as an empty local root, so a
+// local path is not found, the listing names the mount, and the mount's rows equal the main
+// daemon's.
+async function mountsOnly() {
+  const conf = path.join(work, "lanced.conf");
+  const env = { ...process.env, TMPDIR: work };
+  for (const k of Object.keys(env)) if (k.startsWith("AWS_")) delete env[k];
+  const d = spawn(LANCED, ["--config", conf, "--listen", "127.0.0.1:0", "--workers", "1", "--mount", "s3=s3://lance/fx",
+    "--s3-endpoint", px.endpoint, "--s3-region", "us-east-1"], { env });
+  let dlog = "", url = "";
+  d.stderr.on("data", (x) => (dlog += x));
+  for (let i = 0; i < 100 && !url; i++) {
+    const m = /listening on (127\.0\.0\.1:\d+)/.exec(dlog);
+    if (m) url = `http://${m[1]}`;
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  const fx = fixtures()[0], rel = `s3/${fx.file.replace(/^tests\/fixtures\//, "")}`;
+  const fetchBody = async (u) => { const r = await fetch(u); return { status: r.status, body: Buffer.from(await r.arrayBuffer()).toString() }; };
+  const mine = url ? await fetchBody(`${url}/files/${rel}/rows?ids=1,2&blobs=descriptors`) : { status: 0, body: dlog };
+  const main = await get(`/files/${rel}/rows?ids=1,2&blobs=descriptors`);
+  const local = url ? await fetchBody(`${url}/files/local.lance/rows?ids=1`) : { status: 0 };
+  const list = url ? await fetchBody(`${url}/files/`) : { status: 0, body: "" };
+  const exited = new Promise((r) => d.on("exit", (code) => r(code)));
+  d.kill("SIGTERM");
+  const code = await exited;
+  const left = fs.readdirSync(work).filter((n) => n.startsWith("lanced-mounts-only-"));
+  check(mine.status === 200 && mine.body === main.body.toString() && local.status === 404 &&
+        list.body.trim() === '{"path":"","entries":[{"name":"s3","kind":"mount"}]}' && code === 0 && !left.length &&
+        !/holds no Lance data/.test(dlog),
+    "no root, mounts only: the mount's rows as with a root, a local path 404, the listing the mount alone, its empty root removed at exit",
+    `${mine.status} ${mine.body.slice(0, 120)}; local ${local.status}; list ${list.body}; exit ${code}; left ${left}; ${dlog.slice(0, 300)}`);
+}
+
 async function secrets() {
   const m = await get("/metrics");
   const bodies = [m.body.toString(), log, ...errorBodies];
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, prunedLatest, faults, deadStore, mountShare, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, prunedLatest, faults, deadStore, mountShare, mountsOnly, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });
