@@ -72,6 +72,21 @@ static int put_pair(struct lnc_valbuf *v, const uint8_t *a, uint32_t al, const u
   return rc;
 }
 
+/* A legacy blob descriptor that stands for a null: size 0 at a position other than 0. Lance's
+ * 2.0 writer stores a null value so (position 1), and its reader answers null; an empty value
+ * is (0, 0). (2.1's blob layout folds such descriptors into levels itself, layout/blob.c.) */
+static bool legacy_null(uint64_t pos, uint64_t size) { return size == 0 && pos != 0; }
+
+/* Makes the values whose descriptor stood for a null (null_at, by value index) null at the
+ * leaf: canonical def 1. A null leaf keeps its value slot (a null appended in its place), so
+ * with no list above the blob (legacy blobs are top-level fields) value i is level i. */
+static int nulls_to_levels(struct lnc_leafrows *rows, const bool *null_at, uint64_t n_values) {
+  if (!rows->has_def || rows->has_rep || rows->n_levels != n_values) return LNC_ECORRUPT;
+  for (uint64_t i = 0; i < n_values; i++)
+    if (null_at[i] && rows->def[i] == 0) rows->def[i] = 1;
+  return 0;
+}
+
 int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct lnc_leafrows *rows, uint64_t max_bytes,
                        struct lnc_take_stats *st, struct lnc_error *err) {
   uint64_t sizes = 0;
@@ -87,6 +102,7 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     return lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' is marked a blob but its values are not blob descriptors",
                     f->name, leaf->name);
   }
+  bool *null_at = NULL; /* legacy descriptors that stand for a null, once one is seen */
   for (uint64_t i = 0; i < in->n && !rc; i++) {
     uint64_t kind = 0, pos, size, blob_id = 0;
     const uint8_t *uri = NULL;
@@ -94,6 +110,15 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     if (!v2) {
       pos = lnc_rd64(in->data + 16 * i);
       size = lnc_rd64(in->data + 16 * i + 8);
+      if (legacy_null(pos, size)) {
+        if (!null_at && !(null_at = calloc(in->n, sizeof *null_at))) {
+          rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
+          break;
+        }
+        null_at[i] = true;
+        if ((rc = lnc_valbuf_append_null(&out))) lnc_errf(err, rc, "out of memory");
+        continue;
+      }
     } else {
       /* Canonical row: (u32 len, bytes) for kind, position, size, blob_id, blob_uri. */
       const uint8_t *p = in->data + in->offsets[i], *end = in->data + in->offsets[i + 1];
@@ -160,6 +185,10 @@ int lnc_blobs_to_bytes(struct lnc_file *f, const struct lnc_field *leaf, struct 
     if (rc == LNC_ENOMEM) lnc_errf(err, rc, "out of memory");
     free(buf);
   }
+  if (!rc && null_at && (rc = nulls_to_levels(rows, null_at, in->n)))
+    lnc_errf(err, rc, "%s: field '%s': a null blob descriptor where the levels say the value is there", f->name,
+             leaf->name);
+  free(null_at);
   if (rc) {
     lnc_valbuf_free(&out);
     return rc;

@@ -6,6 +6,7 @@
 #include <check.h>
 #include "support/support.h"
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1078,6 +1079,58 @@ static void open_both(const char *name, lnc_file **f, lnc_dataset **ds) {
   ck_assert_msg(lnc_dataset_open(dir, 0, ds, &err) == 0, "%s", err.message);
 }
 
+/* A legacy blob's value as bytes is null exactly where Lance's descriptor says null (size 0
+ * at a position other than 0: the 2.0 writer stores a null so, and Lance's reader answers
+ * null), an empty value where the descriptor is (0, 0), and otherwise its size in bytes. In
+ * 2.0 lanced served a null as "" (2.1's blob layout already folded it into levels). */
+START_TEST(test_legacy_blob_nulls) {
+  const char *fx = _i ? "enc21" : "enc20";
+  char *path = tsup_fixture_file(fx);
+  lnc_file *f = NULL;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  uint64_t ids[60];
+  for (int i = 0; i < 60; i++) ids[i] = (uint64_t)(i * 7 % 60);
+  const char *cols[] = {"blob"};
+  json_t *rows[2];
+  for (int mode = 0; mode < 2; mode++) {
+    struct lnc_take_options o = {.blobs = mode ? LNC_BLOBS_DESCRIPTORS : LNC_BLOBS_BYTES, .max_bytes = 1 << 24};
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    ck_assert_msg(lnc_take_ex(f, ids, 60, cols, 1, &o, &s, &a, NULL, &err) == 0, "%s", err.message);
+    char *j = tsup_json(&s, &a);
+    json_t *doc = json_loads(j, 0, NULL);
+    ck_assert_ptr_nonnull(doc);
+    rows[mode] = json_incref(json_object_get(doc, "rows"));
+    json_decref(doc);
+    free(j);
+    a.release(&a);
+    s.release(&s);
+  }
+  int nulls = 0, empties = 0;
+  for (size_t i = 0; i < 60; i++) {
+    json_t *desc = json_object_get(json_array_get(rows[1], i), "blob");
+    json_t *val = json_object_get(json_array_get(rows[0], i), "blob");
+    json_int_t pos = json_integer_value(json_object_get(desc, "position"));
+    json_int_t size = json_integer_value(json_object_get(desc, "size"));
+    if (json_is_null(desc) || (size == 0 && pos != 0)) { /* 2.1 answers a null descriptor as null */
+      ck_assert_msg(json_is_null(val), "%s row %zu: a null descriptor (%lld, 0) served as a value", fx, i, (long long)pos);
+      nulls++;
+    } else {
+      ck_assert_msg(json_is_string(val), "%s row %zu: descriptor (%lld, %lld) served as null", fx, i, (long long)pos,
+                    (long long)size);
+      empties += size == 0;
+    }
+  }
+  ck_assert_int_gt(nulls, 0); /* the fixture has both, or the test shows nothing */
+  ck_assert_int_gt(empties, 0);
+  json_decref(rows[0]);
+  json_decref(rows[1]);
+  lnc_file_close(f);
+  free(path);
+}
+END_TEST
+
 /* Blob v2 descriptors through a dataset: their fields have no ids of their own (-1), and the
  * dataset take once left them out as "dropped from the manifest", which crashed lanced on
  * GET ...enc22/rows?blobs=descriptors. The dataset's answer equals the file's. */
@@ -1222,6 +1275,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_take_max_bytes);
   tcase_add_test(tc, test_take_max_bytes_stops_early);
   tcase_add_test(tc, test_take_blob_descriptors);
+  tcase_add_loop_test(tc, test_legacy_blob_nulls, 0, 2);
   tcase_add_test(tc, test_take_max_items);
   tcase_add_test(tc, test_take_spread);
   suite_add_tcase(s, tc);
