@@ -72,7 +72,7 @@ LNC_API int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct ln
  * AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; path-style addressing with an endpoint unless
  * AWS_VIRTUAL_HOSTED_STYLE_REQUEST=true). Reads are range GETs of the version opened (its
  * ETag), coalesced and in parallel per take; a replaced object is an error, never mixed bytes.
- * Blob columns are not read from objects yet. */
+ * Blob columns are read from objects too (a blob v2 sidecar .blob is the object next to it). */
 LNC_API int lnc_file_open_s3(const char *url, lnc_file **out, struct lnc_error *err);
 LNC_API void lnc_file_close(lnc_file *f);
 

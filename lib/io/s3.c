@@ -1343,6 +1343,38 @@ int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t
   return rc;
 }
 
+/* The key of `name` in the directory of the source's key (its last component replaced); NULL
+ * when out of memory or when name could leave that directory. */
+static char *sibling_key(const struct lnc_s3_source *src, const char *name) {
+  if (!*name || name[0] == '/' || strstr(name, "..") || strstr(name, "//")) return NULL;
+  const char *slash = strrchr(src->key, '/');
+  size_t dir = slash ? (size_t)(slash - src->key) + 1 : 0, nl = strlen(name);
+  char *key = malloc(dir + nl + 1);
+  if (!key) return NULL;
+  memcpy(key, src->key, dir);
+  memcpy(key + dir, name, nl + 1);
+  return key;
+}
+
+int lnc_s3_source_read_sibling(struct lnc_s3_source *src, const char *name, uint64_t off, uint64_t len,
+                               uint8_t *dst, struct lnc_take_stats *stats, struct lnc_error *err) {
+  char *key = sibling_key(src, name);
+  if (!key) return lnc_errf(err, LNC_EINVAL, "s3://%s/%s: no sibling object '%s'", src->st.cfg.bucket, src->key, name);
+  struct lnc_s3 *c = NULL;
+  struct lnc_s3_object obj;
+  int rc = client_get(&src->st, &c, err);
+  /* HEAD first: the GET is pinned to that version (If-Match), and the range checked. */
+  if (!rc && (rc = lnc_s3_head(c, key, &obj, err)) == LNC_ENOTFOUND) rc = LNC_ECORRUPT; /* its data file names it */
+  if (!rc && (off > obj.size || len > obj.size - off))
+    rc = lnc_errf(err, LNC_ECORRUPT, "s3://%s/%s: [%" PRIu64 ", +%" PRIu64 ") is outside the object's %" PRIu64 " bytes",
+                  src->st.cfg.bucket, key, off, len, obj.size);
+  struct lnc_read r = {.off = off, .len = len, .dst = dst};
+  if (!rc && len) rc = lnc_s3_read_batch(c, key, &obj, &r, 1, stats, err);
+  if (c) client_put(c);
+  free(key);
+  return rc;
+}
+
 /* ---- a bucket prefix mounted as a tree of paths --------------------------------------------- */
 
 struct lnc_s3_mount {

@@ -106,6 +106,12 @@ bool lnc_s3_source_caches(const struct lnc_s3_source *src);
 int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t n,
                        struct lnc_take_stats *stats, struct lnc_error *err);
 
+/* [off, off+len) of the object `name` next to the source's (in its key's directory: a data
+ * file's blob sidecar), read through the source's settings and client: a HEAD, then a ranged
+ * GET of that version. Not cached. A missing object is LNC_ECORRUPT (the data file names it). */
+int lnc_s3_source_read_sibling(struct lnc_s3_source *src, const char *name, uint64_t off, uint64_t len,
+                               uint8_t *dst, struct lnc_take_stats *stats, struct lnc_error *err);
+
 /* ---- the page cache (s3cache.c) -------------------------------------------------------------
  * Blocks of `block` bytes (block-aligned; an object's last one may be short) of object versions,
  * in memory under `budget` bytes, LRU. A version is named by an id drawn from the cache when its

@@ -4,6 +4,7 @@
  * (kind 1: data/<data file stem>/<blob id, 32 binary digits LSB first>.blob). */
 #include "take.h"
 #include "../io/io.h"
+#include "../io/s3.h"
 #include "../util/error.h"
 #include "../util/mem.h"
 #include <errno.h>
@@ -19,7 +20,8 @@
 
 
 /* Reads [pos, pos+size) of the sidecar file for blob_id: <data file stem>/<id>.blob in the
- * data file's directory, opened beneath that directory only. */
+ * data file's directory, opened beneath that directory only; for a data file in an object
+ * store, the object of that name next to it, through the same mount's client. */
 static int read_sidecar(struct lnc_file *f, uint32_t blob_id, uint64_t pos, uint64_t size, uint8_t *dst,
                         struct lnc_take_stats *st, struct lnc_error *err) {
   char rel[600], bits[33];
@@ -28,9 +30,14 @@ static int read_sidecar(struct lnc_file *f, uint32_t blob_id, uint64_t pos, uint
   const char *base = strrchr(f->name, '/');
   base = base ? base + 1 : f->name;
   size_t bl = strlen(base);
-  if (f->dir_fd < 0 || bl < 7 || strcmp(base + bl - 6, ".lance") != 0 || bl > 500)
-    return lnc_errf(err, LNC_EUNSUPPORTED, "%s: blob sidecar files need a data file opened by path (*.lance)", f->name);
+  if ((f->dir_fd < 0 && !f->src.s3) || bl < 7 || strcmp(base + bl - 6, ".lance") != 0 || bl > 500)
+    return lnc_errf(err, LNC_EUNSUPPORTED, "%s: blob sidecar files need a data file named *.lance", f->name);
   snprintf(rel, sizeof rel, "%.*s/%s.blob", (int)(bl - 6), base, bits);
+  if (f->src.s3) {
+    int rc = lnc_s3_source_read_sibling(f->src.s3, rel, pos, size, dst, st, err);
+    if (rc) lnc_err_prefix(err, "%s: blob file %s", f->name, rel);
+    return rc;
+  }
   int fd = lnc_open_beneath(f->dir_fd, rel, 0);
   if (fd < 0) return lnc_errf(err, errno == ENOENT ? LNC_ECORRUPT : LNC_EIO, "%s: blob file %s: %s", f->name, rel, strerror(errno));
   struct stat sb;
