@@ -66,3 +66,98 @@ def test_version_by_tag(daemon):
     ds = LancedDataset(daemon, "datasets/tags_v22.lance", ["id"], version="first")
     assert len(ds) == 200 and ds.version == 1
     assert [int(x) for x in ds[[0, 199]]["id"]] == [0, 199]
+
+
+# ---- epochs pinned to a version, and distributed shards ------------------------------------
+import json  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+
+from conftest import REPO, _start  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _write(*args):
+    """The real writer (LanceDB from npm) on a table; returns the version it made."""
+    out = subprocess.run(["node", os.path.join(HERE, "writer.mjs"), *map(str, args)], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture()
+def live_table():
+    """A table of 200 rows (id = 0..199) a LanceDB writer changes while lanced serves it."""
+    root = tempfile.mkdtemp(prefix="lanced-live.")
+    _write("create", root, "live", 200)
+    proc, url = _start(root)
+    yield url, root
+    proc.terminate()
+    proc.wait()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_epoch_stays_on_its_version_while_a_writer_changes_it(live_table):
+    """len() counted version 1; a writer then deletes 100 rows and appends 50. Every batch of
+    the epoch still reads version 1: index i is id i, all 200 once. (Before, each batch read
+    the latest: index 0 became id 100 mid-epoch and the epoch died with out_of_range.)"""
+    url, root = live_table
+    ds = LancedDataset(url, "live.lance", ["id"])
+    sampler = ds.batch_sampler(16, shuffle=True, generator=torch.Generator().manual_seed(5))
+    batches = iter(torch.utils.data.DataLoader(ds, batch_size=None, sampler=sampler, num_workers=2))
+    first = next(batches)
+    _write("delete", root, "live", "id < 100")
+    _write("append", root, "live", 1000, 50)
+    seen = [int(i) for i in first["id"]] + [int(i) for b in batches for i in b["id"]]
+    assert sorted(seen) == list(range(200)) and ds.version == 1
+    # "latest" follows the writer: 150 rows now, index 0 is id 100.
+    latest = LancedDataset(url, "live.lance", ["id"], version="latest")
+    assert len(latest) == 150 and int(latest[0]["id"]) == 100
+
+
+def test_refresh_each_epoch_moves_to_the_newest_version(live_table):
+    url, root = live_table
+    ds = LancedDataset(url, "live.lance", ["id"], refresh_each_epoch=True)
+    sampler = ds.batch_sampler(64)
+    epoch0 = [int(i) for b in torch.utils.data.DataLoader(ds, batch_size=None, sampler=sampler) for i in b["id"]]
+    _write("delete", root, "live", "id >= 150")
+    epoch1 = [int(i) for b in torch.utils.data.DataLoader(ds, batch_size=None, sampler=sampler) for i in b["id"]]
+    assert epoch0 == list(range(200)) and epoch1 == list(range(150)) and len(ds) == 150 and ds.version == 2
+
+
+def _free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_ddp_two_ranks_read_every_row_once_per_epoch(daemon):
+    """Real torch.distributed (gloo, 2 processes, as torchrun starts them): each rank reads its
+    shard through a DataLoader; all-gathered, the ranks' ids cover every row exactly once per
+    epoch, the shards are disjoint, and the next epoch draws another order."""
+    out = os.path.join(tempfile.mkdtemp(prefix="lanced-ddp."), "ranks.json")
+    port = _free_port()
+    procs = []
+    for rank in range(2):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_worker.py"), daemon, PATH, out], env=env))
+    for p in procs:
+        assert p.wait(timeout=180) == 0
+    got = json.load(open(out))
+    n = got["n"]
+    assert n > 0 and len(got["epochs"]) == 2
+    orders = []
+    for ranks in got["epochs"]:
+        assert len(ranks) == 2 and not set(ranks[0]) & set(ranks[1])
+        both = ranks[0] + ranks[1]
+        assert sorted(both) == list(range(n))  # every row once, across the ranks
+        assert abs(len(ranks[0]) - len(ranks[1])) <= 1
+        orders.append(both)
+    assert orders[0] != orders[1]

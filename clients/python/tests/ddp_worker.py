@@ -1,0 +1,33 @@
+"""One rank of the DDP test (test_torch.py): torch.distributed over gloo, the rank's shard of
+each epoch read through a DataLoader, every rank's row ids all-gathered and written by rank 0.
+Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as torchrun sets them); argv: URL
+PATH OUT_JSON."""
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.utils.data
+
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")))
+from lanced.torch import LancedDataset  # noqa: E402
+
+url, path, out = sys.argv[1:4]
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+ds = LancedDataset(url, path, ["id"])
+sampler = ds.batch_sampler(7, shuffle=True, rank=rank, world_size=world, seed=11)
+epochs = []
+for epoch in range(2):
+    sampler.set_epoch(epoch)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, sampler=sampler, num_workers=1)
+    mine = [int(i) for batch in loader for i in batch["id"]]
+    gathered = [None] * world
+    dist.all_gather_object(gathered, mine)
+    epochs.append(gathered)
+if rank == 0:
+    with open(out, "w") as f:
+        json.dump({"n": len(ds), "epochs": epochs}, f)
+dist.barrier()
+dist.destroy_process_group()
