@@ -100,14 +100,22 @@ os.rmdir(d)
 # then carries its syslog priority, "<3>" for an error, so `journalctl -p err` finds errors.
 # Anywhere else lines are plain. Request log lines carry an id and byte counts.
 d = tempfile.mkdtemp()
+
+
+def stderr_env(err, journal):
+    """The environment with $JOURNAL_STREAM naming the file err (journal) or unset."""
+    st = os.fstat(err.fileno())
+    env = dict(os.environ)
+    env.pop("JOURNAL_STREAM", None)
+    if journal:
+        env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
+    return env
+
+
 for journal in (True, False):
     path = os.path.join(d, "stderr-%d" % journal)
     with open(path, "w") as err:
-        st = os.fstat(err.fileno())
-        env = dict(os.environ)
-        env.pop("JOURNAL_STREAM", None)
-        if journal:
-            env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
+        env = stderr_env(err, journal)
         p = subprocess.Popen([f"{BIN}/lanced", "--root", ROOT, "--listen", "127.0.0.1:0", "--workers", "1",
                               "--request-log", "on", "--config", "/nonexistent/lanced.conf"], env=env,
                              stdout=subprocess.DEVNULL, stderr=err)
@@ -120,11 +128,7 @@ for journal in (True, False):
         check(first and not any(l.startswith("<") for l in first), f"stderr is a file: no priority prefixes ({first[:2]})")
     path = os.path.join(d, "log-%d" % journal)
     with open(path, "w") as err:
-        st = os.fstat(err.fileno())
-        env = dict(os.environ)
-        env.pop("JOURNAL_STREAM", None)
-        if journal:
-            env["JOURNAL_STREAM"] = "%d:%d" % (st.st_dev, st.st_ino)
+        env = stderr_env(err, journal)
         ls = socket.socket()
         ls.bind(("127.0.0.1", 0))
         port = ls.getsockname()[1]
