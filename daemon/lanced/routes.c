@@ -70,6 +70,58 @@ static const char *param_twice(struct MHD_Connection *c) {
   return q.twice;
 }
 
+/* rest (after "/files/") without its last `drop` bytes, NUL-terminated, into rel[cap]; false
+ * with the 400 in out when it is longer. */
+static bool rel_path(const char *rest, size_t n, char *rel, size_t cap, struct ld_response *out) {
+  if (n >= cap) {
+    struct ld_err e;
+    ld_errf(&e, LD_INVALID, "path longer than 1024 bytes");
+    ld_json_error(out, &e);
+    return false;
+  }
+  memcpy(rel, rest, n);
+  rel[n] = 0;
+  return true;
+}
+
+/* /files/<path>/rows, /files/<path>, and the listings /files/, /files/<dir>/ (and /files). */
+static void route_files(struct MHD_Connection *c, struct ld_req *r, const char *rest, bool get,
+                        struct ld_response *out) {
+  size_t n = strlen(rest);
+  char rel[1100];
+  if (n >= 5 && !strcmp(rest + n - 5, "/rows")) {
+    r->route = LD_R_ROWS;
+    if (!get && !is(r->method, "POST")) return method_not_allowed(r, "GET, HEAD, POST", out);
+    if (rel_path(rest, n - 5, rel, sizeof rel, out)) ld_rows_handle(c, r, rel, out);
+    return;
+  }
+  r->route = LD_R_FILE;
+  if (!get) return method_not_allowed(r, "GET, HEAD", out);
+  if (n == 0 || rest[n - 1] == '/') { /* a directory: what is served beneath it */
+    if (rel_path(rest, n ? n - 1 : 0, rel, sizeof rel, out)) ld_listing_handle(r, rel, out);
+    return;
+  }
+  ld_file_handle(c, r, rest, out);
+}
+
+static void route_healthz(struct ld_response *out) {
+  out->content_type = "application/json";
+  if (ld_draining) {
+    out->status = 503;
+    out->retry_after = 1;
+    ld_buf_puts(&out->body, "{\"status\":\"draining\"}\n");
+  } else {
+    out->status = 200;
+    ld_buf_puts(&out->body, "{\"status\":\"serving\"}\n");
+  }
+}
+
+static void route_metrics(struct ld_response *out) {
+  out->status = 200;
+  out->content_type = "text/plain; version=0.0.4; charset=utf-8";
+  ld_metrics_render(&out->body, ld_server_connections(), ld_server_inflight());
+}
+
 void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out) {
   const char *url = r->url, *m = r->method;
   bool get = is(m, "GET") || is(m, "HEAD");
@@ -79,64 +131,19 @@ void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *ou
     ld_errf(&e, LD_INVALID, "query parameter '%.60s' given more than once", twice);
     return ld_error_for(r, out, &e);
   }
-
   /* "/files" is the listing of the root, as "/files/" is. */
-  if (!strncmp(url, "/files/", 7) || is(url, "/files")) {
-    const char *rest = url[6] ? url + 7 : "";
-    size_t n = strlen(rest);
-    if (n >= 5 && !strcmp(rest + n - 5, "/rows")) {
-      r->route = LD_R_ROWS;
-      if (!get && !is(m, "POST")) return method_not_allowed(r, "GET, HEAD, POST", out);
-      char rel[1100];
-      if (n - 5 >= sizeof rel) {
-        ld_errf(&e, LD_INVALID, "path longer than 1024 bytes");
-        return ld_json_error(out, &e);
-      }
-      memcpy(rel, rest, n - 5);
-      rel[n - 5] = 0;
-      return ld_rows_handle(c, r, rel, out);
-    }
-    r->route = LD_R_FILE;
-    if (!get) return method_not_allowed(r, "GET, HEAD", out);
-    if (n == 0 || rest[n - 1] == '/') { /* a directory: what is served beneath it */
-      char rel[1100];
-      if (n >= sizeof rel) {
-        ld_errf(&e, LD_INVALID, "path longer than 1024 bytes");
-        return ld_json_error(out, &e);
-      }
-      memcpy(rel, rest, n);
-      rel[n ? n - 1 : 0] = 0;
-      return ld_listing_handle(r, rel, out);
-    }
-    return ld_file_handle(c, r, rest, out);
-  }
+  if (!strncmp(url, "/files/", 7) || is(url, "/files")) return route_files(c, r, url[6] ? url + 7 : "", get, out);
   if (!strncmp(url, CONNECT_PREFIX, strlen(CONNECT_PREFIX))) {
     const char *method = url + strlen(CONNECT_PREFIX);
     r->route = is(method, "GetFile") ? LD_R_GETFILE : LD_R_TAKE;
     if (!is(m, "POST")) return method_not_allowed(r, "POST", out);
     return ld_connect_handle(c, r, method, out);
   }
-  if (is(url, "/healthz")) {
-    r->route = LD_R_HEALTHZ;
+  if (is(url, "/healthz") || is(url, "/metrics")) {
+    bool health = is(url, "/healthz");
+    r->route = health ? LD_R_HEALTHZ : LD_R_METRICS;
     if (!get) return method_not_allowed(r, "GET, HEAD", out);
-    out->content_type = "application/json";
-    if (ld_draining) {
-      out->status = 503;
-      out->retry_after = 1;
-      ld_buf_puts(&out->body, "{\"status\":\"draining\"}\n");
-    } else {
-      out->status = 200;
-      ld_buf_puts(&out->body, "{\"status\":\"serving\"}\n");
-    }
-    return;
-  }
-  if (is(url, "/metrics")) {
-    r->route = LD_R_METRICS;
-    if (!get) return method_not_allowed(r, "GET, HEAD", out);
-    out->status = 200;
-    out->content_type = "text/plain; version=0.0.4; charset=utf-8";
-    ld_metrics_render(&out->body, ld_server_connections(), ld_server_inflight());
-    return;
+    return health ? route_healthz(out) : route_metrics(out);
   }
   ld_errf(&e, LD_NOT_FOUND,
           "no route for %.200s; try /files/, /files/<path>/rows?ids=..., /files/<path>, /healthz, /metrics",
