@@ -22,7 +22,8 @@ for s in "${stages[@]}"; do
 done
 if ((${#failed[@]} == 0)); then
   echo "make test: all ${#passed[@]} stages passed (${passed[*]})"
-  exit 0
+else
+  echo "make test: FAILED: ${failed[*]} (passed: ${passed[*]:-none})"
 fi
-echo "make test: FAILED: ${failed[*]} (passed: ${passed[*]:-none})"
-exit 1
+echo "stages: ${#passed[@]} passed, ${#failed[@]} failed" # the plain closing line CI reads
+((${#failed[@]} == 0))
