@@ -9,7 +9,9 @@ SHELL := /bin/bash
 # knows the flag (20.11 and later): an older node refuses to start with it in NODE_OPTIONS.
 NODE_QUIET := $(shell node --disable-warning=NodeVersionSupportWarning -e 0 >/dev/null 2>&1 && echo --disable-warning=NodeVersionSupportWarning)
 ifneq ($(NODE_QUIET),)
+ifeq ($(findstring $(NODE_QUIET),$(NODE_OPTIONS)),)
 export NODE_OPTIONS := $(strip $(NODE_OPTIONS) $(NODE_QUIET))
+endif
 endif
 CC ?= cc
 BUILD ?= build
