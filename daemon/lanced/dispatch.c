@@ -93,10 +93,7 @@ static bool too_late(const struct pool *p, struct ld_req *r) {
 
 static void *take_thread(void *arg) {
   struct pool *p = arg;
-  lnc_worker *worker = NULL; /* this thread's, for every request it routes */
-  struct ld_err e;
-  if (ld_service_thread_start(NULL, &worker, &e))
-    ld_log(LD_LOG_ERROR, "take thread: %s; its requests are answered with that error", e.message);
+  lnc_worker *worker = NULL; /* this thread's, made for its first request (most stay idle) */
   for (;;) {
     pthread_mutex_lock(&p->lock);
     while (!p->head && !p->stopping) pthread_cond_wait(&p->more, &p->lock);
@@ -109,11 +106,14 @@ static void *take_thread(void *arg) {
     if (!r) break;                    /* stopping and nothing left */
     ld_service_mount_leave(p->mount); /* out of the queue; the route enters again */
     sleep_ms(ld_test_stall_ms(r->url));
-    r->call = (struct ld_call){.worker = worker, .nowait = LNC_NOWAIT_OFF};
-    if (!worker)
+    struct ld_err e;
+    if (!worker && ld_service_thread_start(NULL, &worker, &e)) {
+      ld_log(LD_LOG_ERROR, "take thread: %s", e.message);
       set_unavailable(r, &e);
-    else if (!too_late(p, r))
+    } else if (!too_late(p, r)) {
+      r->call = (struct ld_call){.worker = worker, .nowait = LNC_NOWAIT_OFF};
       ld_route(r->conn, r, &r->out);
+    }
     resume_answered(r, resume_delay_ms);
   }
   ld_service_thread_stop(NULL, worker);
