@@ -1,9 +1,11 @@
 /* The one place lanced calls into liblance: a take engine shared by all request threads
  * (search cache within the configured budget, files reopened when they change on disk) and
- * one engine worker per thread (its io_uring ring), made by the thread when it starts
- * (ld_service_thread_start) and freed by it when it ends; plus the shared encoders. What a
- * request may do (wait or not, on which worker) travels with it in its struct ld_call. A path naming a directory is a Lance
- * dataset, served by the engine's dataset entry points (versions, deletions, one budget). */
+ * one engine worker per thread (its io_uring ring), made by the thread itself (a network
+ * thread as it starts, with its loop; a take thread for its first request) and freed by it
+ * as it ends (ld_service_thread_start/stop); plus the shared encoders. What a request may do
+ * (wait or not, on which worker) travels with it in its struct ld_call. A path naming a
+ * directory is a Lance dataset, served by the engine's dataset entry points (versions,
+ * deletions, one budget). */
 #include "lanced.h"
 #include "config.h"
 #include "service.h"
@@ -173,8 +175,8 @@ void ld_service_reload(const struct ld_config *c) {
   set_mount_share(c); /* max_inflight may have changed */
 }
 
-/* The worker of the thread running the call. Every thread that routes requests made one
- * when it started; a call without one is a bug (asserted), answered 500 in release builds. */
+/* The worker of the thread running the call. Every thread that routes requests has made one
+ * first; a call without one is a bug (asserted), answered 500 in release builds. */
 static lnc_worker *worker(const struct ld_call *call, struct ld_err *e) {
   LNC_ASSERT(call && call->worker);
   if (!call || !call->worker) ld_errf(e, LD_INTERNAL, "no engine worker on this thread");
