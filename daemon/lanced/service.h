@@ -44,8 +44,9 @@ struct ld_call {
   int would_block;
 };
 /* A thread that routes requests makes its engine worker (and, with loop, a loop: a network
- * thread's, whose tasks' reads park on its io_uring) when it starts, owns them, and frees
- * them with ld_service_thread_stop when it ends. */
+ * thread's, whose tasks' reads park on its io_uring) before its first request (a network
+ * thread as it starts, a take thread when its first request comes), owns them, and frees them
+ * with ld_service_thread_stop when it ends. */
 int ld_service_thread_start(lnc_loop **loop, lnc_worker **worker, struct ld_err *e);
 void ld_service_thread_stop(lnc_loop *loop, lnc_worker *worker);
 /* Takes rows of rel — a data file, or a dataset directory (ids = offsets among its live
