@@ -316,7 +316,7 @@ static void usage(FILE *o) {
           "Every option is also a config-file key (dashes as underscores); defaults in ():\n"
           "  --config FILE                  read FILE first (flags override it)\n"
           "  --check-config                 validate the configuration and exit\n"
-          "  --root DIR                     the data root (required)\n"
+          "  --root DIR                     the data root (required unless only --mount is served)\n"
           "  --listen HOST:PORT             address to serve (repeatable; [v6]:PORT, :PORT)\n"
           "  --workers N                    network threads (CPUs)\n"
           "  --take-threads N               threads for what would block (4 x workers, >= 4)\n"
