@@ -7,6 +7,7 @@
 #include "v20.h"
 #include "../io/s3.h"
 #include "../util/error.h"
+#include <unistd.h>
 
 /* Every 2.0 page's ArrayEncoding, parsed from the Any the format floor kept, which is freed
  * once parsed (the tree is what takes walk). */
@@ -42,7 +43,10 @@ int lnc_file_open(const char *path, lnc_file **out, struct lnc_error *err) {
 }
 
 int lnc_file_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err) {
-  if (!out) return lnc_errf(err, LNC_EINVAL, "lnc_file_open_fd: no output");
+  if (!out) {
+    if (fd >= 0) close(fd); /* ours in every case (lance.h) */
+    return lnc_errf(err, LNC_EINVAL, "lnc_file_open_fd: no output");
+  }
   return bind_layouts(lnc_format_open_fd(fd, name, out, err), out, err);
 }
 
