@@ -376,12 +376,11 @@ static void run_task(void *arg) {
   MHD_resume_connection(r->conn);
 }
 
-/* A refusal before the request is at work: e in the route's shape, Retry-After for a 503. */
+/* A refusal before the request is at work: e in the route's shape (a 503 with Retry-After). */
 static enum MHD_Result refuse_early(struct MHD_Connection *c, struct ld_req *r, const struct ld_err *e,
                                     bool body_coming) {
   struct ld_response out = {0};
   ld_error_for(r, &out, e);
-  if (e->http == 503) out.retry_after = 1;
   out.close = r->framing_bad; /* nothing behind an ambiguous message is read as a request */
   return answer_early(c, r, &out, body_coming);
 }
@@ -426,7 +425,7 @@ static bool over_connection_limit(struct ld_net *n, const struct ld_req *r) {
  * or in-flight limits, ambiguous framing, a declared body over max_body_bytes), or 0 with the
  * request admitted (at work from here without a body, from when it is in with one). */
 static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r, const char *version,
-                         bool body_coming, struct ld_err *e) {
+                         const char *cl, bool body_coming, struct ld_err *e) {
   if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) return ld_errf(e, LD_UNAVAILABLE, "shutting down");
   ld_conn_request_started(n, c); /* never evicts itself below */
   bool cheap = !strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics");
@@ -436,7 +435,6 @@ static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_r
     return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
                    over_conns ? "connection" : work_limit(r));
   if (ld_framing_check(c, version, e)) return r->framing_bad = true, e->http;
-  const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
   uint64_t len;
   if (cl && lnc_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body)
     return ld_errf(e, LD_TOO_LARGE, "request body of %llu bytes is over max_body_bytes (%llu)",
@@ -514,7 +512,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!(r = req_new(url, method, con_cls))) return MHD_NO;
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     bool body_coming = (cl && strcmp(cl, "0")) || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
-    return admit_headers(n, c, r, version, body_coming, &e) ? refuse_early(c, r, &e, body_coming) : MHD_YES;
+    return admit_headers(n, c, r, version, cl, body_coming, &e) ? refuse_early(c, r, &e, body_coming) : MHD_YES;
   }
   if (*upload_size) {
     take_body(r, upload, *upload_size);
@@ -528,8 +526,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   body_release(r);
   if (admit_body(r, &e)) {
     struct ld_response out = {0};
-    ld_error_for(r, &out, &e);
-    if (e.http == 503) out.retry_after = 1;
+    ld_error_for(r, &out, &e); /* a 503 gets its Retry-After there */
     return send_response(c, r, &out);
   }
   return run_request(n, c, r);
