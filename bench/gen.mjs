@@ -106,11 +106,19 @@ const SPECS = {
       return [[new Field('l', type, false), makeData({ type, length: n, valueOffsets: offs, child: int32(vals) })]];
     },
   },
+  // What a training loop samples (issue 34): id, label, caption, a 768-d embedding, a token
+  // list and an 8-32 KiB image. rev 2 added id and tokens (a rev 1 table is regenerated).
   training: {
     single: 'label',
+    rev: 2,
     cols: (rng, start, n) => {
-      const label = new BigInt64Array(n);
-      for (let i = 0; i < n; i++) label[i] = BigInt(Math.floor(rng() * 1000));
+      const id = new BigInt64Array(n), label = new BigInt64Array(n);
+      for (let i = 0; i < n; i++) { id[i] = BigInt(start + i); label[i] = BigInt(Math.floor(rng() * 1000)); }
+      const toffs = new Int32Array(n + 1);
+      for (let i = 0; i < n; i++) toffs[i + 1] = toffs[i] + 16 + Math.floor(rng() * 113);
+      const toks = new Int32Array(toffs[n]);
+      for (let i = 0; i < toks.length; i++) toks[i] = Math.floor(rng() * 50_000);
+      const tokType = new arrow.List(new Field('item', new arrow.Int32(), true));
       const caps = Array.from({ length: n }, () => text(rng, 40, 200));
       const imgs = Array.from({ length: n }, () => {
         const len = 8192 + Math.floor(rng() * (32768 - 8192 + 1));
@@ -119,8 +127,10 @@ const SPECS = {
         for (let j = 0; j < len; j += 4) { const x = (rng() * 4294967296) >>> 0; b[j] = x; b[j + 1] = x >>> 8; b[j + 2] = x >>> 16; b[j + 3] = x >>> 24; }
         return b;
       });
-      return [[new Field('label', new arrow.Int64(), false), int64(label)], [new Field('caption', new arrow.Utf8(), false), varlen(new arrow.Utf8(), caps)],
+      return [[new Field('id', new arrow.Int64(), false), int64(id)], [new Field('label', new arrow.Int64(), false), int64(label)],
+        [new Field('caption', new arrow.Utf8(), false), varlen(new arrow.Utf8(), caps)],
         [new Field('embedding', new arrow.FixedSizeList(DIM, new Field('item', new arrow.Float32(), true)), false), vectors(rng, n)],
+        [new Field('tokens', tokType, false), makeData({ type: tokType, length: n, valueOffsets: toffs, child: int32(toks) })],
         [new Field('image', new arrow.Binary(), false), varlen(new arrow.Binary(), imgs)]];
     },
   },
@@ -148,7 +158,7 @@ const db = await lancedb.connect(out, { storageOptions: storage });
 for (const [name, spec] of Object.entries(SPECS)) {
   if (only && !only.includes(name)) continue;
   const have = manifest.datasets.find((d) => d.name === name);
-  if (have && have.num_rows === ROWS[name] && fs.existsSync(path.join(out, have.file))) { console.error(`gen: ${name} present, reused`); continue; }
+  if (have && have.num_rows === ROWS[name] && (have.rev ?? 1) === (spec.rev ?? 1) && fs.existsSync(path.join(out, have.file))) { console.error(`gen: ${name} present, reused`); continue; }
   const t0 = Date.now();
   const n = ROWS[name];
   const rng = mulberry32(0xbe7c4 ^ n ^ (spec.base ?? name).length * 7919);
@@ -179,7 +189,7 @@ for (const [name, spec] of Object.entries(SPECS)) {
     name, table: `${name}.lance`, file: `${name}.lance/data/${sized[0].f}`, data_files: sized.length, num_rows: rows,
     file_bytes: sized[0].size, columns: chunkTable(spec, mulberry32(1), 0, 1).schema.fields.map((f) => f.name),
     single_column: spec.single, seconds_to_write: (Date.now() - t0) / 1000,
-    file_version: spec.version ?? '2.1', ...(spec.base ? { same_data_as: spec.base } : {}),
+    file_version: spec.version ?? '2.1', ...(spec.rev ? { rev: spec.rev } : {}), ...(spec.base ? { same_data_as: spec.base } : {}),
   };
   if (sized.length > 1) console.error(`gen: WARNING ${name} has ${sized.length} data files; benchmarks use the largest`);
   manifest.datasets = manifest.datasets.filter((d) => d.name !== name).concat([entry]);

@@ -119,15 +119,19 @@ static void drain(const struct ld_config *cfg) {
   ld_log(LD_LOG_INFO, "stopped");
 }
 
-/* A request allocates and frees a few hundred KiB (decoded chunks, answer bodies). glibc
+/* A request allocates and frees a few hundred KiB (decoded chunks, answer bodies), a training
+ * batch several MiB (256 rows of 8-32 KiB images: a 6 MiB value buffer, its answer). glibc
  * gives a thread arena's free top back to the kernel once it passes 128 KiB (madvise) and
  * serves blocks over 128 KiB... up to its adaptive limit with mmap, so the next request
  * faults the same pages in again, zeroed: a profile of warm takes showed ~5% of the CPU in
- * page faults, page clearing and unmapping. Keeping up to 32 MiB free per arena, and
- * mapping only blocks of 8 MiB and more, trades that for memory the daemon reuses anyway. */
+ * page faults, page clearing and unmapping, and with an 8 MiB limit a batch-256 training
+ * take spent 19% of its CPU faulting its buffers in (85 ms an answer where a batch of 100
+ * took 6 ms: issue 34). Mapping only blocks of 64 MiB (max_response_bytes' default) and
+ * keeping up to 64 MiB free per arena trades that for memory the daemon reuses anyway; a
+ * burst of large unsent answers is given back by malloc_trim (server.c). */
 static void tune_malloc(void) {
-  mallopt(M_TRIM_THRESHOLD, 32 << 20);
-  mallopt(M_MMAP_THRESHOLD, 8 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
 }
 
 int main(int argc, char **argv) {
