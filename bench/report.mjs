@@ -259,14 +259,14 @@ if (errs.length) {
 if (TORCH?.loader?.length) {
   P('## PyTorch DataLoader (num_workers=2, batch_size=256)');
   P();
-  P('`lanced.torch.LancedDataset` (protobuf tensors, one request per batch) against the same loop fed by JSON rows (`bench/torch_loader.py`), beside LanceDB in-process rows/s (batch 100, 4 in flight, no DataLoader) of the same dataset.');
+  P('`lanced.torch.LancedDataset` (`batches()`: Arrow answers read into numpy, 4 requests in flight per worker) against the same loop fed by JSON rows (`bench/torch_loader.py`), beside LanceDB in-process rows/s (batch 100, 4 in flight, no DataLoader) of the same dataset.');
   P();
   const rows = [...new Set(TORCH.loader.map((r) => r.dataset))].map((d) => {
-    const p = TORCH.loader.find((r) => r.dataset === d && r.feed === 'proto'), j = TORCH.loader.find((r) => r.dataset === d && r.feed === 'json');
+    const p = TORCH.loader.find((r) => r.dataset === d && r.feed === 'arrow'), j = TORCH.loader.find((r) => r.dataset === d && r.feed === 'json');
     const ip = one({ system: 'lancedb-inproc', dataset: d, batch: 100, conc: 4 });
     return [d, p?.columns ?? '', f0(p?.samples_per_s), f0(j?.samples_per_s), f2(p && j ? p.samples_per_s / j.samples_per_s : null) + '×', f0(ip?.rows_per_s)];
   });
-  table(['dataset', 'columns', 'protobuf samples/s', 'JSON samples/s', 'protobuf / JSON', 'LanceDB in-process rows/s'], rows);
+  table(['dataset', 'columns', 'Arrow samples/s', 'JSON samples/s', 'Arrow / JSON', 'LanceDB in-process rows/s'], rows);
 }
 P('## Plots');
 P();

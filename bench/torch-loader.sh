@@ -22,7 +22,7 @@ vfile=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=
   sep=""
   for spec in "vectors v" "training label,caption,embedding,image"; do
     read -r name cols <<<"$spec"
-    for feed in proto json; do
+    for feed in arrow json; do
       printf '%s' "$sep"; sep=","
       "$PY" bench/torch_loader.py --url "$url" --path "$name.lance" --name "$name" --columns "$cols" \
         --feed "$feed" --seconds "$SECS"

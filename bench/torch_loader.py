@@ -1,8 +1,8 @@
 """Samples/s through torch's DataLoader(num_workers=2, batch_size=256) over a dataset served
-by lanced: lanced.torch.LancedDataset (protobuf tensors) against the same loop fed by JSON
-rows. Prints one JSON result line per run. Run by bench/run.sh (make bench); by hand:
+by lanced: lanced.torch.LancedDataset.batches (Arrow answers read into numpy, prefetched)
+against the same loop fed by JSON rows. Prints one JSON result line per run. Run by bench/run.sh (make bench); by hand:
   /usr/bin/python3 bench/torch_loader.py --url http://127.0.0.1:8080 --path vectors.lance \\
-      --columns v --feed proto --seconds 10"""
+      --columns v --feed arrow --seconds 10"""
 import argparse
 import json
 import os
@@ -35,11 +35,16 @@ class JsonFedDataset(LancedDataset):
 
 
 def run(args):
-    cls = LancedDataset if args.feed == "proto" else JsonFedDataset
-    ds = cls(args.url, args.path, args.columns.split(","))
-    dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=args.workers,
-                                     sampler=ds.batch_sampler(args.batch, shuffle=True),
-                                     persistent_workers=True)
+    if args.feed == "arrow":
+        ds = LancedDataset(args.url, args.path, args.columns.split(","))
+        dl = torch.utils.data.DataLoader(ds.batches(args.batch, shuffle=True, prefetch=args.prefetch),
+                                         batch_size=None, num_workers=args.workers,
+                                         persistent_workers=True)
+    else:
+        ds = JsonFedDataset(args.url, args.path, args.columns.split(","))
+        dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=args.workers,
+                                         sampler=ds.batch_sampler(args.batch, shuffle=True),
+                                         persistent_workers=True)
     samples, t0 = 0, time.monotonic()
     deadline = t0 + args.seconds
     first = None
@@ -53,7 +58,7 @@ def run(args):
                 break
     secs = time.monotonic() - t0
     return {"system": "lanced-torch", "feed": args.feed, "dataset": args.name or args.path,
-            "batch": args.batch, "workers": args.workers, "columns": args.columns,
+            "batch": args.batch, "workers": args.workers, "prefetch": args.prefetch, "columns": args.columns,
             "samples": samples, "seconds": round(secs, 3),
             "samples_per_s": samples / secs if secs > 0 else 0}
 
@@ -64,7 +69,8 @@ def main():
     p.add_argument("--path", required=True)
     p.add_argument("--name")
     p.add_argument("--columns", required=True)
-    p.add_argument("--feed", choices=["proto", "json"], default="proto")
+    p.add_argument("--feed", choices=["arrow", "json"], default="arrow")
+    p.add_argument("--prefetch", type=int, default=4)
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seconds", type=float, default=10)

@@ -12,6 +12,7 @@ import urllib.parse
 import numpy as np
 
 from ._pb import pb
+from .arrow import ArrowError, read_stream
 
 __all__ = ["Client", "LancedError"]
 
@@ -150,6 +151,43 @@ def _proto_carries(t):
     return t in _NUMERIC and t != "bool"
 
 
+def _fixed_leaf(t):
+    """The leaf of nested fixed-size lists, "fixed_size_list<fixed_size_list<int16>[4]>[3]"
+    -> "int16"; t itself when it is none."""
+    while t.startswith("fixed_size_list<"):
+        t = t[len("fixed_size_list<"):t.rindex(">")]
+    return t
+
+
+def _arrays_carry(t):
+    """Whether take_arrays reads an Arrow type as arrays (lanced/arrow.py): numbers, bools,
+    temporals, strings and binaries, fixed-size lists of numbers (nested), and lists of those
+    numbers or fixed-size lists. The rest (structs, maps, decimals, dictionaries, lists of
+    strings) comes as Client.take gives it."""
+    if t in _NUMERIC or _temporal_dtype(t) or t in ("utf8", "large_utf8", "binary", "large_binary"):
+        return True
+    m = re.match(r"(large_)?list<(.*)>$", t)
+    leaf = _fixed_leaf(m.group(2) if m else t) if m or t.startswith("fixed_size_list<") else None
+    return leaf is not None and (leaf in _NUMERIC or bool(_temporal_dtype(leaf)))
+
+
+def _read_body(resp, alloc=None):
+    """The response's body; one with a Content-Length is read into one buffer allocated once
+    (alloc(n) when given, else a bytearray; take_arrays' arrays are views of it), not joined
+    from chunks."""
+    n = resp.length
+    if n is None:
+        return resp.read()
+    buf = alloc(n) if alloc and resp.status == 200 else bytearray(n)
+    mv, got = memoryview(buf), 0
+    while got < n:
+        k = resp.readinto(mv[got:])
+        if not k:
+            raise http.client.IncompleteRead(bytes(buf[:got]), n - got)
+        got += k
+    return buf
+
+
 class Client:
     """Client(url): a lanced daemon at url ("http://127.0.0.1:8080"). One keep-alive
     connection per thread and per process: after fork (a DataLoader worker) the child opens
@@ -184,13 +222,13 @@ class Client:
         out.ParseFromString(data)
         return out
 
-    def _post(self, target, body, headers):
+    def _post(self, target, body, headers, alloc=None):
         for attempt in (0, 1):
             conn = self._conn()
             try:
                 conn.request("POST", target, body, headers)
                 resp = conn.getresponse()
-                data = resp.read()
+                data = _read_body(resp, alloc)
                 break
             except (http.client.HTTPException, ConnectionError, OSError) as ex:
                 conn.close()
@@ -207,6 +245,38 @@ class Client:
                 code, message = "unknown", data[:200].decode("utf-8", "replace")
             raise LancedError(code, message, resp.status)
         return data
+
+    def take_arrays(self, path, ids, columns=None, version=None, buffer=None):
+        """Rows ids of the file or dataset at path -> {column name: array}, as take does, but
+        every column an array over the answer's bytes (one Arrow IPC answer, no Python object
+        per value; docs in clients/python/README.md): numbers, bools and temporals a numpy
+        array (masked where null), fixed-size lists an (n, k, ...) array, strings, binaries
+        and lists of numbers a lanced.Ragged (values + offsets, per-row views on demand).
+        Columns of other types (structs, maps, decimals, dictionaries) come as take gives
+        them. buffer: a callable n -> a writable buffer of n bytes to read the answer into
+        (lanced.torch passes shared memory there, so a DataLoader worker's batch reaches the
+        main process without a copy)."""
+        ids = _check_ids(ids)
+        types = self._column_types(path, version)
+        names = list(columns) if columns else list(types)
+        other = [c for c in names if c in types and not _arrays_carry(types[c])]
+        mine = [c for c in names if c not in other]
+        out = self._take_arrow(path, ids, mine, version, buffer) if mine else {}
+        if other:
+            out.update(self.take(path, ids, other, version))
+        return {c: out[c] for c in names}
+
+    def _take_arrow(self, path, ids, columns, version, alloc=None):
+        body = {"ids": ids, "columns": columns}
+        if version:
+            body["version"] = version
+        target = "/files/%s/rows" % urllib.parse.quote(path, safe="/")
+        data = self._post(target, json.dumps(body).encode(), {
+            "Content-Type": "application/json", "Accept": "application/vnd.apache.arrow.stream"}, alloc)
+        try:
+            return read_stream(data)
+        except ArrowError as ex:
+            raise LancedError("bad_answer", str(ex)) from ex
 
     def take(self, path, ids, columns=None, version=None):
         """Rows ids (any order, duplicates allowed) of the file or dataset at path (relative to
