@@ -35,6 +35,16 @@ QUICK=${BENCH_QUICK:-0}
 TORCH_SECONDS=$([[ $QUICK == 1 ]] && echo 2 || echo "${TORCH_SECONDS:-10}") BIN=$BIN \
   bench/torch-loader.sh "$OUT" "$DATA" || echo "bench: DataLoader figures failed" >&2
 node bench/report.mjs "$OUT"
+# The training batch (issue 34): lanced beside nginx sending the same bytes, LanceDB, and the
+# DataLoader beside lanced-load in the client's format.
+if BIN=$BIN DURATION=$([[ $QUICK == 1 ]] && echo 1 || echo "${TRAINING_DURATION:-5}") \
+    REPS=$([[ $QUICK == 1 ]] && echo 1 || echo "${TRAINING_REPS:-3}") \
+    bench/training.sh "$OUT" "$DATA" > "$OUT/training.log" 2>&1; then
+  cat "$OUT/training.md" >> "$OUT/report.md"
+else
+  echo "bench: the training section failed (see $OUT/training.log)" >&2
+  crashed=1
+fi
 # The io_uring request path against fio and nginx (issue 13); 1 s cells at the small scale.
 if BIN=$BIN DURATION=${URING_DURATION:-$([[ $SCALE == small ]] && echo 1 || echo 4)} \
     CONNS=$([[ $QUICK == 1 ]] && echo 4 || echo "${CONNS:-1 4 16 64}") \
@@ -65,4 +75,4 @@ if [[ $s3_ok == 1 ]]; then cat "$OUT/s3.md" >> "$OUT/report.md"; else echo "benc
 if [[ $QUICK == 1 ]]; then PAIRS=1 DURATION=1 BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; else BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; fi ||
   echo "bench: load generator vs wrk comparison failed" >&2
 echo "bench: $(( $(date +%s) - start )) s; report in $OUT/report.md" >&2
-[[ ${crashed:-0} == 0 ]] || { echo "bench: lanced crashed during the io_uring path cells (see $OUT/uring-path.log)" >&2; exit 1; }
+[[ ${crashed:-0} == 0 ]] || { echo "bench: lanced crashed or a section failed (io_uring path: $OUT/uring-path.log, training: $OUT/training.log)" >&2; exit 1; }
