@@ -467,20 +467,6 @@ LNC_API int lnc_encode_json_max(const struct ArrowSchema *schema, const struct A
 /* Arrow IPC stream: schema message, one record batch, end-of-stream marker. */
 LNC_API int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
                                  struct lnc_buf *out, struct lnc_error *err);
-/* One piece of an answer sent as a scatter-gather list (writev, MHD's iovec responses). */
-struct lnc_iovec {
-  const void *base;
-  size_t len;
-};
-/* The same stream as a list of pieces whose concatenation is lnc_encode_arrow_ipc's bytes:
- * value buffers of 4 KiB and more are referenced where they are in array (which must stay
- * alive and unchanged until the pieces are sent), everything else (metadata, shifted
- * bitmaps, rebased offsets, padding, small buffers) is appended to own. *iov (*niov entries,
- * *total bytes in all) points into both: free it with free() once sent, and do not change
- * own meanwhile. On error own is as it was and *iov NULL. */
-LNC_API int lnc_encode_arrow_ipc_iov(const struct ArrowSchema *schema, const struct ArrowArray *array,
-                                     struct lnc_buf *own, struct lnc_iovec **iov, size_t *niov,
-                                     size_t *total, struct lnc_error *err);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,6 @@ struct ld_response { /* what a handler produces; server.c turns it into MHD */
   int status;
   const char *content_type;
   struct lnc_buf body; /* ownership passes to the response */
-  struct ld_pieces *pieces; /* instead of body: an Arrow answer sent as pieces (owned) */
   const char *allow;   /* Allow header for 405 */
   int retry_after;     /* seconds; 0 = none */
   bool close;          /* Connection: close after it */

@@ -454,22 +454,16 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
     goto fail;
   r->rows = q.n;
   ld_metrics_rows(q.n, &t.stats);
-  /* Arrow goes out as pieces: the take's large value buffers (images, vectors) are sent from
-   * where the take put them, not copied into one body first (issue 34). */
-  int rc = fmt == LD_F_PROTO   ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
-                                                        &out->body, &e)
-           : fmt == LD_F_ARROW ? ld_service_encode_pieces(&t.schema, &t.array, &out->pieces, &e)
-                               : ld_service_encode(fmt, &t.schema, &t.array, r->lim.max_response, &out->body, &e);
-  if (t.array.release) t.array.release(&t.array);
-  if (t.schema.release) t.schema.release(&t.schema);
+  int rc = fmt == LD_F_PROTO ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
+                                                      &out->body, &e)
+                             : ld_service_encode(fmt, &t.schema, &t.array, r->lim.max_response, &out->body, &e);
+  t.array.release(&t.array);
+  t.schema.release(&t.schema);
   if (rc) goto fail;
-  size_t len = out->pieces ? out->pieces->total : out->body.len;
-  if (len > r->lim.max_response) {
+  if (out->body.len > r->lim.max_response) {
     ld_errf(&e, LD_TOO_LARGE,
             "the answer is %zu bytes, over max_response_bytes (%llu); ask for fewer ids or columns",
-            len, (unsigned long long)r->lim.max_response);
-    ld_pieces_free(out->pieces);
-    out->pieces = NULL;
+            out->body.len, (unsigned long long)r->lim.max_response);
     goto fail;
   }
   req_free(&q);

@@ -34,8 +34,6 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <malloc.h>
-#include <limits.h>
-#include <stddef.h>
 #include <unistd.h>
 
 atomic_int ld_draining;
@@ -228,8 +226,6 @@ static void unsent_done(struct ld_req *r) {
 
 uint64_t ld_server_unsent_bytes(void) { return __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED); }
 
-static void response_clear(struct ld_response *out);
-
 /* MHD is done with the request (sent, failed or timed out): account for it and free it. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
@@ -268,55 +264,25 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r->linger || r->status == 413) ld_linger_add(net, c);
   }
   lnc_buf_free(&r->body);
-  if (r->stage == LD_STAGE_ANSWERED) response_clear(&r->out); /* answered by a take thread, never sent */
+  if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
   free(r->url);
   free(r);
   *con_cls = NULL;
 }
 
-/* An answer's body and pieces, dropped unsent (a hand-off retries the request from scratch). */
-static void response_clear(struct ld_response *out) {
-  lnc_buf_free(&out->body);
-  ld_pieces_free(out->pieces);
-  out->pieces = NULL;
-}
-
-static void pieces_sent(void *cls) { ld_pieces_free(cls); }
-
-/* Pieces (lnc_iovec) are handed to MHD as its iovec type: the same two fields. */
-_Static_assert(sizeof(struct lnc_iovec) == sizeof(struct MHD_IoVec) &&
-                   offsetof(struct lnc_iovec, base) == offsetof(struct MHD_IoVec, iov_base) &&
-                   offsetof(struct lnc_iovec, len) == offsetof(struct MHD_IoVec, iov_len),
-               "lnc_iovec and MHD_IoVec differ");
-
-/* The MHD response for out's body or pieces; on success it owns them. */
-static struct MHD_Response *response_for(struct ld_req *r, struct ld_response *out) {
+static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
+                                     struct ld_response *out) {
   struct MHD_Response *resp;
-  if (out->pieces) {
-    struct ld_pieces *p = out->pieces;
-    r->bytes_out = p->total;
-    resp = p->niov <= UINT_MAX ? MHD_create_response_from_iovec((const struct MHD_IoVec *)p->iov,
-                                                                 (unsigned)p->niov, pieces_sent, p)
-                               : NULL;
-    if (resp) out->pieces = NULL; /* freed by pieces_sent once MHD is done with the response */
-    return resp;
-  }
   r->bytes_out = out->body.len;
   if (out->body.len)
     resp = MHD_create_response_from_buffer_with_free_callback(out->body.len, out->body.data, free);
   else
     resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  if (resp) out->body.data = NULL; /* the response owns it now */
-  return resp;
-}
-
-static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
-                                     struct ld_response *out) {
-  struct MHD_Response *resp = response_for(r, out);
   if (!resp) {
-    response_clear(out);
+    lnc_buf_free(&out->body);
     return MHD_NO;
   }
+  out->body.data = NULL; /* the response owns it now */
   if (out->content_type) MHD_add_response_header(resp, "Content-Type", out->content_type);
   if (out->allow) MHD_add_response_header(resp, "Allow", out->allow);
   if (out->retry_after) {
@@ -402,7 +368,7 @@ static void run_task(void *arg) {
   if (r->stage != LD_STAGE_TASK) return; /* still inside on_request: it sends or hands off */
   LNC_ASSERT(ld_net_owned(r->net));      /* a parked task resumes on its loop's thread */
   if (wb) {
-    response_clear(&r->out);
+    lnc_buf_free(&r->out.body);
     hand_off(r, wb);
     return;
   }
@@ -525,7 +491,7 @@ static enum MHD_Result run_request(struct ld_net *n, struct MHD_Connection *c, s
   int rc = direct_tasks && n->loop ? try_as_task(n, c, r) : try_inline(n, c, r);
   if (rc > 0) return MHD_YES;
   if (rc == 0) return send_response(c, r, &r->out);
-  response_clear(&r->out);
+  lnc_buf_free(&r->out.body);
   int block = r->call.would_block;
   suspend_for_answer(c);
   hand_off(r, block ? block : LD_BLOCK_DISK);

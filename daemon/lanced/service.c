@@ -337,34 +337,6 @@ int ld_service_encode(int format, const struct ArrowSchema *s, const struct Arro
   return 0;
 }
 
-int ld_service_encode_pieces(struct ArrowSchema *s, struct ArrowArray *a, struct ld_pieces **out,
-                             struct ld_err *e) {
-  struct ld_pieces *p = calloc(1, sizeof *p);
-  if (!p) {
-    ld_errf(e, LD_INTERNAL, "out of memory");
-    return -1;
-  }
-  struct lnc_error le = {0};
-  if (lnc_encode_arrow_ipc_iov(s, a, &p->own, &p->iov, &p->niov, &p->total, &le)) {
-    free(p);
-    ld_err_from_lnc(e, &le);
-    return -1;
-  }
-  p->schema = *s, p->array = *a; /* moved: the pieces point into a's buffers */
-  s->release = NULL, a->release = NULL;
-  *out = p;
-  return 0;
-}
-
-void ld_pieces_free(struct ld_pieces *p) {
-  if (!p) return;
-  if (p->array.release) p->array.release(&p->array);
-  if (p->schema.release) p->schema.release(&p->schema);
-  lnc_buf_free(&p->own);
-  free(p->iov);
-  free(p);
-}
-
 /* Called once no request is in flight: request threads are stopped and have freed their
  * workers (ld_service_thread_stop). */
 void ld_service_shutdown(void) {

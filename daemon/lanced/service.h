@@ -75,21 +75,6 @@ int ld_service_describe(struct ld_call *call, const char *rel, const uint64_t *v
  * stops with a 413 once it passes max_len (0 = no bound). */
 int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a, size_t max_len,
                       struct lnc_buf *out, struct ld_err *e);
-/* An Arrow IPC answer as pieces (lnc_encode_arrow_ipc_iov): the take's arrays, moved in and
- * owned here because the large pieces point into them, the bytes around them, and the
- * pieces. Freed by ld_pieces_free once sent (MHD's free callback) or dropped. */
-struct ld_pieces {
-  struct ArrowSchema schema;
-  struct ArrowArray array;
-  struct lnc_buf own;
-  struct lnc_iovec *iov;
-  size_t niov, total;
-};
-/* Encodes the take (s, a) as pieces; on success *out owns s and a (their release set NULL
- * in the caller's structs), on failure they stay the caller's. */
-int ld_service_encode_pieces(struct ArrowSchema *s, struct ArrowArray *a, struct ld_pieces **out,
-                             struct ld_err *e);
-void ld_pieces_free(struct ld_pieces *p);
 uint64_t ld_service_open_handles(void);
 
 #endif

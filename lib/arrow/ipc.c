@@ -4,8 +4,7 @@
  * little endian, no compression. Sliced input (offset != 0) is written from position 0:
  * bitmaps are shifted, offsets rebased, values copied from the slice start. The metadata is
  * built first from a plan of (source, transform) pairs; the body is then copied straight
- * into the output buffer, or (lnc_encode_arrow_ipc_iov) its large value buffers are left
- * where they are and the answer is a list of pieces: no copy of image bytes (issue 34). */
+ * into the output buffer. */
 #include "flatbuf.h"
 #include "format.h"
 #include "../util/buf.h"
@@ -74,13 +73,6 @@ struct dict_entry {
   const struct ArrowArray *array;
 };
 
-/* A piece of the answer in iovec mode: len bytes of the caller's array at ptr, or (ptr NULL)
- * of out at off (out may move while the answer is built: resolved at the end). */
-struct piece {
-  const uint8_t *ptr;
-  size_t off, len;
-};
-
 struct ipc {
   struct lnc_buf *out;
   struct lnc_error *err;
@@ -88,18 +80,7 @@ struct ipc {
   struct dict_entry *dicts;
   size_t ndicts, cap_dicts;
   struct plan plan;
-  /* iovec mode (lnc_encode_arrow_ipc_iov): value buffers of at least IOV_MIN_BYTES are
-   * pieces of their own, referenced where they are; out holds the rest, from own_mark on
-   * not yet a piece. */
-  bool iov;
-  struct piece *pieces;
-  size_t npieces, cap_pieces;
-  size_t own_mark;
 };
-
-/* Below this a buffer is copied into out: a piece costs an iovec entry (and the kernel a
- * descriptor walk) per answer, a copy of a few KiB costs less. */
-#define IOV_MIN_BYTES 4096
 
 static int oom(struct ipc *w) { return lnc_errf(w->err, LNC_ENOMEM, "arrow ipc: out of memory"); }
 
@@ -432,8 +413,7 @@ static int write_message(struct ipc *w, uint8_t htype, lnc_fb_ref header, int64_
   if (lnc_fb_finish(&w->fb, msg, &meta, &mlen)) return oom(w);
   size_t padded = (size_t)pad8((int64_t)mlen);
   if (padded > INT32_MAX) return lnc_errf(w->err, LNC_ELIMIT, "arrow ipc: metadata too large");
-  /* iovec mode: the body is reserved piece by piece (its large buffers stay where they are) */
-  if (lnc_buf_reserve(w->out, 8 + padded + (w->iov ? 0 : (size_t)body_len))) return oom(w);
+  if (lnc_buf_reserve(w->out, 8 + padded + (size_t)body_len)) return oom(w);
   uint8_t *p = w->out->data + w->out->len;
   uint32_t cont = 0xFFFFFFFFu;
   int32_t ml = (int32_t)padded;
@@ -472,43 +452,6 @@ static void write_src(uint8_t *dst, const struct src *s) {
   }
 }
 
-/* ---- iovec mode ------------------------------------------------------------------------- */
-static int add_piece(struct ipc *w, const uint8_t *ptr, size_t off, size_t len) {
-  if (!len) return 0;
-  if (lnc_grow_array((void **)&w->pieces, &w->cap_pieces, w->npieces + 1, sizeof *w->pieces)) return oom(w);
-  w->pieces[w->npieces++] = (struct piece){ptr, off, len};
-  return 0;
-}
-
-/* Closes out's bytes since own_mark as a piece. */
-static int cut_own(struct ipc *w) {
-  int rc = add_piece(w, NULL, w->own_mark, w->out->len - w->own_mark);
-  w->own_mark = w->out->len;
-  return rc;
-}
-
-/* The body of the planned batch: large plain copies as pieces of their own, everything else
- * (transformed sources, small buffers, padding) written into out. */
-static int write_body_pieces(struct ipc *w) {
-  static const uint8_t zeros[8] = {0};
-  const struct plan *pl = &w->plan;
-  for (size_t i = 0; i < pl->nsrcs; i++) {
-    const struct src *s = &pl->srcs[i];
-    size_t len = (size_t)s->len, padded = (size_t)pad8(s->len);
-    if (s->kind == SRC_COPY && len >= IOV_MIN_BYTES) {
-      if (cut_own(w) || add_piece(w, s->ptr, 0, len)) return oom(w);
-      if (lnc_buf_append(w->out, zeros, padded - len)) return oom(w);
-      continue;
-    }
-    if (lnc_buf_reserve(w->out, padded)) return oom(w);
-    uint8_t *p = w->out->data + w->out->len;
-    write_src(p, s);
-    memset(p + len, 0, padded - len);
-    w->out->len += padded;
-  }
-  return 0;
-}
-
 /* Writes a RecordBatch message (or a DictionaryBatch around one when dict_id >= 0) for the
  * plan in w->plan, then its body. */
 static int write_batch(struct ipc *w, int64_t length, int64_t dict_id) {
@@ -540,11 +483,6 @@ static int write_batch(struct ipc *w, int64_t length, int64_t dict_id) {
     rc = write_message(w, H_RECORD_BATCH, rb, body);
   }
   if (rc) return rc;
-  if (w->iov) {
-    if ((rc = write_body_pieces(w))) return rc;
-    pl->nnodes = pl->nsrcs = 0;
-    return 0;
-  }
   uint8_t *p = w->out->data + w->out->len; /* space reserved by write_message */
   for (size_t i = 0; i < pl->nsrcs; i++) {
     const struct src *s = &pl->srcs[i];
@@ -558,51 +496,14 @@ static int write_batch(struct ipc *w, int64_t length, int64_t dict_id) {
   return 0;
 }
 
-static int encode(struct ipc *w, const struct ArrowSchema *schema, const struct ArrowArray *array);
-
 int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
                          struct lnc_buf *out, struct lnc_error *err) {
-  struct ipc w = {.out = out, .err = err};
-  return encode(&w, schema, array);
-}
-
-int lnc_encode_arrow_ipc_iov(const struct ArrowSchema *schema, const struct ArrowArray *array,
-                             struct lnc_buf *own, struct lnc_iovec **iov, size_t *niov,
-                             size_t *total, struct lnc_error *err) {
-  if (!own || !iov || !niov || !total) return lnc_errf(err, LNC_EINVAL, "arrow ipc: no output");
-  *iov = NULL;
-  *niov = *total = 0;
-  struct ipc w = {.out = own, .err = err, .iov = true, .own_mark = own->len};
-  size_t start = own->len;
-  int rc = encode(&w, schema, array);
-  if (!rc && cut_own(&w)) rc = oom(&w);
-  struct lnc_iovec *v = rc ? NULL : malloc((w.npieces ? w.npieces : 1) * sizeof *v);
-  if (!rc && !v) rc = oom(&w);
-  if (rc) {
-    own->len = start;
-    free(w.pieces);
-    return rc;
-  }
-  for (size_t i = 0; i < w.npieces; i++) { /* own is where it will stay now */
-    const struct piece *p = &w.pieces[i];
-    v[i] = (struct lnc_iovec){p->ptr ? (const void *)p->ptr : own->data + p->off, p->len};
-    *total += p->len;
-  }
-  *iov = v;
-  *niov = w.npieces;
-  free(w.pieces);
-  return 0;
-}
-
-static int encode(struct ipc *wp, const struct ArrowSchema *schema, const struct ArrowArray *array) {
-  struct lnc_buf *out = wp->out;
-  struct lnc_error *err = wp->err;
   int rc = lnc_arrow_validate(schema, array, err);
   if (rc) return rc;
   if (strcmp(schema->format, "+s") != 0 || schema->dictionary)
     return lnc_errf(err, LNC_EINVAL, "arrow ipc: record batch must be a struct array, got \"%s\"",
                     schema->format);
-  struct ipc w = *wp;
+  struct ipc w = {.out = out, .err = err};
   lnc_fb_init(&w.fb);
   size_t start = out->len;
 
@@ -635,7 +536,5 @@ done:
   free(w.dicts);
   free(w.plan.nodes);
   free(w.plan.srcs);
-  /* the pieces (iovec mode) go back to the caller */
-  wp->pieces = w.pieces, wp->npieces = w.npieces, wp->cap_pieces = w.cap_pieces, wp->own_mark = w.own_mark;
   return rc;
 }

@@ -295,33 +295,10 @@ static void batch_empty(struct ArrowSchema **s, struct ArrowArray **a) {
   tb_batch(3, cols, arrs, 0, s, a);
 }
 
-/* Buffers over the iovec mode's 4 KiB: images (binary, 3 rows of 5000 bytes, one null),
- * 1000 int64 and a 768-d float vector list, sliced from row 1 (offsets rebased, bits shifted). */
-static void batch_large(struct ArrowSchema **s, struct ArrowArray **a) {
-  enum { N = 1000, IMG = 5000 };
-  int64_t *i64 = tb_alloc(8 * (N + 1));
-  for (int i = 0; i <= N; i++) i64[i] = i * 7919 - 3;
-  int32_t *off = tb_alloc(4 * 5);
-  uint8_t *img = tb_alloc(4 * IMG);
-  for (int i = 0; i < 4 * IMG; i++) img[i] = (uint8_t)(i * 31 + 7);
-  for (int i = 0; i <= 4; i++) off[i] = i * IMG;
-  static const uint8_t valid[] = {0x0b}; /* row 2 null */
-  float *vec = tb_alloc(4 * 768 * (N + 1));
-  for (int i = 0; i < 768 * (N + 1); i++) vec[i] = (float)i * 0.5f;
-  struct ArrowSchema *cols[] = {tb_schema("l", "id", 0), tb_schema("z", "image", 0),
-                                tb_schema("+w:768", "emb", 1, tb_schema("f", "item", 0))};
-  struct ArrowArray *arrs[] = {tb_prim(N + 1, i64), tb_var(4, 1, valid, off, img),
-                               tb_array(N + 1, 0, 0, 1, NULL, NULL, NULL, 1, tb_prim(768 * (N + 1), vec))};
-  arrs[1]->length = 4;
-  tb_batch(3, cols, arrs, 3, s, a);
-  (*a)->offset = 1; /* rows 1..3 of every column */
-}
-
 static const struct {
   const char *name;
   batch_fn fn;
 } BATCHES[] = {
-    {"large", batch_large},
     {"primitives", batch_primitives},
     {"strings", batch_strings},
     {"temporal", batch_temporal},
@@ -582,55 +559,6 @@ static void describe(FILE *f, const struct ArrowSchema *s) {
   fputc('}', f);
 }
 
-/* lnc_encode_arrow_ipc_iov: the pieces, concatenated, are lnc_encode_arrow_ipc's bytes for
- * every batch; large value buffers are pieces pointing into the array itself (not copied). */
-START_TEST(test_iov_equals_flat) {
-  for (size_t t = 0; t < sizeof BATCHES / sizeof BATCHES[0]; t++) {
-    struct ArrowSchema *s;
-    struct ArrowArray *a;
-    BATCHES[t].fn(&s, &a);
-    struct lnc_buf flat = encode_ok(s, a), own = {0}, cat = {0};
-    ck_assert_int_eq(lnc_buf_append(&own, "prefix", 6), 0); /* appended after what own holds */
-    struct lnc_iovec *iov = NULL;
-    size_t niov = 0, total = 0;
-    struct lnc_error err = {0};
-    ck_assert_msg(lnc_encode_arrow_ipc_iov(s, a, &own, &iov, &niov, &total, &err) == 0, "%s: %s",
-                  BATCHES[t].name, err.message);
-    ck_assert_uint_eq(total, flat.len);
-    int in_place = 0;
-    for (size_t i = 0; i < niov; i++) {
-      ck_assert_uint_gt(iov[i].len, 0);
-      ck_assert_int_eq(lnc_buf_append(&cat, iov[i].base, iov[i].len), 0);
-      const uint8_t *p = iov[i].base;
-      if (p < own.data || p >= own.data + own.len) in_place++;
-    }
-    ck_assert_msg(cat.len == flat.len && memcmp(cat.data, flat.data, flat.len) == 0, "%s: bytes differ",
-                  BATCHES[t].name);
-    ck_assert_msg(memcmp(own.data, "prefix", 6) == 0, "%s", BATCHES[t].name);
-    if (!strcmp(BATCHES[t].name, "large"))
-      ck_assert_int_eq(in_place, 2); /* image bytes, vector values (3 ids are 24 bytes: copied) */
-    else
-      ck_assert_int_eq(in_place, 0);
-    free(iov);
-    lnc_buf_free(&flat);
-    lnc_buf_free(&own);
-    lnc_buf_free(&cat);
-  }
-  /* errors: nothing appended, no pieces */
-  struct ArrowSchema *s;
-  struct ArrowArray *a;
-  batch_primitives(&s, &a);
-  struct lnc_buf own = {0};
-  struct lnc_iovec *iov = (void *)1;
-  size_t niov = 9, total = 9;
-  ck_assert_int_eq(lnc_encode_arrow_ipc_iov(s->children[0], a->children[0], &own, &iov, &niov, &total, NULL),
-                   LNC_EINVAL);
-  ck_assert_ptr_null(iov);
-  ck_assert_uint_eq(own.len, 0);
-  ck_assert_int_eq(lnc_encode_arrow_ipc_iov(s, a, NULL, &iov, &niov, &total, NULL), LNC_EINVAL);
-}
-END_TEST
-
 static void write_file(const char *dir, const char *name, const char *ext, const void *d, size_t n) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
@@ -681,7 +609,6 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_dictionary_batches);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_roundtrip_files);
-  tcase_add_test(tc, test_iov_equals_flat);
   suite_add_tcase(s, tc);
   return s;
 }
