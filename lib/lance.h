@@ -141,7 +141,9 @@ LNC_API int lnc_dataset_tag(const char *dir, const char *tag, uint64_t *version,
 /* As lnc_take, with ids = offsets among the dataset's live rows in fragment order (what
  * Lance's dataset.take / LanceDB takeOffsets mean); an id >= lnc_dataset_num_rows is
  * LNC_ERANGE. Output: one child per selected top-level field (schema order when columns is
- * NULL, else in the order the fields are first named), rows in request order. Thread-safe. */
+ * NULL, else in the order the fields are first named), rows in request order. Columns may
+ * name Lance's pseudo-columns "_rowid" and "_rowaddr" (uint64, not null): they come after the
+ * others, in the order named, as Lance's scanner places them. Thread-safe. */
 LNC_API int lnc_dataset_take(lnc_dataset *ds, const uint64_t *ids, size_t n, const char *const *columns,
                              size_t ncolumns, struct ArrowSchema *schema, struct ArrowArray *array,
                              struct lnc_take_stats *stats, struct lnc_error *err);
@@ -185,7 +187,17 @@ struct lnc_take_options {
    * leaves under lists), of which at most max(max_bytes / 4, 2^24) are put in order: each
    * costs 13-16 bytes of working memory however small it is. */
   uint64_t max_bytes;
+  /* enum lnc_ids_kind: what the ids are. Datasets only: a data file's row ids are its
+   * offsets. */
+  int ids;
 };
+/* OFFSETS: offsets among the live rows of the version (Lance's dataset.take, LanceDB's
+ * takeOffsets). ROW_IDS: Lance row ids (takeRowIds): for a dataset without stable row ids
+ * the row address, fragment id << 32 | row in the fragment; one that names no row of the
+ * version, or a deleted one, is LNC_ENOTFOUND naming it. A dataset with stable row ids
+ * (reader feature flag 2) is LNC_EUNSUPPORTED for now. */
+enum lnc_ids_kind { LNC_IDS_OFFSETS = 0,
+                    LNC_IDS_ROW_IDS = 1 };
 /* In the message of a take refused by max_bytes (a server tells it from other LNC_ELIMITs);
  * a refusal for list items also names LNC_TAKE_ITEMS_TEXT. */
 #define LNC_TAKE_LIMIT_TEXT "the take's limit"

@@ -119,6 +119,7 @@ int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
                           Lance__Table__Manifest **out, struct lnc_error *err);
 /* Reader feature flags lanced understands; any other bit makes a dataset unreadable. 16 is
  * base paths (bases.c). */
+#define LNC_DS_FLAG_STABLE_ROW_IDS 2u /* Lance's reader feature flag: row ids are not addresses */
 #define LNC_DS_KNOWN_READER_FLAGS (1u | 2u | 4u | 8u | 16u | 32u)
 
 /* ---- deletion_arrow.c / deletion_roaring.c / deletion.c --------------------------- */
@@ -165,6 +166,13 @@ struct lnc_ds_rowmap {
 };
 /* Live rank k of a fragment → physical row, skipping deleted rows. k < live rows. */
 uint64_t lnc_ds_live_to_physical(const struct lnc_ds_deletions *d, uint64_t k);
+/* Row address (fragment id << 32 | physical row) → (fragment index, physical row):
+ * LNC_ENOTFOUND, naming the address and `version`, for a fragment the version does not have,
+ * a row past the fragment's end, or a deleted row. */
+int lnc_ds_addr_lookup(const struct lnc_dataset *ds, uint64_t addr, size_t *frag, uint64_t *row,
+                       struct lnc_error *err);
+/* ds->by_id, built once the fragments are (open.c). */
+int lnc_ds_index_fragments(struct lnc_dataset *ds, struct lnc_error *err);
 /* Global live offset → (fragment index, physical row); LNC_ERANGE past the end. */
 int lnc_ds_rowmap_lookup(const struct lnc_ds_rowmap *m, uint64_t offset, size_t *frag,
                          uint64_t *row, struct lnc_error *err);
@@ -186,6 +194,11 @@ struct lnc_ds_fref {
   const Lance__File__Field *f;
 };
 
+struct lnc_ds_fid {
+  uint64_t id;   /* the fragment's id */
+  uint32_t frag; /* its index in frags */
+};
+
 struct lnc_ds_fragment {
   const Lance__Table__DataFragment *pb;
   struct lnc_ds_datafile *files;
@@ -204,6 +217,7 @@ struct lnc_dataset {
   struct lnc_ds_deletions *dels; /* nfrag entries (also in frags[i].del), for the rowmap */
   size_t nfrag;
   struct lnc_ds_rowmap map;
+  struct lnc_ds_fid *by_id; /* fragments sorted by id (a row address names the id) */
   uint64_t physical_rows;
   size_t manifest_bytes; /* size of the manifest file, for lnc_ds_memory */
   int32_t *spread;       /* top-level struct fields spread over data files (spread.c) */

@@ -28,6 +28,7 @@ void lnc_dataset_close(lnc_dataset *ds) {
   free(ds->frags);
   free(ds->dels);
   free(ds->map.live_start);
+  free(ds->by_id);
   free(ds->spread);
   free(ds->fidx);
   free(ds->fdense);
@@ -110,7 +111,8 @@ static int build(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct lnc_
   ds->map.live_start[ds->nfrag] = live;
   ds->map.nfrag = ds->nfrag;
   ds->map.del = ds->dels;
-  int rc = lnc_ds_index_fields(ds, err);
+  int rc = lnc_ds_index_fragments(ds, err);
+  if (!rc) rc = lnc_ds_index_fields(ds, err);
   return rc ? rc : lnc_ds_spread_find(ds, err);
 }
 
@@ -191,7 +193,8 @@ size_t lnc_ds_num_files(const lnc_dataset *ds) {
 
 size_t lnc_ds_memory(const lnc_dataset *ds) {
   /* The unpacked protobuf is a few times its wire size (pointers, strings, arrays). */
-  size_t b = sizeof *ds + 4 * ds->manifest_bytes + (ds->nfrag + 1) * sizeof(uint64_t);
+  size_t b = sizeof *ds + 4 * ds->manifest_bytes + (ds->nfrag + 1) * sizeof(uint64_t) +
+             ds->nfrag * sizeof *ds->by_id;
   for (size_t i = 0; i < ds->nfrag; i++)
     b += sizeof ds->frags[i] + sizeof ds->dels[i] + ds->frags[i].del.nruns * sizeof(struct lnc_ds_delrun) +
          ds->frags[i].nfiles * sizeof(struct lnc_ds_datafile);

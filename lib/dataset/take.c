@@ -50,7 +50,20 @@ struct take_state {
   size_t *res_from;          /* per part: its first result (its last: the next part's first) */
   struct ArrowArray *nulls;  /* ncols * nparts, only some used */
   struct ArrowArray *merged; /* ncols * nparts: spread structs put together (spread.c) */
+  uint64_t *addr;            /* per request position: the row's address (frag id << 32 | row) */
 };
+
+/* Lance's pseudo-columns: computed from where each row is, never read. */
+enum pseudo { P_NONE = 0,
+              P_ROWID,
+              P_ROWADDR };
+static const char *const PSEUDO_NAME[] = {NULL, "_rowid", "_rowaddr"};
+
+static enum pseudo pseudo_of(const char *name) {
+  for (int k = P_ROWID; k <= P_ROWADDR; k++)
+    if (!strcmp(name, PSEUDO_NAME[k])) return (enum pseudo)k;
+  return P_NONE;
+}
 
 static int cmp_sid(const void *a, const void *b) {
   const struct sorted_id *x = a, *y = b;
@@ -145,24 +158,32 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
 
 /* Groups the ids by fragment: unique sorted physical rows per touched fragment and, per
  * request position, a reference (part, index in that part). */
-static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, struct take_state *st,
+static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, int kind, struct take_state *st,
                 struct lnc_error *err) {
+  if (kind == LNC_IDS_ROW_IDS && (ds->m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS))
+    return lnc_errf(err, LNC_EUNSUPPORTED,
+                    "%s: takes by row id of a dataset with stable row ids are not implemented yet "
+                    "(its row ids are not row addresses); take by offset",
+                    ds->name);
   st->sid = malloc((n ? n : 1) * sizeof *st->sid);
+  st->addr = malloc((n ? n : 1) * sizeof *st->addr);
   st->refs = malloc((n ? n : 1) * sizeof *st->refs);
   size_t maxparts = ds->nfrag ? ds->nfrag : 1;
   st->touched = malloc(maxparts * sizeof *st->touched);
   st->rows = calloc(maxparts, sizeof *st->rows);
   st->nrows = calloc(maxparts, sizeof *st->nrows);
   st->res_from = calloc(maxparts, sizeof *st->res_from);
-  if (!st->sid || !st->refs || !st->touched || !st->rows || !st->nrows || !st->res_from)
+  if (!st->sid || !st->addr || !st->refs || !st->touched || !st->rows || !st->nrows || !st->res_from)
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   for (size_t i = 0; i < n; i++) {
-    int rc = lnc_ds_rowmap_lookup(&ds->map, ids[i], &st->sid[i].frag, &st->sid[i].row, err);
+    int rc = kind == LNC_IDS_ROW_IDS ? lnc_ds_addr_lookup(ds, ids[i], &st->sid[i].frag, &st->sid[i].row, err)
+                                     : lnc_ds_rowmap_lookup(&ds->map, ids[i], &st->sid[i].frag, &st->sid[i].row, err);
     if (rc) {
       lnc_err_prefix(err, "%s", ds->name);
       return rc;
     }
     st->sid[i].orig = i;
+    st->addr[i] = ds->frags[st->sid[i].frag].pb->id << 32 | st->sid[i].row;
   }
   if (n > 1) qsort(st->sid, n, sizeof *st->sid, cmp_sid);
   for (size_t i = 0; i < n;) {
@@ -318,6 +339,7 @@ static void state_free(struct take_state *st) {
       if (st->merged[i].release) st->merged[i].release(&st->merged[i]);
   free(st->merged);
   free(st->res_from);
+  free(st->addr);
   for (size_t i = 0; i < st->nres; i++) {
     if (st->res[i].array.release) st->res[i].array.release(&st->res[i].array);
     if (st->res[i].schema.release) st->res[i].schema.release(&st->res[i].schema);
@@ -490,6 +512,42 @@ static int check_answer_size(const lnc_dataset *ds, const struct take_state *st,
   return 0;
 }
 
+/* The pseudo-columns named in columns, in the order first named, into want[] (at most two);
+ * the other names into real[] (*nreal). */
+static size_t split_pseudo(const char *const *columns, size_t ncolumns, const char **real, size_t *nreal,
+                           enum pseudo *want) {
+  size_t np = 0;
+  *nreal = 0;
+  for (size_t i = 0; i < ncolumns; i++) {
+    enum pseudo k = pseudo_of(columns[i]);
+    if (k == P_NONE) {
+      real[(*nreal)++] = columns[i];
+    } else if (!(np == 1 && want[0] == k) && np < 2) {
+      want[np++] = k;
+    }
+  }
+  return np;
+}
+
+/* A pseudo-column of the take: one uint64 per request position, not null. */
+static int pseudo_column(const lnc_dataset *ds, enum pseudo k, const struct take_state *st, size_t n,
+                         struct ArrowSchema *s, struct ArrowArray *a, struct lnc_error *err) {
+  if (k == P_ROWID && (ds->m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS))
+    return lnc_errf(err, LNC_EUNSUPPORTED,
+                    "%s: _rowid of a dataset with stable row ids is not implemented yet; "
+                    "_rowaddr is", ds->name);
+  uint64_t *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v || lnc_schema_init(s, "L", PSEUDO_NAME[k], 0, 0) || lnc_array_init(a, (int64_t)n, 0, 2, 0)) {
+    free(v);
+    if (s->release) s->release(s);
+    return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  }
+  /* Without stable row ids a row's id is its address. */
+  if (n) memcpy(v, st->addr, n * sizeof *v);
+  lnc_array_set_buffer(a, 1, v);
+  return 0;
+}
+
 int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t *ids, size_t n,
                 const char *const *columns, size_t ncolumns,
                 const struct lnc_take_options *opts, struct ArrowSchema *schema,
@@ -504,8 +562,18 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
   memset(&st, 0, sizeof st);
   struct ArrowSchema *osch = NULL;
   struct ArrowArray *oarr = NULL;
-  int rc = resolve_columns(ds, columns, ncolumns, &st, err);
-  if (!rc) rc = plan(ds, ids, n, &st, err);
+  enum pseudo want[2];
+  size_t nreal = 0, npseudo = 0;
+  const char **real = columns && ncolumns ? malloc(ncolumns * sizeof *real) : NULL;
+  int rc = columns && ncolumns && !real ? lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name) : 0;
+  if (real) npseudo = split_pseudo(columns, ncolumns, real, &nreal, want);
+  if (!rc && npseudo && !nreal) { /* pseudo-columns only: no field is read */
+    if (!(st.cols = calloc(1, sizeof *st.cols))) rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
+  } else if (!rc) {
+    rc = resolve_columns(ds, real ? real : columns, real ? nreal : ncolumns, &st, err);
+  }
+  free(real);
+  if (!rc) rc = plan(ds, ids, n, opts ? opts->ids : LNC_IDS_OFFSETS, &st, err);
   for (size_t c = 0; c < st.ncols && !rc; c++)
     if (!(st.cols[c].parts = calloc(st.nparts ? st.nparts : 1, sizeof *st.cols[c].parts)))
       rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
@@ -546,8 +614,8 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
     }
   }
   if (!rc) {
-    osch = calloc(st.ncols ? st.ncols : 1, sizeof *osch);
-    oarr = calloc(st.ncols ? st.ncols : 1, sizeof *oarr);
+    osch = calloc(st.ncols + npseudo + 1, sizeof *osch);
+    oarr = calloc(st.ncols + npseudo + 1, sizeof *oarr);
     if (!osch || !oarr) rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   }
   if (!rc && opts && opts->max_bytes && st.nparts > 0) rc = check_answer_size(ds, &st, n, opts->max_bytes, err);
@@ -558,11 +626,13 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
                                   &oarr[c], err);
     if (rc) lnc_err_prefix(err, "%s: column '%s'", ds->name, st.cols[c].field->name);
   }
+  size_t nout = st.nparts > 0 ? st.ncols : 0;
+  for (size_t k = 0; k < npseudo && !rc; k++, nout++)
+    rc = pseudo_column(ds, want[k], &st, n, &osch[nout], &oarr[nout], err);
   if (!rc) {
-    size_t nout = st.nparts > 0 ? st.ncols : 0;
     rc = lnc_arrow_struct_wrap(nout, osch, oarr, (int64_t)n, schema, array, err);
   } else {
-    for (size_t c = 0; osch && oarr && c < st.ncols; c++) {
+    for (size_t c = 0; osch && oarr && c < st.ncols + npseudo; c++) {
       if (osch[c].release) osch[c].release(&osch[c]);
       if (oarr[c].release) oarr[c].release(&oarr[c]);
     }

@@ -386,6 +386,88 @@ START_TEST(test_rowmap_vs_lance) {
 }
 END_TEST
 
+/* ---- takes by row id (row addresses) and the _rowid / _rowaddr pseudo-columns ----------- */
+/* Every line of dir/name.rowaddr: taking Lance's row addresses of the live offsets (reversed,
+ * one repeated) gives the rows the offsets give, which the conformance tests check against
+ * Lance's takeOffsets, and _rowid / _rowaddr are those addresses; every physical row that is
+ * not live, a row past a fragment's end and an unknown fragment are LNC_ENOTFOUND. */
+static void rowid_check(const char *dir, const char *name) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s.rowaddr", dir, name);
+  char *text = (char *)tsup_read_file(path, NULL);
+  ck_assert_msg(text != NULL, "%s is missing", path);
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    char *fld[3];
+    ck_assert(tsup_split_tabs(line, fld, 3));
+    uint64_t version = strtoull(fld[0], NULL, 10);
+    size_t n;
+    uint64_t *addr = tsup_parse_ids(fld[2], &n);
+    lnc_dataset *ds = open_in(dir, name, version);
+    size_t m = n + (n > 0);
+    uint64_t *offs = malloc((m ? m : 1) * sizeof *offs), *rids = malloc((m ? m : 1) * sizeof *rids);
+    for (size_t i = 0; i < n; i++) offs[i] = n - 1 - i, rids[i] = addr[n - 1 - i];
+    if (n) offs[n] = offs[0], rids[n] = rids[0];
+    static const char *const cols_pseudo[] = {"_rowaddr", "_rowid"};
+    struct lnc_take_options by_id = {.ids = LNC_IDS_ROW_IDS};
+    struct ArrowSchema s1, s2, s3;
+    struct ArrowArray a1, a2, a3;
+    struct lnc_error err = {0};
+    ck_assert_int_eq(lnc_dataset_take(ds, offs, m, NULL, 0, &s1, &a1, NULL, &err), 0);
+    ck_assert_msg(lnc_dataset_take_ex(ds, rids, m, NULL, 0, &by_id, &s2, &a2, NULL, &err) == 0, "%s", err.message);
+    char *j1 = tsup_json(&s1, &a1), *j2 = tsup_json(&s2, &a2);
+    ck_assert_msg(!strcmp(j1, j2), "%s@%llu: rows by row id differ from rows by offset", name,
+                  (unsigned long long)version);
+    /* pseudo-columns, by offset and by row id, named twice: once each, after nothing else */
+    static const char *const twice[] = {"_rowaddr", "_rowid", "_rowaddr"};
+    for (int pass = 0; pass < 2; pass++) {
+      ck_assert_int_eq(lnc_dataset_take_ex(ds, pass ? rids : offs, m, twice, 3, pass ? &by_id : NULL, &s3, &a3,
+                                           NULL, &err), 0);
+      ck_assert_int_eq(a3.n_children, 2);
+      for (int c = 0; c < 2; c++) {
+        ck_assert_str_eq(s3.children[c]->name, cols_pseudo[c]);
+        ck_assert_str_eq(s3.children[c]->format, "L");
+        const uint64_t *v = a3.children[c]->buffers[1];
+        for (size_t i = 0; i < m; i++) ck_assert_uint_eq(v[i], rids[i]);
+      }
+      s3.release(&s3);
+      a3.release(&a3);
+    }
+    /* not live: deleted rows, a row past a fragment's end, an unknown fragment */
+    for (size_t f = 0; f < ds->nfrag; f++) {
+      uint64_t fid = ds->frags[f].pb->id, phys = ds->frags[f].pb->physical_rows;
+      for (uint64_t r = 0; r <= phys; r++) {
+        uint64_t a = fid << 32 | r;
+        bool live = false;
+        for (size_t i = 0; i < n && !live; i++) live = addr[i] == a;
+        if (live) continue;
+        int rc = lnc_dataset_take_ex(ds, &a, 1, NULL, 0, &by_id, &s3, &a3, NULL, &err);
+        ck_assert_msg(rc == LNC_ENOTFOUND, "%s@%llu: row id %llx gave %d", name, (unsigned long long)version,
+                      (unsigned long long)a, rc);
+        ck_assert_msg(strstr(err.message, r == phys ? "past" : "deleted"), "%s", err.message);
+      }
+    }
+    uint64_t nofrag = (uint64_t)0xfffffff0 << 32;
+    ck_assert_int_eq(lnc_dataset_take_ex(ds, &nofrag, 1, NULL, 0, &by_id, &s3, &a3, NULL, &err), LNC_ENOTFOUND);
+    ck_assert_msg(strstr(err.message, "names no fragment"), "%s", err.message);
+    free(j1);
+    free(j2);
+    s1.release(&s1);
+    a1.release(&a1);
+    s2.release(&s2);
+    a2.release(&a2);
+    free(offs);
+    free(rids);
+    free(addr);
+    lnc_dataset_close(ds);
+  }
+  free(text);
+}
+
+START_TEST(test_take_by_row_id) {
+  for (size_t i = 0; i < NFIX; i++) rowid_check(FIX, FIXTURES[i].name);
+}
+END_TEST
+
 /* ---- damaged datasets ------------------------------------------------------------------ */
 static char *tmpdir;
 
@@ -1255,6 +1337,7 @@ static Suite *suite(void) {
   tc = tcase_create("rowmap");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_rowmap_vs_lance);
+  tcase_add_test(tc, test_take_by_row_id);
   tcase_add_test(tc, test_clone_vs_lance);
   suite_add_tcase(s, tc);
   tc = tcase_create("damaged");
