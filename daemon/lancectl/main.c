@@ -20,7 +20,7 @@ static void usage(FILE *o) {
   fprintf(o,
           "usage: lancectl inspect FILE [--json]\n"
           "       lancectl take FILE --ids 1,5,9 [--columns a,b.c] [--format json|arrow] [--version N|TAG] [--tag TAG]\n"
-          "                     [--blobs bytes|descriptors]\n"
+          "                     [--blobs bytes|descriptors]   (--row-ids 1,5,9: Lance row ids, not offsets)\n"
           "       lancectl bench FILE [--columns a,b] [--batch N] [--threads T] [--seconds S]\n"
           "                     [--io direct|buffered]\n"
           "FILE is a Lance data file (.lance), a dataset directory, or (inspect, take) a data\n"
@@ -254,9 +254,14 @@ static int cmd_take(int argc, char **argv) {
   const char *tag = NULL; /* --version that is not a number: a tag of the dataset */
   struct lnc_take_options opts = {.blobs = LNC_BLOBS_BYTES};
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--ids") == 0 && i + 1 < argc)
+    if ((strcmp(argv[i], "--ids") == 0 || strcmp(argv[i], "--row-ids") == 0) && i + 1 < argc) {
+      if (ids_s) {
+        fprintf(stderr, "lancectl: give --ids or --row-ids, once\n");
+        return 1;
+      }
+      opts.ids = argv[i][2] == 'r' ? LNC_IDS_ROW_IDS : LNC_IDS_OFFSETS;
       ids_s = argv[++i];
-    else if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc)
+    } else if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc)
       cols_s = argv[++i];
     else if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
       format = argv[++i];
@@ -284,7 +289,7 @@ static int cmd_take(int argc, char **argv) {
     }
   }
   if (!ids_s) {
-    fprintf(stderr, "lancectl: take needs --ids\n");
+    fprintf(stderr, "lancectl: take needs --ids (or --row-ids)\n");
     return 1;
   }
   if (strcmp(format, "json") && strcmp(format, "arrow")) {

@@ -96,18 +96,24 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
   int format = q->format == LANCED__V1__FORMAT__FORMAT_PROTO ? LANCED__V1__FORMAT__FORMAT_PROTO
                                                              : LANCED__V1__FORMAT__FORMAT_ARROW;
   r->format = format == LANCED__V1__FORMAT__FORMAT_PROTO ? LD_F_PROTO : LD_F_ARROW;
-  if (!q->n_ids)
+  bool by_rowid = q->n_row_ids > 0;
+  uint64_t *ids = by_rowid ? q->row_ids : q->ids;
+  size_t nids = by_rowid ? q->n_row_ids : q->n_ids;
+  if (q->n_ids && q->n_row_ids)
+    ld_errf(&e, LD_INVALID, "give ids or row_ids, not both");
+  else if (!nids)
     ld_errf(&e, LD_INVALID, "ids is empty");
   else if (ld_pin_tag(&r->call, q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e))
     ;
-  else if (q->n_ids > r->lim.max_ids)
-    ld_errf(&e, LD_RATE_LIMITED, "%zu ids is over max_ids_per_request (%llu)", q->n_ids,
+  else if (nids > r->lim.max_ids)
+    ld_errf(&e, LD_RATE_LIMITED, "%zu ids is over max_ids_per_request (%llu)", nids,
             (unsigned long long)r->lim.max_ids);
-  else if (ld_service_take(&r->call, q->path, q->version ? &q->version : NULL, q->ids, q->n_ids,
-                           (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES, r->lim.max_response, &t.schema, &t.array,
+  else if (ld_service_take(&r->call, q->path, q->version ? &q->version : NULL, ids, nids,
+                           (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES,
+                           by_rowid ? LNC_IDS_ROW_IDS : LNC_IDS_OFFSETS, r->lim.max_response, &t.schema, &t.array,
                            &t.stats, &e) == 0) {
-    r->rows = q->n_ids;
-    ld_metrics_rows(q->n_ids, &t.stats);
+    r->rows = nids;
+    ld_metrics_rows(nids, &t.stats);
     int rc = ld_proto_take_response(&t, format, json, &out->body, &e);
     t.array.release(&t.array);
     t.schema.release(&t.schema);

@@ -77,6 +77,10 @@ void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
     ld_buf_printf(b, ",\"version\":\"%d.%d\",\"num_rows\":%llu,\"columns\":", fi.major, fi.minor,
                   (unsigned long long)fi.num_rows);
   columns(b, &fi.schema);
+  /* What a take may select besides the fields (docs/api.md, row ids). */
+  if (fi.dataset)
+    ld_buf_puts(b, ",\"pseudo_columns\":[{\"name\":\"_rowid\",\"type\":\"uint64\",\"nullable\":false},"
+                   "{\"name\":\"_rowaddr\",\"type\":\"uint64\",\"nullable\":false}]");
   ld_buf_puts(b, fi.dataset ? ",\"dataset\":" : ",\"file\":");
   if (fi.describe.len)
     ld_buf_append(b, fi.describe.data, fi.describe.len);

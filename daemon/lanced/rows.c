@@ -23,6 +23,7 @@ struct rows_req {
   char *tag; /* or a tag naming it (the body's "version" as a string, TakeRequest.tag) */
   char **cols;
   size_t ncols;
+  bool row_ids; /* ids are Lance row ids (row_ids=), not offsets */
 };
 
 static void req_free(struct rows_req *q) {
@@ -224,17 +225,24 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
   }
   int rc = 0;
   json_t *ids = json_object_get(root, "ids"), *cols = json_object_get(root, "columns");
+  json_t *rids = json_is_object(root) ? json_object_get(root, "row_ids") : NULL;
+  if (rids && (ids || f.n)) {
+    rc = ld_errf(e, LD_INVALID, "give ids or row_ids, not both");
+    goto out;
+  }
+  if (rids) ids = rids, q->row_ids = true;
+  const char *key = q->row_ids ? "row_ids" : "ids";
   if (!json_is_object(root) || !json_is_array(ids)) {
-    rc = ld_errf(e, LD_INVALID, "want a body like {\"ids\":[1,5,9],\"columns\":[\"a\"]}");
+    rc = ld_errf(e, LD_INVALID, "want a body like {\"ids\":[1,5,9],\"columns\":[\"a\"]} (or \"row_ids\")");
     goto out;
   }
   size_t n = f.n ? f.n : json_array_size(ids);
   if (n == 0) {
-    rc = ld_errf(e, LD_INVALID, "ids is empty");
+    rc = ld_errf(e, LD_INVALID, "%s is empty", key);
     goto out;
   }
   if (n > max_ids) {
-    rc = ld_errf(e, LD_TOO_LARGE, "%zu ids is over max_ids_per_request (%llu)", n,
+    rc = ld_errf(e, LD_TOO_LARGE, "%zu %s is over max_ids_per_request (%llu)", n, key,
                  (unsigned long long)max_ids);
     goto out;
   }
@@ -253,7 +261,7 @@ static int parse_json_body_with(const uint8_t *body, size_t len, uint64_t max_id
     } else if (json_is_string(v) &&
                lnc_parse_u64(json_string_value(v), json_string_length(v), &q->ids[i])) {
     } else {
-      rc = ld_errf(e, LD_INVALID, "ids[%zu] is not a non-negative integer", i);
+      rc = ld_errf(e, LD_INVALID, "%s[%zu] is not a non-negative integer", key, i);
       goto out;
     }
   }
@@ -335,16 +343,23 @@ static int parse_proto_body(const struct ld_req *r, struct rows_req *q, struct l
   const char *nul = ld_pb_nul_string(&lanced__v1__take_request__descriptor, r->body.data, r->body.len);
   if (nul)
     rc = ld_errf(e, LD_INVALID, "field %s holds a NUL byte", nul);
-  else if (t->n_ids == 0)
+  else if (t->n_ids && t->n_row_ids)
+    rc = ld_errf(e, LD_INVALID, "give ids or row_ids, not both");
+  q->row_ids = t->n_row_ids > 0;
+  uint64_t *tids = q->row_ids ? t->row_ids : t->ids;
+  size_t tn = q->row_ids ? t->n_row_ids : t->n_ids;
+  if (rc)
+    ;
+  else if (tn == 0)
     rc = ld_errf(e, LD_INVALID, "ids is empty");
-  else if (t->n_ids > r->lim.max_ids)
-    rc = ld_errf(e, LD_TOO_LARGE, "%zu ids is over max_ids_per_request (%llu)", t->n_ids,
+  else if (tn > r->lim.max_ids)
+    rc = ld_errf(e, LD_TOO_LARGE, "%zu ids is over max_ids_per_request (%llu)", tn,
                  (unsigned long long)r->lim.max_ids);
-  else if (!(q->ids = malloc(t->n_ids * sizeof *q->ids)))
+  else if (!(q->ids = malloc(tn * sizeof *q->ids)))
     rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
   if (!rc) {
-    memcpy(q->ids, t->ids, t->n_ids * sizeof *q->ids);
-    q->n = t->n_ids;
+    memcpy(q->ids, tids, tn * sizeof *q->ids);
+    q->n = tn;
     if (t->version) q->has_version = true, q->version = t->version; /* 0 = latest */
     if (t->tag && *t->tag && !(q->tag = strdup(t->tag)))
       rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
@@ -422,12 +437,18 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
     if (proto ? parse_proto_body(r, &q, &e) : parse_json_body(r, &q, &e)) goto fail;
   } else {
     const char *ids = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "ids");
+    const char *rids = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "row_ids");
     const char *cols = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "columns");
-    if (!ids) {
-      ld_errf(&e, LD_INVALID, "missing ids; want ?ids=1,5,9");
+    if (ids && rids) {
+      ld_errf(&e, LD_INVALID, "give ids or row_ids, not both");
       goto fail;
     }
-    if (parse_ids(ids, r->lim.max_ids, &q, &e)) goto fail;
+    if (!ids && !rids) {
+      ld_errf(&e, LD_INVALID, "missing ids; want ?ids=1,5,9 (offsets) or ?row_ids=... (Lance row ids)");
+      goto fail;
+    }
+    q.row_ids = rids != NULL;
+    if (parse_ids(rids ? rids : ids, r->lim.max_ids, &q, &e)) goto fail;
     if (cols && parse_columns(cols, &q, &e)) goto fail;
   }
 
@@ -450,7 +471,8 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
     vr = 0;
   }
   if (ld_service_take(&r->call, rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
-                      q.ncols, blobs, r->lim.max_response, &t.schema, &t.array, &t.stats, &e))
+                      q.ncols, blobs, q.row_ids ? LNC_IDS_ROW_IDS : LNC_IDS_OFFSETS, r->lim.max_response,
+                      &t.schema, &t.array, &t.stats, &e))
     goto fail;
   r->rows = q.n;
   ld_metrics_rows(q.n, &t.stats);

@@ -232,7 +232,7 @@ static int over_response(struct ld_err *e, uint64_t max_response, const char *wh
 }
 
 static int take_in(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
-                   const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
+                   const char *const *cols, size_t ncols, int blobs, int ids_kind, uint64_t max_response,
                    struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
                    struct ld_err *e) {
   int mode = call->nowait;
@@ -256,7 +256,7 @@ static int take_in(struct ld_call *call, const char *rel, const uint64_t *versio
   if (!w) return -1;
   /* The answer limit bounds the take itself: many ids of one large row fail before their
    * copies are in memory (the encoded answer is checked against it again). */
-  struct lnc_take_options opts = {.blobs = blobs, .nowait = mode, .max_bytes = max_response};
+  struct lnc_take_options opts = {.blobs = blobs, .nowait = mode, .max_bytes = max_response, .ids = ids_kind};
   struct lnc_error le = {0};
   int rc;
   /* Without a version the engine tells a dataset from a file itself, by the stat it makes
@@ -273,12 +273,12 @@ static int take_in(struct ld_call *call, const char *rel, const uint64_t *versio
 }
 
 int ld_service_take(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
-                    const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
+                    const char *const *cols, size_t ncols, int blobs, int ids_kind, uint64_t max_response,
                     struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
   int m = mount_of(rel);
   if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
-  int rc = take_in(call, rel, version, ids, n, cols, ncols, blobs, max_response, schema, array, stats, e);
+  int rc = take_in(call, rel, version, ids, n, cols, ncols, blobs, ids_kind, max_response, schema, array, stats, e);
   ld_service_mount_leave(m);
   return rc;
 }

@@ -55,7 +55,7 @@ void ld_service_thread_stop(lnc_loop *loop, lnc_worker *worker);
  * that must exceed it are built. On success the caller owns schema and array and releases
  * them. stats are added to. */
 int ld_service_take(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
-                    const char *const *cols, size_t ncols, int blobs, uint64_t max_response,
+                    const char *const *cols, size_t ncols, int blobs, int ids_kind, uint64_t max_response,
                     struct ArrowSchema *schema,
                     struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e);
 /* The version tag `tag` of dataset rel names (LanceDB tags; read anew each time: tags move).

@@ -120,7 +120,7 @@ int lnc_ds_manifest_parse(const uint8_t *src, size_t len, const char *what,
 /* Reader feature flags lanced understands; any other bit makes a dataset unreadable. 16 is
  * base paths (bases.c). */
 #define LNC_DS_FLAG_STABLE_ROW_IDS 2u /* Lance's reader feature flag: row ids are not addresses */
-#define LNC_DS_KNOWN_READER_FLAGS (1u | 2u | 4u | 8u | 16u | 32u)
+#define LNC_DS_KNOWN_READER_FLAGS  (1u | 2u | 4u | 8u | 16u | 32u)
 
 /* ---- deletion_arrow.c / deletion_roaring.c / deletion.c --------------------------- */
 /* Deleted physical rows of one fragment as runs [start, start + len): sorted, disjoint and

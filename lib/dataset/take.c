@@ -535,7 +535,8 @@ static int pseudo_column(const lnc_dataset *ds, enum pseudo k, const struct take
   if (k == P_ROWID && (ds->m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS))
     return lnc_errf(err, LNC_EUNSUPPORTED,
                     "%s: _rowid of a dataset with stable row ids is not implemented yet; "
-                    "_rowaddr is", ds->name);
+                    "_rowaddr is",
+                    ds->name);
   uint64_t *v = malloc((n ? n : 1) * sizeof *v);
   if (!v || lnc_schema_init(s, "L", PSEUDO_NAME[k], 0, 0) || lnc_array_init(a, (int64_t)n, 0, 2, 0)) {
     free(v);

@@ -421,7 +421,8 @@ static void rowid_check(const char *dir, const char *name) {
     static const char *const twice[] = {"_rowaddr", "_rowid", "_rowaddr"};
     for (int pass = 0; pass < 2; pass++) {
       ck_assert_int_eq(lnc_dataset_take_ex(ds, pass ? rids : offs, m, twice, 3, pass ? &by_id : NULL, &s3, &a3,
-                                           NULL, &err), 0);
+                                           NULL, &err),
+                       0);
       ck_assert_int_eq(a3.n_children, 2);
       for (int c = 0; c < 2; c++) {
         ck_assert_str_eq(s3.children[c]->name, cols_pseudo[c]);

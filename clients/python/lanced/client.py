@@ -47,6 +47,21 @@ def _check_ids(ids):
     return out
 
 
+class _RowIds(list):
+    """Checked ids that are Lance row ids (row_ids=), not offsets: sent as row_ids."""
+
+
+def _pick_ids(ids, row_ids):
+    """Exactly one of ids (offsets) and row_ids (Lance row ids), checked (_check_ids)."""
+    if (ids is None) == (row_ids is None):
+        raise ValueError("give ids (offsets) or row_ids (Lance row ids), one of them")
+    return _check_ids(ids) if row_ids is None else _RowIds(_check_ids(row_ids))
+
+
+def _ids_key(ids):
+    return "row_ids" if isinstance(ids, _RowIds) else "ids"
+
+
 class LancedError(Exception):
     """An error answer from lanced: code is lanced's error code ("not_found",
     "invalid_argument", "out_of_range", "unavailable", ...), message its text, status the HTTP
@@ -246,7 +261,7 @@ class Client:
             raise LancedError(code, message, resp.status)
         return data
 
-    def take_arrays(self, path, ids, columns=None, version=None, buffer=None):
+    def take_arrays(self, path, ids=None, columns=None, version=None, buffer=None, row_ids=None):
         """Rows ids of the file or dataset at path -> {column name: array}, as take does, but
         every column an array over the answer's bytes (one Arrow IPC answer, no Python object
         per value; docs in clients/python/README.md): numbers, bools and temporals a numpy
@@ -255,8 +270,8 @@ class Client:
         Columns of other types (structs, maps, decimals, dictionaries) come as take gives
         them. buffer: a callable n -> a writable buffer of n bytes to read the answer into
         (lanced.torch passes shared memory there, so a DataLoader worker's batch reaches the
-        main process without a copy)."""
-        ids = _check_ids(ids)
+        main process without a copy). row_ids instead of ids: Lance row ids, as in take."""
+        ids = _pick_ids(ids, row_ids)
         types = self._column_types(path, version)
         names = list(columns) if columns else list(types)
         other = [c for c in names if c in types and not _arrays_carry(types[c])]
@@ -267,7 +282,7 @@ class Client:
         return {c: out[c] for c in names}
 
     def _take_arrow(self, path, ids, columns, version, alloc=None):
-        body = {"ids": ids, "columns": columns}
+        body = {_ids_key(ids): ids, "columns": columns}
         if version:
             body["version"] = version
         target = "/files/%s/rows" % urllib.parse.quote(path, safe="/")
@@ -278,14 +293,16 @@ class Client:
         except ArrowError as ex:
             raise LancedError("bad_answer", str(ex)) from ex
 
-    def take(self, path, ids, columns=None, version=None):
+    def take(self, path, ids=None, columns=None, version=None, row_ids=None):
         """Rows ids (any order, duplicates allowed) of the file or dataset at path (relative to
         the daemon's root) -> {column name: numpy array with one entry per id}. version pins a
         dataset version: a number, or a tag's name (LanceDB tags), as Lance's checkout takes
         it. Nulls: numeric,
         bool, temporal and tensor columns come back as numpy masked arrays; strings, binaries,
-        decimals (decimal.Decimal) and lists are object arrays with None for a null."""
-        ids = _check_ids(ids)
+        decimals (decimal.Decimal) and lists are object arrays with None for a null.
+        row_ids instead of ids: Lance row ids (what LanceDB's withRowId() returns; a dataset's
+        row addresses, a data file's offsets); columns may name "_rowid" and "_rowaddr"."""
+        ids = _pick_ids(ids, row_ids)
         types = self._column_types(path, version)
         names = list(columns) if columns else list(types)
         nested = [c for c in names if c in types and not _proto_carries(types[c])]
@@ -307,7 +324,7 @@ class Client:
         return {c: out[c] for c in names}
 
     def _take_proto(self, path, ids, columns, version):
-        req = pb.TakeRequest(path=path, ids=ids, format=pb.FORMAT_PROTO, columns=columns,
+        req = pb.TakeRequest(path=path, format=pb.FORMAT_PROTO, columns=columns, **{_ids_key(ids): ids},
                              **_pin(version))
         res = self._call("Take", req, pb.TakeResponse)
         return {c.name: _column(c, res.num_rows) for c in res.columns}
@@ -321,7 +338,7 @@ class Client:
     def _take_json(self, path, ids, columns, version):
         """Structs, maps and lists of non-numbers, which only JSON rows carry: object arrays
         of the JSON-rows values (docs/json-rows.md: dicts, lists, strings for dates...)."""
-        body = {"ids": ids, "columns": columns}
+        body = {_ids_key(ids): ids, "columns": columns}
         if version:
             body["version"] = version
         target = "/files/%s/rows?format=json" % urllib.parse.quote(path, safe="/")

@@ -343,3 +343,27 @@ def test_arrow_reader_refuses_damaged_answers(daemon):
                         v[i]
                     except UnicodeDecodeError:  # a flipped byte inside a string's bytes
                         pass
+
+
+def test_row_ids(client):
+    """take and take_arrays by Lance row id (the fixture's .rowaddr: Lance's _rowid of each live
+    offset) give the rows of those offsets; _rowid / _rowaddr come back; a deleted row's id is
+    not_found; ids and row_ids together, or neither, is refused before any request."""
+    path = "datasets/deletions_v22.lance"
+    with open(os.path.join(FIXTURES, "datasets", "deletions_v22.rowaddr")) as f:
+        addrs = json.loads(f.readline().split("\t")[2])
+    offs = [5, 0, 1000, 5]
+    rids = [addrs[o] for o in offs]
+    for take in (client.take, client.take_arrays):
+        by_off = take(path, offs, ["id", "s"])
+        by_rid = take(path, row_ids=rids, columns=["id", "_rowid", "s", "_rowaddr"])
+        assert list(by_rid) == ["id", "_rowid", "s", "_rowaddr"]
+        assert list(by_rid["id"]) == list(by_off["id"])
+        assert [by_rid["s"][i] for i in range(4)] == [by_off["s"][i] for i in range(4)]
+        assert [int(x) for x in by_rid["_rowid"]] == rids == [int(x) for x in by_rid["_rowaddr"]]
+    with pytest.raises(lanced.LancedError) as ex:
+        client.take(path, row_ids=[3])
+    assert ex.value.code == "not_found" and "deleted" in ex.value.message
+    for bad in ({"ids": [1], "row_ids": [1]}, {}):
+        with pytest.raises(ValueError):
+            client.take(path, **bad)
