@@ -36,5 +36,5 @@ vfile=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=
       --format "$fmt" --quiet --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=JSON.parse(s);console.log(JSON.stringify({format:process.argv[1],rows_per_s:r.rows_per_s,errors:r.errors.total}))})' "$fmt"
   done
   echo ']}'
-} > "$OUT/torch.json"
+} > "$OUT/torch.json.part" && mv "$OUT/torch.json.part" "$OUT/torch.json" # whole, or none: report.mjs reads it
 echo "bench: DataLoader figures in $OUT/torch.json" >&2

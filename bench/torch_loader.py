@@ -22,7 +22,7 @@ class JsonFedDataset(LancedDataset):
     """The same dataset, fed by JSON rows (POST /files/<path>/rows, format=json): what a
     client without the protobuf tensors does, numbers parsed from text."""
 
-    def _batch(self, indices):
+    def _batch(self, indices, whole=False):
         cols = self.client._take_json(self.path, indices, self.columns, self.version)
         out = {}
         for k, v in cols.items():

@@ -252,6 +252,8 @@ struct lnc_engine_stats {
   /* datasets (lnc_engine_dataset_*): opened versions held, their bytes (part of
    * resident_bytes), `_versions/` listings and version opens (manifest + deletions read) */
   uint64_t datasets_cached, dataset_bytes, dataset_listings, dataset_opens;
+  /* of dataset_bytes: the stable row id indexes of those versions (row-id takes) */
+  uint64_t rowid_index_bytes;
   /* object-store mounts: reads served from the page cache or not, its bytes and budget */
   uint64_t object_cache_hits, object_cache_misses, object_cache_bytes, object_cache_budget;
 };

@@ -193,6 +193,9 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   gauge(o, "lanced_open_files", "Lance files open (in the search cache or in use).", es.open_files);
   gauge(o, "lanced_datasets_cached", "Dataset versions open (manifest and deletions loaded).", es.datasets_cached);
   gauge(o, "lanced_dataset_cache_bytes", "Bytes those dataset versions hold.", es.dataset_bytes);
+  gauge(o, "lanced_rowid_index_bytes",
+        "Of those, the stable row id indexes (row-id takes of datasets with stable row ids).",
+        es.rowid_index_bytes);
   counter(o, "lanced_dataset_listings_total", "Listings of _versions/ to find the latest version.", es.dataset_listings);
   counter(o, "lanced_dataset_opens_total", "Dataset versions opened (manifest read).", es.dataset_opens);
   counter(o, "lanced_object_cache_hits_total", "Object-store reads served whole from the page cache.", es.object_cache_hits);

@@ -62,6 +62,7 @@ struct dsver {
   int refs;              /* under the lock: the directory's (while linked) + each user's */
   lnc_dataset *ds;       /* READY: immutable */
   size_t bytes;          /* charged to the engine while linked and READY */
+  size_t rowid_bytes;    /* of which the stable row id index (lnc_ds_rowids_memory) */
   char *dir;             /* the dataset path, for data file paths */
   size_t *file_base;     /* per fragment: index of its first data file in checked */
   atomic_uchar *checked; /* per data file: row count checked against the manifest */
@@ -94,7 +95,7 @@ struct lnc_dscache {
   pthread_cond_t loaded;
   struct dsdir *table[NBUCKETS];
   uint64_t tick; /* under the lock: lookups so far, for last_used */
-  atomic_uint_fast64_t nversions, bytes, listings, opens;
+  atomic_uint_fast64_t nversions, bytes, listings, opens, rowid_bytes;
 };
 
 static uint64_t hash_str(const char *s) { return lnc_fnv1a_str(s); }
@@ -143,6 +144,7 @@ void lnc_dscache_stats(struct lnc_dscache *c, struct lnc_engine_stats *o) {
   o->dataset_bytes = atomic_load(&c->bytes);
   o->dataset_listings = atomic_load(&c->listings);
   o->dataset_opens = atomic_load(&c->opens);
+  o->rowid_index_bytes = atomic_load(&c->rowid_bytes);
 }
 
 /* ---- table (lock held) ------------------------------------------------------------------ */
@@ -190,6 +192,7 @@ static struct dsver *unlink_ver(struct lnc_dscache *c, struct dsver *v) {
   if (v->state == V_READY) {
     lnc_engine_charge(c->e, -(int64_t)v->bytes);
     atomic_fetch_sub(&c->bytes, v->bytes);
+    atomic_fetch_sub(&c->rowid_bytes, v->rowid_bytes);
     atomic_fetch_sub(&c->nversions, 1);
   }
   return --v->refs == 0 ? v : NULL;
@@ -303,6 +306,7 @@ static int make_ready(struct dsver *v, lnc_dataset *ds, struct lnc_error *err) {
     k += ds->frags[i].nfiles;
   }
   v->bytes = lnc_ds_memory(ds) + strlen(v->dir) + (ds->nfrag + 1) * sizeof *v->file_base + nfiles;
+  v->rowid_bytes = lnc_ds_rowids_memory(ds);
   return 0;
 }
 
@@ -631,6 +635,7 @@ static int load_claimed(struct lnc_dscache *c, struct dsver *ver, struct lnc_ds_
     if (ver->linked) {
       lnc_engine_charge(c->e, (int64_t)ver->bytes);
       atomic_fetch_add(&c->bytes, ver->bytes);
+      atomic_fetch_add(&c->rowid_bytes, ver->rowid_bytes);
       atomic_fetch_add(&c->nversions, 1);
     }
   }

@@ -171,6 +171,19 @@ uint64_t lnc_ds_live_to_physical(const struct lnc_ds_deletions *d, uint64_t k);
  * a row past the fragment's end, or a deleted row. */
 int lnc_ds_addr_lookup(const struct lnc_dataset *ds, uint64_t addr, size_t *frag, uint64_t *row,
                        struct lnc_error *err);
+/* The stable row id index of a flag-2 version (nothing otherwise), built at open once the
+ * deletion vectors are loaded. A damaged or unreadable sequence is kept in ds->rowid_err for
+ * the lookups below to answer (offset takes still work); 0 or LNC_ENOMEM. */
+int lnc_ds_rowids_build(struct lnc_dataset *ds);
+/* Stable row id → row address; LNC_ENOTFOUND naming it when no live row has it. */
+int lnc_ds_rowid_lookup(const struct lnc_dataset *ds, uint64_t rid, uint64_t *addr, struct lnc_error *err);
+/* A live row's address → its stable row id. */
+int lnc_ds_rowid_of(const struct lnc_dataset *ds, uint64_t addr, uint64_t *rid, struct lnc_error *err);
+size_t lnc_ds_rowids_memory(const struct lnc_dataset *ds);
+/* One fragment's RowIdSequence bytes → the row id of each of its `rows` physical rows into
+ * values[rows]; LNC_ECORRUPT when it does not parse or holds another count of ids (for the
+ * unit tests and fuzz_rowids). */
+int lnc_ds_rowids_decode(const uint8_t *p, size_t len, uint64_t rows, uint64_t *values, struct lnc_error *err);
 /* ds->by_id, built once the fragments are (open.c). */
 int lnc_ds_index_fragments(struct lnc_dataset *ds, struct lnc_error *err);
 /* Global live offset → (fragment index, physical row); LNC_ERANGE past the end. */
@@ -192,6 +205,12 @@ struct lnc_ds_fref {
   int32_t top; /* its top-level ancestor's id (itself at top level), -1 if none */
   bool leaf;   /* no field names it as parent */
   const Lance__File__Field *f;
+};
+
+/* Live rows rid..rid+len-1 are at addresses addr..addr+len-1 (stable row ids, rowids.c). */
+struct lnc_ds_idrun {
+  uint64_t rid, addr;
+  uint64_t len;
 };
 
 struct lnc_ds_fid {
@@ -218,6 +237,10 @@ struct lnc_dataset {
   size_t nfrag;
   struct lnc_ds_rowmap map;
   struct lnc_ds_fid *by_id; /* fragments sorted by id (a row address names the id) */
+  /* Stable row ids (flag 2, rowids.c): runs sorted by id and by address; or why not. */
+  struct lnc_ds_idrun *idruns, *idruns_addr;
+  size_t nidruns;
+  struct lnc_error rowid_err;
   uint64_t physical_rows;
   size_t manifest_bytes; /* size of the manifest file, for lnc_ds_memory */
   int32_t *spread;       /* top-level struct fields spread over data files (spread.c) */

@@ -59,7 +59,17 @@ int lnc_ds_describe_json_at(const lnc_dataset *ds, const struct lnc_ds_loc *loc,
     S(f->logical_type);
     P(",\"nullable\":%s}", f->nullable ? "true" : "false");
   }
-  P("],\"base_paths\":["); /* by id (Lance lists them in no fixed order) */
+  /* Row ids: addresses, or stable (flag 2) with the index row-id takes search (rowids.c):
+   * its runs and bytes, or why it could not be built. */
+  bool stable = m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS;
+  P("],\"row_ids\":{\"stable\":%s", stable ? "true" : "false");
+  if (stable && ds->rowid_err.code) {
+    P(",\"error\":");
+    S(ds->rowid_err.message);
+  } else if (stable) {
+    P(",\"index_runs\":%zu,\"index_bytes\":%zu", ds->nidruns, lnc_ds_rowids_memory(ds));
+  }
+  P("},\"base_paths\":["); /* by id (Lance lists them in no fixed order) */
   for (size_t i = 0; i < ds->nbases; i++) {
     const Lance__Table__BasePath *b = ds->bases[i].pb;
     P("%s{\"id\":%u,\"path\":", i ? "," : "", b->id);

@@ -29,6 +29,8 @@ void lnc_dataset_close(lnc_dataset *ds) {
   free(ds->dels);
   free(ds->map.live_start);
   free(ds->by_id);
+  free(ds->idruns);
+  free(ds->idruns_addr);
   free(ds->spread);
   free(ds->fidx);
   free(ds->fdense);
@@ -112,6 +114,7 @@ static int build(lnc_dataset *ds, const struct lnc_ds_resolver *res, struct lnc_
   ds->map.nfrag = ds->nfrag;
   ds->map.del = ds->dels;
   int rc = lnc_ds_index_fragments(ds, err);
+  if (!rc && lnc_ds_rowids_build(ds)) rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   if (!rc) rc = lnc_ds_index_fields(ds, err);
   return rc ? rc : lnc_ds_spread_find(ds, err);
 }
@@ -198,7 +201,8 @@ size_t lnc_ds_memory(const lnc_dataset *ds) {
   for (size_t i = 0; i < ds->nfrag; i++)
     b += sizeof ds->frags[i] + sizeof ds->dels[i] + ds->frags[i].del.nruns * sizeof(struct lnc_ds_delrun) +
          ds->frags[i].nfiles * sizeof(struct lnc_ds_datafile);
-  return b + ds->nspread * sizeof *ds->spread + lnc_ds_fields_memory(ds) + lnc_ds_bases_memory(ds);
+  return b + ds->nspread * sizeof *ds->spread + lnc_ds_fields_memory(ds) + lnc_ds_bases_memory(ds) +
+         lnc_ds_rowids_memory(ds);
 }
 
 uint64_t lnc_dataset_num_rows(const lnc_dataset *ds) { return ds->map.live_start[ds->nfrag]; }

@@ -156,15 +156,19 @@ static int resolve_columns(const lnc_dataset *ds, const char *const *columns, si
   return 0;
 }
 
+/* Row id → (fragment, physical row): the row address itself, or with stable row ids its
+ * entry in the version's index (rowids.c). */
+static int rowid_lookup(const lnc_dataset *ds, uint64_t id, size_t *frag, uint64_t *row, struct lnc_error *err) {
+  if (!(ds->m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS)) return lnc_ds_addr_lookup(ds, id, frag, row, err);
+  uint64_t addr;
+  int rc = lnc_ds_rowid_lookup(ds, id, &addr, err);
+  return rc ? rc : lnc_ds_addr_lookup(ds, addr, frag, row, err);
+}
+
 /* Groups the ids by fragment: unique sorted physical rows per touched fragment and, per
  * request position, a reference (part, index in that part). */
 static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, int kind, struct take_state *st,
                 struct lnc_error *err) {
-  if (kind == LNC_IDS_ROW_IDS && (ds->m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS))
-    return lnc_errf(err, LNC_EUNSUPPORTED,
-                    "%s: takes by row id of a dataset with stable row ids are not implemented yet "
-                    "(its row ids are not row addresses); take by offset",
-                    ds->name);
   st->sid = malloc((n ? n : 1) * sizeof *st->sid);
   st->addr = malloc((n ? n : 1) * sizeof *st->addr);
   st->refs = malloc((n ? n : 1) * sizeof *st->refs);
@@ -176,7 +180,7 @@ static int plan(const lnc_dataset *ds, const uint64_t *ids, size_t n, int kind, 
   if (!st->sid || !st->addr || !st->refs || !st->touched || !st->rows || !st->nrows || !st->res_from)
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   for (size_t i = 0; i < n; i++) {
-    int rc = kind == LNC_IDS_ROW_IDS ? lnc_ds_addr_lookup(ds, ids[i], &st->sid[i].frag, &st->sid[i].row, err)
+    int rc = kind == LNC_IDS_ROW_IDS ? rowid_lookup(ds, ids[i], &st->sid[i].frag, &st->sid[i].row, err)
                                      : lnc_ds_rowmap_lookup(&ds->map, ids[i], &st->sid[i].frag, &st->sid[i].row, err);
     if (rc) {
       lnc_err_prefix(err, "%s", ds->name);
@@ -532,20 +536,24 @@ static size_t split_pseudo(const char *const *columns, size_t ncolumns, const ch
 /* A pseudo-column of the take: one uint64 per request position, not null. */
 static int pseudo_column(const lnc_dataset *ds, enum pseudo k, const struct take_state *st, size_t n,
                          struct ArrowSchema *s, struct ArrowArray *a, struct lnc_error *err) {
-  if (k == P_ROWID && (ds->m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS))
-    return lnc_errf(err, LNC_EUNSUPPORTED,
-                    "%s: _rowid of a dataset with stable row ids is not implemented yet; "
-                    "_rowaddr is",
-                    ds->name);
   uint64_t *v = malloc((n ? n : 1) * sizeof *v);
   if (!v || lnc_schema_init(s, "L", PSEUDO_NAME[k], 0, 0) || lnc_array_init(a, (int64_t)n, 0, 2, 0)) {
     free(v);
     if (s->release) s->release(s);
     return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
   }
+  lnc_array_set_buffer(a, 1, v); /* a owns v from here */
   /* Without stable row ids a row's id is its address. */
-  if (n) memcpy(v, st->addr, n * sizeof *v);
-  lnc_array_set_buffer(a, 1, v);
+  bool stable = k == P_ROWID && (ds->m->reader_feature_flags & LNC_DS_FLAG_STABLE_ROW_IDS);
+  if (n && !stable) memcpy(v, st->addr, n * sizeof *v);
+  for (size_t i = 0; stable && i < n; i++) {
+    int rc = lnc_ds_rowid_of(ds, st->addr[i], &v[i], err);
+    if (rc) {
+      s->release(s);
+      a->release(a);
+      return rc;
+    }
+  }
   return 0;
 }
 

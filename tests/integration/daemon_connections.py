@@ -284,7 +284,7 @@ import json
 body = json.dumps({"ids": [i % 500 for i in range(10000)], "columns": ["emb"]}).encode()
 
 
-def slow_readers(port, n=8):
+def slow_readers(port, n=8, min_unsent=4 * 14000000):
     socks = []
     for _ in range(n):
         c = socket.socket()
@@ -293,7 +293,12 @@ def slow_readers(port, n=8):
         c.sendall(b"POST /files/embeddings.lance/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                   b"Content-Length: %d\r\n\r\n" % len(body) + body)
         socks.append(c)
-    time.sleep(1.5)  # every answer built, most of each still unsent
+    # Until the answers are built and waiting (at least min_unsent bytes of them counted): a
+    # fixed wait was too short for the ASan build on a loaded machine (unsent still 0).
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (metric(port, "lanced_unsent_answer_bytes") or 0) < min_unsent:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the rest of what was admitted
     return socks
 
 
@@ -327,7 +332,7 @@ p.wait()
 # waits stays within the budget plus the answers admitted before it was reached.
 p, port, log = start("--max-inflight", "4", "--max-connections-per-client", "0", "--request-timeout-ms", "4000",
                      "--max-unsent-bytes", "15000000")
-slow = slow_readers(port)
+slow = slow_readers(port, min_unsent=15000000)
 unsent = metric(port, "lanced_unsent_answer_bytes")
 s = socket.create_connection(("127.0.0.1", port), timeout=3)
 s.sendall(b"GET /files/sample.lance/rows?ids=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")

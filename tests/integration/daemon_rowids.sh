@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Rows by Lance row id (issue 35), against Lance's own row ids: every dataset fixture's
 # <name>.rowaddr holds, per version, the _rowid Lance's withRowId() gave for each live offset
-# (tests/fixtures/gen-datasets.mjs). For a sample of offsets of each version, `row_ids=` those
+# (tests/fixtures/gen-datasets.mjs), and the stable-row-id fixtures' <name>.rowids the same
+# for tables whose row ids are not addresses (after updates and a compaction), with Lance's
+# takeRowIds answers in <name>.takerowids (compared body for body). For a sample of offsets of each version, `row_ids=` those
 # ids answers the bytes `ids=` the offsets answers (which the conformance tests compare with
 # Lance's takeOffsets), in JSON, Arrow and protobuf, GET and POST (JSON and protobuf bodies)
 # and through Connect; _rowid and _rowaddr are Lance's ids; a deleted row's id, one past a
@@ -18,8 +20,9 @@ PROTO='application/x-protobuf'
 same() { # what; two files
   if cmp -s "$2" "$3"; then ok "$1"; else bad "$1" "$(head -c 160 "$3")"; fi
 }
-for f in "$ROOT"/datasets/*.rowaddr; do
-  name=$(basename "$f" .rowaddr)
+for f in "$ROOT"/datasets/*.rowaddr "$ROOT"/datasets/*.rowids; do
+  name=$(basename "${f%.*}")
+  stable=$([[ $f == *.rowids ]] && echo 1 || echo 0)
   ds=datasets/$name.lance
   while IFS=$'\t' read -r version nrows addrs; do
     [[ $nrows -gt 0 ]] || continue
@@ -40,12 +43,35 @@ for f in "$ROOT"/datasets/*.rowaddr; do
     curl -s -H 'Content-Type: application/json' -d "$body" -o "$WORK/c" "$URL/files/$ds/rows?format=json"
     curl -s -o "$WORK/a" "$URL/files/$ds/rows?ids=$offs$v"
     same "$name@$version: POST {\"row_ids\"} answers what ids= does" "$WORK/a" "$WORK/c"
+    # _rowid is Lance's row id; without stable row ids _rowaddr is the same number.
     got=$(curl -s "$URL/files/$ds/rows?row_ids=$rids&columns=_rowaddr,_rowid$v" |
-      node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);console.log(j.columns.join(",")+" "+j.rows.map(r=>r._rowid===r._rowaddr?r._rowid:"x").join(","))})')
-    [[ $got == "_rowaddr,_rowid $rids" ]] && ok "$name@$version: _rowid and _rowaddr are Lance's row ids" \
+      node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);const st=+process.argv[1];console.log(j.columns.join(",")+" "+j.rows.map(r=>st||r._rowid===r._rowaddr?r._rowid:"x").join(","))})' "$stable")
+    [[ $got == "_rowaddr,_rowid $rids" ]] && ok "$name@$version: _rowid is Lance's row id" \
       || bad "$name@$version: _rowid/_rowaddr" "$got vs $rids"
   done < "$f"
 done
+# Lance's takeRowIds answers (stable row ids), body for body.
+for f in "$ROOT"/datasets/*.takerowids; do
+  name=$(basename "$f" .takerowids)
+  n=0
+  while IFS=$'\t' read -r version ids body; do
+    n=$((n + 1))
+    v=$([[ $version == 0 ]] || echo "&version=$version")
+    got=$(curl -s "$URL/files/datasets/$name.lance/rows?row_ids=$(tr -d '[]' <<<"$ids")$v")
+    [[ $got == "$body" ]] && ok "$name@$version takeRowIds case $n: Lance's body" \
+      || bad "$name@$version takeRowIds case $n" "$(head -c 200 <<<"$got")"
+  done < "$f"
+done
+# Stable row ids: a deleted row's id (id 3 was deleted in version 2: its row id is 3) and one
+# never written are 404; an older version still has row 3.
+code=$(status "$URL/files/datasets/stable_v22.lance/rows?row_ids=3")
+[[ $code == 404 ]] && grep -q 'row id 3 names no live row' "$WORK/body" && ok "stable: a deleted row's id is 404" \
+  || bad "stable deleted: $code" "$(cat "$WORK/body")"
+code=$(status "$URL/files/datasets/stable_v22.lance/rows?row_ids=3&version=1&columns=id")
+[[ $code == 200 ]] && grep -q '"id":3' "$WORK/body" && ok "stable: version 1 still has row id 3" \
+  || bad "stable version 1: $code" "$(cat "$WORK/body")"
+code=$(status "$URL/files/datasets/stable_v22.lance/rows?row_ids=1000000")
+[[ $code == 404 ]] && ok "stable: a row id never written is 404" || bad "stable never written: $code"
 # Not rows: a deleted row (deletions_v22 deletes every 7th id of fragment 0: row 3), one past
 # a fragment's rows, an unknown fragment; ids with row_ids; a data file's row ids are offsets.
 code=$(status "$URL/files/datasets/deletions_v22.lance/rows?row_ids=3")
