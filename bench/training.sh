@@ -59,28 +59,10 @@ ids=$(node -e 'const r=new Uint32Array(require("fs").readFileSync(process.argv[1
 curl -sf -H 'Accept: application/vnd.apache.arrow.stream' -o "$TMP/www/batch.arrow" \
   "$URL/files/$FILE/rows?ids=$ids" || { echo "training: could not fetch a batch-100 answer" >&2; exit 1; }
 ANSWER_BYTES=$(stat -c %s "$TMP/www/batch.arrow")
-chmod o+rx "$TMP" "$TMP/www" && chmod o+r "$TMP/www/batch.arrow" # nginx workers run as nobody under root
 NGPID=""
-if command -v nginx >/dev/null; then
-  NPORT=$((20000 + RANDOM % 20000))
-  cat > "$TMP/nginx.conf" <<EOF
-daemon off;
-worker_processes $NCPU;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off; sendfile on; tcp_nopush on;
-  client_body_temp_path $TMP/tmp; proxy_temp_path $TMP/tmp; fastcgi_temp_path $TMP/tmp; uwsgi_temp_path $TMP/tmp; scgi_temp_path $TMP/tmp;
-  keepalive_requests 1000000;
-  server { listen 127.0.0.1:$NPORT; root $TMP/www; location / { } }
-}
-EOF
-  nginx -c "$TMP/nginx.conf" -p "$TMP" > "$TMP/logs/nginx.out" 2>&1 &
-  NGPID=$!
-  PIDS+=($NGPID)
-  for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$NPORT/batch.arrow" && break; sleep 0.1; done
-fi
+# shellcheck source=nginx.sh
+. bench/nginx.sh
+start_static_nginx batch.arrow || NGPID=""
 nginx_cell() { # -> requests/s
   "$BIN/lanced-load" --url "http://127.0.0.1:$NPORT" --raw-path /batch.arrow --connections 4 \
     --duration "$DURATION" --quiet --json 2>/dev/null |

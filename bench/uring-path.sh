@@ -86,30 +86,12 @@ fio_cell() {
 }
 
 # nginx serving a small static file: the HTTP ceiling of this machine, at CONNS connections.
+# shellcheck source=nginx.sh
+. bench/nginx.sh
 start_nginx() {
-  command -v nginx >/dev/null || return 1
-  mkdir -p "$TMP/www" "$TMP/logs" "$TMP/tmp"
+  mkdir -p "$TMP/www"
   head -c 64 /dev/zero | tr '\0' x > "$TMP/www/row.json"
-  chmod o+rx "$TMP" "$TMP/www" && chmod o+r "$TMP/www/row.json" # workers run as nobody under root
-  NPORT=$((20000 + RANDOM % 20000))
-  cat > "$TMP/nginx.conf" <<EOF
-daemon off;
-worker_processes $NCPU;
-pid $TMP/nginx.pid;
-error_log $TMP/logs/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $TMP/tmp; proxy_temp_path $TMP/tmp; fastcgi_temp_path $TMP/tmp; uwsgi_temp_path $TMP/tmp; scgi_temp_path $TMP/tmp;
-  keepalive_requests 1000000;
-  server { listen 127.0.0.1:$NPORT; root $TMP/www; location / { } }
-}
-EOF
-  nginx -c "$TMP/nginx.conf" -p "$TMP" > "$TMP/logs/nginx.out" 2>&1 &
-  NGPID=$!
-  PIDS+=($NGPID)
-  for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$NPORT/row.json" && return 0; sleep 0.1; done
-  return 1
+  start_static_nginx row.json
 }
 nginx_cell() { # CONNS -> "rps mean_latency_us"
   "$BIN/lanced-load" --url "http://127.0.0.1:$NPORT" --raw-path /row.json --connections "$1" \

@@ -274,18 +274,19 @@ int lnc_ds_rowids_build(lnc_dataset *ds) {
   return rc == LNC_ENOMEM ? rc : 0; /* a damaged sequence is the row-id takes' error, kept */
 }
 
-/* The run holding row id rid, or NULL. */
-static const struct lnc_ds_idrun *run_of_rid(const lnc_dataset *ds, uint64_t rid) {
-  size_t lo = 0, hi = ds->nidruns;
+/* The run of runs[0..n) (sorted by id, or by address: by_addr) holding key, or NULL. */
+static const struct lnc_ds_idrun *run_holding(const struct lnc_ds_idrun *runs, size_t n, uint64_t key,
+                                              bool by_addr) {
+  size_t lo = 0, hi = n; /* the first run starting above key */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (ds->idruns[mid].rid <= rid)
+    if ((by_addr ? runs[mid].addr : runs[mid].rid) <= key)
       lo = mid + 1;
     else
       hi = mid;
   }
-  const struct lnc_ds_idrun *r = lo ? &ds->idruns[lo - 1] : NULL;
-  return r && rid - r->rid < r->len ? r : NULL;
+  const struct lnc_ds_idrun *r = lo ? &runs[lo - 1] : NULL;
+  return r && key - (by_addr ? r->addr : r->rid) < r->len ? r : NULL;
 }
 
 static int index_ready(const lnc_dataset *ds, struct lnc_error *err) {
@@ -296,7 +297,7 @@ static int index_ready(const lnc_dataset *ds, struct lnc_error *err) {
 int lnc_ds_rowid_lookup(const lnc_dataset *ds, uint64_t rid, uint64_t *addr, struct lnc_error *err) {
   int rc = index_ready(ds, err);
   if (rc) return rc;
-  const struct lnc_ds_idrun *r = run_of_rid(ds, rid);
+  const struct lnc_ds_idrun *r = run_holding(ds->idruns, ds->nidruns, rid, false);
   if (!r)
     return lnc_errf(err, LNC_ENOTFOUND, "row id %llu names no live row of version %llu (deleted, or never written)",
                     (unsigned long long)rid, (unsigned long long)ds->version.version);
@@ -307,16 +308,8 @@ int lnc_ds_rowid_lookup(const lnc_dataset *ds, uint64_t rid, uint64_t *addr, str
 int lnc_ds_rowid_of(const lnc_dataset *ds, uint64_t addr, uint64_t *rid, struct lnc_error *err) {
   int rc = index_ready(ds, err);
   if (rc) return rc;
-  size_t lo = 0, hi = ds->nidruns;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (ds->idruns_addr[mid].addr <= addr)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  const struct lnc_ds_idrun *r = lo ? &ds->idruns_addr[lo - 1] : NULL;
-  if (!r || addr - r->addr >= r->len)
+  const struct lnc_ds_idrun *r = run_holding(ds->idruns_addr, ds->nidruns, addr, true);
+  if (!r)
     return lnc_errf(err, LNC_EINTERNAL, "%s: live row %llx has no row id", ds->name, (unsigned long long)addr);
   *rid = r->rid + (addr - r->addr);
   return 0;

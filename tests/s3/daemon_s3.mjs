@@ -483,5 +483,5 @@ async function secrets() {
   check(!bodies.some((b) => b.includes(SECRET_KEY)) && log.length > 1000, `the secret key is in no log line, metric or error body (${errorBodies.length} error bodies)`, "found");
 }
 
-await t.run(upload, startDaemon, fileAnswers, datasetAnswers, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, prunedLatest, faults, deadStore, mountShare, blobSidecars, mountsOnly, secrets, stopDaemon);
+await t.run(upload, startDaemon, fileAnswers, datasetAnswers, datasetRowIds, pageCache, onTheLoop, oneCheckAtATime, otherFormats, describeAndErrors, replacedObject, clones, prunedLatest, faults, deadStore, mountShare, blobSidecars, mountsOnly, secrets, stopDaemon);
 fs.rmSync(work, { recursive: true, force: true });
