@@ -45,7 +45,8 @@ struct seg {
 
 static uint64_t arr_get(const struct u64arr *a, uint64_t i) {
   const uint8_t *q = a->p + i * a->width;
-  return a->base + (a->width == 2 ? lnc_rd16(q) : a->width == 4 ? lnc_rd32(q) : lnc_rd64(q));
+  return a->base + (a->width == 2 ? lnc_rd16(q) : a->width == 4 ? lnc_rd32(q)
+                                                                : lnc_rd64(q));
 }
 
 /* EncodedU64Array: one of U16Array (1), U32Array (2): {1 base, 2 offsets bytes}, U64Array (3):
@@ -56,7 +57,8 @@ static int parse_array(const uint8_t *p, size_t len, struct u64arr *out) {
   int r, found = 0;
   while ((r = lnc_pb_next(p, len, &pos, &f)) == 1) {
     if (f.wire != LNC_PB_LEN || f.number < 1 || f.number > 3) continue;
-    *out = (struct u64arr){.width = f.number == 1 ? 2 : f.number == 2 ? 4 : 8};
+    *out = (struct u64arr){.width = f.number == 1 ? 2 : f.number == 2 ? 4
+                                                                      : 8};
     size_t q = 0;
     struct lnc_pb_field g;
     int s;
@@ -259,10 +261,15 @@ int lnc_ds_rowids_build(lnc_dataset *ds) {
   for (size_t i = 0; i < ds->nfrag && !rc; i++) {
     const Lance__Table__DataFragment *fr = ds->frags[i].pb;
     b.fid = fr->id, b.del = &ds->frags[i].del, b.delrun = 0;
-    if (!fr->inline_row_ids.len) {
-      rc = lnc_errf(err, LNC_EUNSUPPORTED, "fragment %llu keeps its row ids in an external file, which "
-                                           "lanced does not read yet (Lance's writer keeps them inline)",
-                    (unsigned long long)fr->id);
+    if (!fr->inline_row_ids.len && fr->physical_rows) {
+      /* DataFragment field 6 (external_row_ids) is not in our table.proto: protobuf-c keeps
+       * it among the unknown fields. */
+      bool external = false;
+      for (size_t u = 0; u < fr->base.n_unknown_fields; u++) external |= fr->base.unknown_fields[u].tag == 6;
+      rc = external ? lnc_errf(err, LNC_EUNSUPPORTED, "fragment %llu keeps its row ids in an external file, "
+                                                      "which lanced does not read yet (Lance's writer keeps them inline)",
+                               (unsigned long long)fr->id)
+                    : lnc_errf(err, LNC_ECORRUPT, "fragment %llu has no row id sequence", (unsigned long long)fr->id);
       break;
     }
     if ((rc = walk_fragment(&b, fr->inline_row_ids.data, fr->inline_row_ids.len, fr->physical_rows, err)))

@@ -46,7 +46,9 @@ static struct pb enc_array(unsigned width, uint64_t base, const uint64_t *v, siz
     for (unsigned k = 0; k < width; k++) raw[i * width + k] = (uint8_t)(v[i] >> (8 * k));
   if (width != 8) field_varint(&inner, 1, base);
   field_bytes(&inner, 2, raw, n * width);
-  field_msg(&out, width == 2 ? 1 : width == 4 ? 2 : 3, &inner);
+  field_msg(&out, width == 2 ? 1 : width == 4 ? 2
+                                              : 3,
+            &inner);
   return out;
 }
 static struct pb range_seg(unsigned kind, uint64_t start, uint64_t end, const struct pb *extra,
@@ -242,6 +244,36 @@ START_TEST(test_stable_fixtures) {
 }
 END_TEST
 
+/* A damaged sequence (the manifest's bytes changed in memory, the index built again): offsets
+ * still read, row-id takes and _rowid answer the corruption, naming the fragment. */
+START_TEST(test_damaged_sequence_keeps_offsets) {
+  lnc_dataset *ds = NULL;
+  struct lnc_error err = {0};
+  ck_assert_int_eq(lnc_dataset_open(FIX "/stable_v22.lance", 0, &ds, &err), 0);
+  Lance__Table__DataFragment *fr = (Lance__Table__DataFragment *)ds->frags[0].pb;
+  ck_assert_uint_gt(fr->inline_row_ids.len, 2);
+  fr->inline_row_ids.len = 2; /* cut short: a segment that does not parse */
+  free(ds->idruns);
+  free(ds->idruns_addr);
+  ds->idruns = ds->idruns_addr = NULL;
+  ds->nidruns = 0;
+  ck_assert_int_eq(lnc_ds_rowids_build(ds), 0);
+  ck_assert_int_eq(ds->rowid_err.code, LNC_ECORRUPT);
+  uint64_t id = 0;
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  ck_assert_int_eq(lnc_dataset_take(ds, &id, 1, NULL, 0, &s, &a, NULL, &err), 0); /* offsets: fine */
+  s.release(&s);
+  a.release(&a);
+  struct lnc_take_options by_id = {.ids = LNC_IDS_ROW_IDS};
+  ck_assert_int_eq(lnc_dataset_take_ex(ds, &id, 1, NULL, 0, &by_id, &s, &a, NULL, &err), LNC_ECORRUPT);
+  ck_assert_msg(strstr(err.message, "stable row ids") && strstr(err.message, "fragment"), "%s", err.message);
+  static const char *const rid[] = {"_rowid"};
+  ck_assert_int_eq(lnc_dataset_take_ex(ds, &id, 1, rid, 1, NULL, &s, &a, NULL, &err), LNC_ECORRUPT);
+  lnc_dataset_close(ds);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("rowids");
   TCase *tc = tcase_create("rowids");
@@ -249,6 +281,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_segment_kinds);
   tcase_add_test(tc, test_damaged);
   tcase_add_test(tc, test_stable_fixtures);
+  tcase_add_test(tc, test_damaged_sequence_keeps_offsets);
   suite_add_tcase(s, tc);
   return s;
 }
