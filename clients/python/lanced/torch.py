@@ -69,6 +69,36 @@ class _SharedAnswer:
     def __reduce__(self):
         return (_rebuild, (multiprocessing.reduction.DupFd(self.fd), self.n, self.layout))
 
+    # Read where it was made (code of the caller's running in the worker), it is the batch
+    # too: the columns are views of a mapping of the memfd, made on first use (the buffer the
+    # answer came in is reused by the next batch). Not a collections.abc.Mapping on purpose:
+    # DataLoader's default_convert would then rebuild it in the worker and send plain tensors.
+    def _batch(self):
+        if getattr(self, "_local", None) is None:
+            self._local = _rebuild_fd(os.dup(self.fd), self.n, self.layout)
+        return self._local
+
+    def __getitem__(self, key):
+        return self._batch()[key]
+
+    def __iter__(self):
+        return iter(self.layout)
+
+    def __len__(self):
+        return len(self.layout)
+
+    def __contains__(self, key):
+        return key in self.layout
+
+    def keys(self):
+        return self._batch().keys()
+
+    def items(self):
+        return self._batch().items()
+
+    def values(self):
+        return self._batch().values()
+
     def __del__(self):
         if getattr(self, "fd", None) is not None:
             os.close(self.fd)
@@ -86,7 +116,11 @@ def _answer_buffer(n):
 
 
 def _rebuild(dupfd, n, layout):
-    fd = dupfd.detach()
+    return _rebuild_fd(dupfd.detach(), n, layout)
+
+
+def _rebuild_fd(fd, n, layout):
+    """The batch {column: tensor views of memfd fd's mapping} (fd is closed here)."""
     try:
         whole = torch.frombuffer(mmap.mmap(fd, n, mmap.MAP_SHARED | _POPULATE), dtype=torch.uint8) \
             if n else torch.empty(0, dtype=torch.uint8)
@@ -140,10 +174,11 @@ class LancedDataset(torch.utils.data.Dataset):
 
     dataset[i] is one row, {column: value}; dataset[[i, j, ...]] and __getitems__ fetch many
     rows with one request. __getitems__ (called by DataLoader's automatic batching where torch
-    has it) returns a list of rows for the collate function; the fastest path skips collation:
+    has it) returns a list of rows for the collate function. Without collation:
     DataLoader(ds, batch_size=None, sampler=ds.batch_sampler(256, shuffle=True)), where each
-    item is a whole batch {column: tensor of batch rows}. transform, if given, is applied to
-    what is returned: a row, or a batch for a list of indices."""
+    item is a whole batch {column: tensor of batch rows}; the fastest path is ds.batches(),
+    which keeps several requests in flight per worker. transform, if given, is applied to what
+    is returned: a row, or a batch for a list of indices."""
 
     def __init__(self, url, path, columns, transform=None, version=None, refresh_each_epoch=False):
         self.client = url if isinstance(url, Client) else Client(url)

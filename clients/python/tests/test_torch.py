@@ -205,3 +205,28 @@ def test_ddp_two_ranks_read_every_row_once_per_epoch(daemon):
         assert abs(len(ranks[0]) - len(ranks[1])) <= 1
         orders.append(both)
     assert orders[0] != orders[1]
+
+
+class _InWorker(torch.utils.data.Dataset):
+    """User code running in a DataLoader worker that reads a lanced batch itself."""
+
+    def __init__(self, ds):
+        self.ds = ds
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        b = self.ds[[i, i + 1]]
+        return {"sum": int(b["id"].sum()), "keys": sorted(b.keys()), "n": len(b), "emb0": float(b["emb"][0][0])}
+
+
+def test_batch_read_inside_a_worker(daemon):
+    """A batch read by code running in the worker is a batch there too (its columns readable
+    by name, keys, len), not only once it reaches the main process."""
+    ds = LancedDataset(daemon, PATH, COLS)
+    want = lanced.Client(daemon).take(PATH, [0, 1], ["emb"])["emb"][0][0]
+    got = list(torch.utils.data.DataLoader(_InWorker(ds), batch_size=None, num_workers=2))
+    assert [g["sum"] for g in got] == [2 * i + 1 for i in range(4)]
+    assert all(g["keys"] == ["emb", "id"] and g["n"] == 2 for g in got)
+    assert got[0]["emb0"] == float(want)
