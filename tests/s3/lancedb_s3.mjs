@@ -12,7 +12,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { storeTest, uploadDir, lancedbOptions, ACCESS_KEY, SECRET_KEY, REGION } from "./s3env.mjs";
-import { takeOffsetsJson } from "../fixtures/jsonrows.mjs";
+import { tableToJsonRows, takeOffsetsJson } from "../fixtures/jsonrows.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURES = path.join(here, "..", "fixtures", "datasets");
@@ -36,12 +36,19 @@ async function datasetsMatchLance() {
   for (const n of names) {
     const tbl = await db.openTable(n);
     const lines = fs.readFileSync(path.join(FIXTURES, `${n}.answers`), "utf8").split("\n").filter(Boolean);
+    // Stable-row-id tables: Lance 10's takeOffsets answers no rows once one is compacted, so
+    // their answers were recorded from Lance's scan (gen-datasets.mjs recordScan): read so here.
+    const scanned = fs.existsSync(path.join(FIXTURES, `${n}.rowids`));
     let mismatch = null;
     for (const line of lines) {
       const [idsText, pinned, body] = line.split("\t");
       if (+pinned) await tbl.checkout(+pinned);
       else await tbl.checkoutLatest();
-      const got = await takeOffsetsJson(tbl, JSON.parse(idsText));
+      let got;
+      if (scanned) {
+        const all = await tbl.query().toArrow();
+        got = tableToJsonRows(all, all.schema.fields.map((f) => f.name), JSON.parse(idsText));
+      } else got = await takeOffsetsJson(tbl, JSON.parse(idsText));
       if (got !== body && !mismatch) mismatch = `ids ${idsText.slice(0, 60)} version ${pinned}: ${got.slice(0, 120)} != ${body.slice(0, 120)}`;
       cases++;
     }
