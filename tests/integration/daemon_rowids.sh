@@ -24,7 +24,7 @@ for f in "$ROOT"/datasets/*.rowaddr "$ROOT"/datasets/*.rowids; do
   name=$(basename "${f%.*}")
   stable=$([[ $f == *.rowids ]] && echo 1 || echo 0)
   ds=datasets/$name.lance
-  while IFS=$'\t' read -r version nrows addrs; do
+  while IFS=$'\t' read -r version nrows addrs raddrs; do
     [[ $nrows -gt 0 ]] || continue
     # 12 offsets spread over the version (first, last, a repeat), and their row ids
     read -r offs rids < <(node -e '
@@ -48,6 +48,11 @@ for f in "$ROOT"/datasets/*.rowaddr "$ROOT"/datasets/*.rowids; do
       node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const j=JSON.parse(s);const st=+process.argv[1];console.log(j.columns.join(",")+" "+j.rows.map(r=>st||r._rowid===r._rowaddr?r._rowid:"x").join(","))})' "$stable")
     [[ $got == "_rowaddr,_rowid $rids" ]] && ok "$name@$version: _rowid is Lance's row id" \
       || bad "$name@$version: _rowid/_rowaddr" "$got vs $rids"
+    if [[ $stable == 1 ]]; then # _rowaddr against the scan's
+      want=$(node -e 'const a=JSON.parse(process.argv[1]),o=process.argv[2].split(",").map(Number);console.log(o.map((i)=>a[i]).join(","))' "$raddrs" "$offs")
+      got=$(curl -s "$URL/files/$ds/rows?ids=$offs&columns=_rowaddr$v" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).rows.map(r=>r._rowaddr).join(",")))')
+      [[ $got == "$want" ]] && ok "$name@$version: _rowaddr is Lance's" || bad "$name@$version: _rowaddr" "$got vs $want"
+    fi
   done < "$f"
 done
 # Lance's takeRowIds answers (stable row ids), body for body.

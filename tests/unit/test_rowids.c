@@ -3,8 +3,8 @@
  * and u64 arrays) decoded to the ids Lance's reader gives, several segments in a row, and
  * damaged sequences refused with LNC_ECORRUPT (a wrong count, holes out of range or order,
  * a short bitmap, ragged arrays, every truncation) without reading or writing out of bounds.
- * Then the stable-row-id fixtures (written by LanceDB): rows by row id equal rows by offset
- * and _rowid is Lance's. */
+ * Then the stable-row-id fixtures (written by LanceDB): rows by row id equal rows by offset,
+ * and _rowid / _rowaddr are what Lance's scan gives. */
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,11 +192,12 @@ START_TEST(test_stable_fixtures) {
     char *text = (char *)tsup_read_file(path, NULL);
     ck_assert_msg(text != NULL, "%s is missing", path);
     for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-      char *fld[3];
-      ck_assert(tsup_split_tabs(line, fld, 3));
+      char *fld[4]; /* version, rows, Lance's _rowid of each live offset, its _rowaddr */
+      ck_assert(tsup_split_tabs(line, fld, 4));
       uint64_t version = strtoull(fld[0], NULL, 10);
-      size_t n;
-      uint64_t *rid = tsup_parse_ids(fld[2], &n);
+      size_t n, na;
+      uint64_t *rid = tsup_parse_ids(fld[2], &n), *raddr = tsup_parse_ids(fld[3], &na);
+      ck_assert_uint_eq(na, n);
       char dir[256];
       snprintf(dir, sizeof dir, "%s/%s.lance", FIX, names[k]);
       lnc_dataset *ds = NULL;
@@ -205,25 +206,29 @@ START_TEST(test_stable_fixtures) {
       ck_assert_uint_gt(ds->nidruns, 0);
       uint64_t *offs = malloc(n * sizeof *offs);
       for (size_t i = 0; i < n; i++) offs[i] = i;
-      static const char *const cols[] = {"id", "s", "_rowid"};
+      static const char *const cols[] = {"id", "s", "_rowid", "_rowaddr"};
       struct lnc_take_options by_id = {.ids = LNC_IDS_ROW_IDS};
       struct ArrowSchema s1, s2;
       struct ArrowArray a1, a2;
       struct lnc_take_stats st1 = {0}, st2 = {0};
       /* first a take that opens the data files (their metadata reads are counted once) */
-      ck_assert_int_eq(lnc_dataset_take_ex(ds, offs, n, cols, 3, NULL, &s1, &a1, NULL, &err), 0);
+      ck_assert_int_eq(lnc_dataset_take_ex(ds, offs, n, cols, 4, NULL, &s1, &a1, NULL, &err), 0);
       s1.release(&s1);
       a1.release(&a1);
-      ck_assert_int_eq(lnc_dataset_take_ex(ds, offs, n, cols, 3, NULL, &s1, &a1, &st1, &err), 0);
-      ck_assert_msg(lnc_dataset_take_ex(ds, rid, n, cols, 3, &by_id, &s2, &a2, &st2, &err) == 0, "%s", err.message);
+      ck_assert_int_eq(lnc_dataset_take_ex(ds, offs, n, cols, 4, NULL, &s1, &a1, &st1, &err), 0);
+      ck_assert_msg(lnc_dataset_take_ex(ds, rid, n, cols, 4, &by_id, &s2, &a2, &st2, &err) == 0, "%s", err.message);
       /* the index is in memory: a row-id take reads what the offsets' take reads, no more */
       ck_assert_uint_eq(st2.reads, st1.reads);
       ck_assert_uint_eq(st2.bytes_read, st1.bytes_read);
       char *j1 = tsup_json(&s1, &a1), *j2 = tsup_json(&s2, &a2);
       ck_assert_msg(!strcmp(j1, j2), "%s@%llu: rows by row id differ from rows by offset", names[k],
                     (unsigned long long)version);
-      const uint64_t *got = a1.children[2]->buffers[1]; /* _rowid of the offsets: Lance's ids */
-      for (size_t i = 0; i < n; i++) ck_assert_uint_eq(got[i], rid[i]);
+      const uint64_t *got = a1.children[2]->buffers[1];  /* _rowid of the offsets: Lance's ids */
+      const uint64_t *gota = a1.children[3]->buffers[1]; /* _rowaddr: Lance's addresses */
+      for (size_t i = 0; i < n; i++) {
+        ck_assert_uint_eq(got[i], rid[i]);
+        ck_assert_uint_eq(gota[i], raddr[i]);
+      }
       uint64_t never = 1ull << 50;
       struct ArrowSchema s3;
       struct ArrowArray a3;
@@ -237,6 +242,7 @@ START_TEST(test_stable_fixtures) {
       a2.release(&a2);
       free(offs);
       free(rid);
+      free(raddr);
       lnc_dataset_close(ds);
     }
     free(text);
