@@ -148,6 +148,31 @@ async function datasetAnswers() {
   check(!first && arrow > 0, `${arrow} dataset Arrow bodies equal to Lance's answers`, first);
 }
 
+// Rows by Lance row id from the mount (issue 35): Lance's takeRowIds bodies of the stable-row-id
+// fixtures, and for every other dataset row_ids= the row addresses of a few live offsets
+// answers what ids= those offsets does.
+async function datasetRowIds() {
+  const dir = path.join(FIX, "datasets");
+  let n = 0, first = null;
+  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith(".takerowids")).sort()) {
+    for (const line of fs.readFileSync(path.join(dir, f), "utf8").split("\n").filter(Boolean)) {
+      const [version, ids, body] = line.split("\t");
+      const r = await get(`/files/s3/datasets/${f.replace(/\.takerowids$/, "")}.lance/rows?row_ids=${JSON.parse(ids).join(",")}${+version ? `&version=${version}` : ""}`);
+      if (r.status === 200 && r.body.toString() === body) n++;
+      else first ??= `${f}: ${r.status} ${r.body.toString().slice(0, 200)}`;
+    }
+  }
+  for (const f of fs.readdirSync(dir).filter((x) => x.endsWith(".rowaddr")).sort()) {
+    const [, , addrs] = fs.readFileSync(path.join(dir, f), "utf8").split("\n")[0].split("\t");
+    const a = JSON.parse(addrs), offs = [0, a.length - 1, a.length >> 1, 0];
+    const ds = `/files/s3/datasets/${f.replace(/\.rowaddr$/, "")}.lance/rows?`;
+    const [byOff, byId] = await Promise.all([get(`${ds}ids=${offs.join(",")}`), get(`${ds}row_ids=${offs.map((o) => a[o]).join(",")}`)]);
+    if (byOff.status === 200 && byId.status === 200 && byOff.body.equals(byId.body)) n++;
+    else first ??= `${f}: ${byId.status} ${byId.body.toString().slice(0, 200)}`;
+  }
+  check(!first && n > 0, `${n} row-id takes from s3 equal to Lance's (takeRowIds bodies, row addresses)`, first);
+}
+
 // A take whose pages were fetched before is served from the page cache: no GET (a HEAD at
 // most, when the revalidation interval has passed), and /metrics counts the hits.
 async function pageCache() {
