@@ -67,9 +67,10 @@ static int check_fragment(const Lance__Table__DataFragment *fr, size_t idx, cons
       return lnc_errf(err, LNC_ECORRUPT, "%s: data file %s lists %zu fields but %zu column "
                                          "indices",
                       what, df->path, df->n_fields, df->n_column_indices);
-    if (df->file_major_version != 2)
+    /* 2.x, or legacy (0.1/0.2; older manifests leave both numbers 0) */
+    if (df->file_major_version != 2 && !(df->file_major_version == 0 && df->file_minor_version < 3))
       return lnc_errf(err, LNC_EUNSUPPORTED, "%s: data file %s is Lance file format %u.%u; "
-                                             "only 2.x is supported",
+                                             "only legacy (0.1, 0.2) and 2.x are supported",
                       what, df->path, df->file_major_version,
                       df->file_minor_version);
   }

@@ -294,23 +294,40 @@ static int set_version(struct lnc_file *f, const uint8_t *foot, struct lnc_error
     return 0;
   }
   if (f->major == 2 && (f->minor == 1 || f->minor == 2)) return 0;
-  return lnc_errf(err, LNC_EUNSUPPORTED, "%s: unknown Lance file version %u.%u (supported: 2.0, 2.1, 2.2)",
+  /* Legacy (0.1 before March 2024, 0.2 since; the same layout): read as 2.0 is, a column per
+   * field (format/legacy.c). Lance also reads 0.0 as legacy; no writer ever wrote it. */
+  if (f->major == 0 && f->minor < 3) {
+    f->legacy = f->v20 = true;
+    return 0;
+  }
+  return lnc_errf(err, LNC_EUNSUPPORTED, "%s: unknown Lance file version %u.%u (supported: legacy 0.1/0.2, 2.0, 2.1, 2.2)",
                   f->name, f->major, f->minor);
 }
+
+/* The legacy footer's length: the smallest file that can carry a version. */
+#define LEGACY_FOOTER_LEN 16
 
 /* Reads the footer and checks that its sections lie in order inside the file: column
  * metadata, then its offset table, then the global buffers' table, then the footer. */
 static int read_footer(struct lnc_file *f, struct footer *ft, struct lnc_error *err) {
-  uint8_t foot[FOOTER_LEN];
+  uint8_t foot[FOOTER_LEN] = {0};
   int rc;
+  if (f->src.size < LEGACY_FOOTER_LEN)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: file is %llu bytes, too short for a Lance footer",
+                    f->name, (unsigned long long)f->src.size);
+  /* Both footers end with the version and the magic; a legacy file may be shorter than 40. */
+  uint64_t n = f->src.size < FOOTER_LEN ? f->src.size : FOOTER_LEN;
+  if ((rc = lnc_source_pread(&f->src, foot + (FOOTER_LEN - n), n, f->src.size - n, err))) return rc;
+  if (memcmp(foot + FOOT_MAGIC, "LANC", 4) != 0 && n < FOOTER_LEN)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: file is %llu bytes, too short for a Lance footer (and does not end with one)",
+                    f->name, (unsigned long long)f->src.size);
+  if (memcmp(foot + FOOT_MAGIC, "LANC", 4) != 0)
+    return lnc_errf(err, LNC_ECORRUPT, "%s: bad magic: not a Lance file", f->name);
+  if ((rc = set_version(f, foot, err)) || f->legacy) return rc;
   if (f->src.size < FOOTER_LEN)
     return lnc_errf(err, LNC_ECORRUPT, "%s: file is %llu bytes, too short for a Lance footer",
                     f->name, (unsigned long long)f->src.size);
-  if ((rc = lnc_source_pread(&f->src, foot, FOOTER_LEN, f->src.size - FOOTER_LEN, err))) return rc;
-  if (memcmp(foot + FOOT_MAGIC, "LANC", 4) != 0)
-    return lnc_errf(err, LNC_ECORRUPT, "%s: bad magic: not a Lance file", f->name);
   *ft = (struct footer){.cm_start = lnc_rd64(foot + FOOT_CM_START), .cmo_start = lnc_rd64(foot + FOOT_CMO_START), .gbo_start = lnc_rd64(foot + FOOT_GBO_START), .n_gb = lnc_rd32(foot + FOOT_N_GB), .n_cols = lnc_rd32(foot + FOOT_N_COLS)};
-  if ((rc = set_version(f, foot, err))) return rc;
   uint64_t foot_at = f->src.size - FOOTER_LEN;
   if (ft->n_gb == 0 || ft->n_gb > MAX_GLOBAL_BUFFERS || ft->n_cols > MAX_COLUMNS ||
       ft->gbo_start > foot_at || (foot_at - ft->gbo_start) != (uint64_t)OFFSET_ENTRY * ft->n_gb ||
@@ -405,8 +422,9 @@ static int open_steps(struct lnc_file *f, struct lnc_file **out, struct lnc_erro
   struct footer ft = {0};
   uint8_t *meta = NULL;
   Lance__File__FileDescriptor *fdsc = NULL;
-  if (!(rc = stat_file(f, err)) && !(rc = read_footer(f, &ft, err)) && !(rc = read_metadata(f, &ft, &meta, err)) &&
-      !(rc = read_descriptor(f, &ft, meta, &fdsc, err))) {
+  if (!(rc = stat_file(f, err)) && !(rc = read_footer(f, &ft, err)) && f->legacy) {
+    if (!(rc = lnc_legacy_open(f, err))) rc = bind_schema(f, err);
+  } else if (!rc && !(rc = read_metadata(f, &ft, &meta, err)) && !(rc = read_descriptor(f, &ft, meta, &fdsc, err))) {
     f->num_rows = fdsc->length;
     if (f->num_rows > MAX_ROWS)
       rc = lnc_errf(err, LNC_ECORRUPT, "%s: the file claims %llu rows; at most %llu per file are supported (a Lance "

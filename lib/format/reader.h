@@ -46,6 +46,8 @@ struct lnc_field {
   char **md_keys, **md_values; /* the field's metadata as stored (lance-encoding:*, ARROW:*,
                                   user keys), exported as Arrow field metadata like Lance */
   int32_t n_md;
+  int64_t dict_off, dict_len; /* legacy files: where a dictionary field's values are
+                                 (Field.dictionary: position and count), else 0 */
 };
 
 enum lnc_layout_kind { LNC_LAYOUT_MINIBLOCK = 1,
@@ -69,6 +71,8 @@ struct lnc_page {
   void *state; /* layout-specific search-cache state, built on first use */
   void (*free_state)(void *);
   size_t state_bytes; /* bytes the state holds, for accounting */
+  uint64_t leg_pos, leg_len; /* legacy files: the page table's entry as stored (what length
+                                counts depends on the field's type, docs/legacy-format.md) */
   uint32_t n_chunks;  /* mini-block chunks, once the state is built (for reports) */
 };
 
@@ -91,6 +95,9 @@ struct lnc_file {
   int64_t mtime_ns;
   uint16_t major, minor; /* 2.0 files (footer 0.3) are stored as 2.0 */
   bool v20;              /* file version 2.0: ArrayEncoding pages, a column per field */
+  bool legacy;           /* file version 0.1/0.2 (footer major 0, minor < 3): read as 2.0 is,
+                            a column per field with one page per batch (format/legacy.c);
+                            v20 is set too */
   uint64_t num_rows;
   uint64_t meta_bytes; /* bytes of metadata read at open (for cache accounting) */
   uint32_t n_columns;
@@ -108,6 +115,14 @@ int lnc_format_open_path(const char *path, lnc_file **out, struct lnc_error *err
 int lnc_format_open_fd(int fd, const char *name, lnc_file **out, struct lnc_error *err);
 int lnc_format_open_source(struct lnc_s3_source *src, const char *name, lnc_file **out,
                            struct lnc_error *err);
+
+/* Legacy files (format/legacy.c): opens the file whose footer (the last 16 bytes) says
+ * version 0.1/0.2: metadata, embedded schema, page table, columns. */
+int lnc_legacy_open(struct lnc_file *f, struct lnc_error *err);
+/* What a legacy page of fld holds per value, in bits: fixed-width values, booleans (1),
+ * dictionary keys, fixed-size binaries and fixed-size lists (all their items); 0 for
+ * strings/binaries, lists, structs and nulls, whose pages are read by their own rules. */
+uint64_t lnc_legacy_value_bits(const struct lnc_field *fld);
 
 /* Schema: builds f->root from a FileDescriptor schema and assigns column indices. */
 int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, struct lnc_error *err);

@@ -376,6 +376,10 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
     fld->logical_type = xstrdup(pf->logical_type);
     if (!fld->name || !fld->logical_type) return lnc_errf(err, LNC_ENOMEM, "out of memory");
     if (copy_metadata(fld, pf)) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    if (pf->dictionary) {
+      fld->dict_off = pf->dictionary->offset;
+      fld->dict_len = pf->dictionary->length;
+    }
     char mv[64];
     const char *v = meta_get(pf, "lance-encoding:packed", mv, sizeof mv);
     if (!v) v = meta_get(pf, "packed", mv, sizeof mv);

@@ -96,11 +96,12 @@ static int put_layout(struct lnc_buf *b, const Lance__Encodings21__PageLayout *p
   return rc ? rc : lnc_buf_putc(b, '}');
 }
 
-/* A 2.0 page: its ArrayEncoding tree and what one row of it costs to read. */
-static int put_v20(struct lnc_buf *b, const struct lnc_page *pg) {
+/* A 2.0 page: its ArrayEncoding tree and what one row of it costs to read (a legacy file's
+ * pages are read by the same walker: what its field's type says the page holds). */
+static int put_v20(struct lnc_buf *b, const struct lnc_page *pg, bool legacy) {
   struct lnc_buf t = {0};
   int rc = lnc_v20_describe(pg, &t);
-  if (!rc) rc = lnc_buf_puts(b, "{\"layout\":\"v2.0\",\"tree\":");
+  if (!rc) rc = lnc_buf_printf(b, "{\"layout\":\"%s\",\"tree\":", legacy ? "legacy" : "v2.0");
   if (!rc) rc = lnc_buf_json_str(b, (const char *)t.data, t.len);
   if (!rc) rc = lnc_buf_printf(b, ",\"reads_per_row\":\"%s\"}", lnc_v20_reads_per_row(pg));
   lnc_buf_free(&t);
@@ -190,7 +191,7 @@ int lnc_file_describe_json(lnc_file *f, struct lnc_buf *out, struct lnc_error *e
       if (!rc && pg->n_chunks) rc = lnc_buf_printf(b, "\"chunks\":%u,", pg->n_chunks);
       if (!rc) rc = lnc_buf_puts(b, "\"encoding\":");
       if (!rc && pg->kind == LNC_LAYOUT_V20)
-        rc = put_v20(b, pg);
+        rc = put_v20(b, pg, f->legacy);
       else if (!rc)
         rc = put_layout(b, pg->layout, 0);
       if (!rc) rc = lnc_buf_putc(b, '}');

@@ -43,8 +43,10 @@ struct v20_dict {
 };
 
 struct v20_page {
-  enc20 *enc;             /* parsed tree (protobuf-c owned) */
+  enc20 *enc;             /* parsed tree (protobuf-c owned); NULL in a legacy file */
   uint64_t item_base;     /* list pages: column-global index of the page's first item */
+  uint64_t num_items;     /* legacy list pages: items the page's lists hold */
+  const struct lnc_field *legacy; /* legacy file: the field whose batch this page is */
   struct v20_dict *dicts; /* search-cache state: decoded dictionaries */
   size_t n_dicts;
 };
@@ -104,7 +106,35 @@ static int find_page(struct lnc_file *f, uint32_t col, uint64_t pos, uint32_t *p
   return 0;
 }
 
+/* A legacy file's pages carry no encoding: what a page holds follows from its field's type
+ * (docs/legacy-format.md), so each gets the state the walk reads, and each list page its
+ * items, which are its child's page of the same batch (the format floor checked the counts). */
+static int legacy_link(struct lnc_file *f, struct lnc_error *err) {
+  for (size_t i = 0; i < f->n_all_fields; i++) {
+    const struct lnc_field *fld = f->all_fields[i];
+    if (fld->col20 < 0) continue;
+    struct lnc_column *c = &f->columns[fld->col20];
+    const struct lnc_column *items = lnc_kind_is_list(fld->type) && fld->n_children && fld->children[0]->col20 >= 0
+                                         ? &f->columns[fld->children[0]->col20]
+                                         : NULL;
+    for (uint32_t p = 0; p < c->n_pages; p++) {
+      struct lnc_page *pg = &c->pages[p];
+      struct v20_page *s = calloc(1, sizeof *s);
+      if (!s) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+      pg->enc20 = s;
+      pg->free_enc20 = v20_free_page;
+      s->legacy = fld;
+      if (items && p < items->n_pages) {
+        s->item_base = items->pages[p].row_start;
+        s->num_items = items->pages[p].rows;
+      }
+    }
+  }
+  return 0;
+}
+
 int lnc_v20_link(struct lnc_file *f, struct lnc_error *err) {
+  if (f->legacy) return legacy_link(f, err);
   for (size_t i = 0; i < f->n_all_fields; i++) {
     const struct lnc_field *fld = f->all_fields[i];
     if (fld->col20 < 0 || lnc_schema_unsupported(fld)) continue; /* served by no take */
@@ -490,6 +520,9 @@ static int dec_fsst(struct v20_at *A, const Lance__Encodings__Fsst *fs, uint64_t
   return 0;
 }
 
+static int dict_map(struct v20_at *A, const struct v20_dict *dict, const struct v20_out *io, uint64_t count,
+                    uint64_t shift, struct v20_out *o);
+
 static const struct v20_dict *dict_of(struct v20_at *A, const enc20 *e) {
   struct v20_page *s = P(A->pg);
   for (size_t i = 0; i < s->n_dicts; i++)
@@ -507,15 +540,22 @@ static int dec_dictionary(struct v20_at *A, const enc20 *e, uint64_t start, uint
   if (!dc->indices || !dc->items) return bad(A, "Dictionary without indices or items");
   const struct v20_dict *dict = dict_of(A, e);
   if (!dict) return lnc_page_err(A->J->c, LNC_EINTERNAL, "dictionary not prepared");
-  const struct lnc_values *items = &dict->items;
-  const uint8_t *iv = dict->valid;
   struct v20_out io = {0};
   int rc = dec(A, dc->indices, start, count, &io, depth + 1);
   if (rc) return rc;
+  uint64_t shift = A->J->c->leaf->dict_index[0] ? 1 : 0; /* stored index + shift = 1-based item */
+  return dict_map(A, dict, &io, count, shift, o);
+}
+
+/* The items the indices io name (index + shift = 1-based item; 0 is null), copied out. */
+static int dict_map(struct v20_at *A, const struct v20_dict *dict, const struct v20_out *iop, uint64_t count,
+                    uint64_t shift, struct v20_out *o) {
+  const struct lnc_values *items = &dict->items;
+  const uint8_t *iv = dict->valid;
+  struct v20_out io = *iop;
   if (io.v.kind != LNC_VALUES_FIXED || !int_width(io.v.bits)) return bad(A, "dictionary indices are not integers");
   uint8_t *valid = NULL;
   uint64_t total = 0;
-  uint64_t shift = A->J->c->leaf->dict_index[0] ? 1 : 0; /* stored index + shift = 1-based item */
   for (uint64_t i = 0; i < count; i++) {
     uint64_t raw = fixed_u64(&io.v, i), k = raw + shift;
     /* raw first: a stored 2^64 - 1 plus the shift wraps to 0, which reads as null */
@@ -749,6 +789,169 @@ static int dec(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t count,
   }
 }
 
+
+/* ---- legacy pages (file version 0.1/0.2): the field's type says what a page holds ------- */
+
+static bool legacy_bytes(const struct lnc_field *fld) {
+  return !fld->dict_index[0] && (fld->type == LNC_AT_UTF8 || fld->type == LNC_AT_LARGE_UTF8 ||
+                                 fld->type == LNC_AT_BINARY || fld->type == LNC_AT_LARGE_BINARY);
+}
+
+/* Strings and binaries: rows + 1 absolute i64 positions (buffer 0), the bytes between them
+ * (buffer 1: the file before the positions). There is no validity: in a nullable field Lance
+ * reads a value of no bytes as null, and so do we. */
+static int legacy_binary(struct v20_at *A, const struct lnc_field *fld, uint64_t start, uint64_t count,
+                         struct v20_out *o) {
+  const uint8_t *p;
+  int rc = fetch(A->J, A->pg, 0, start * 8, (count + 1) * 8, &p);
+  if (rc) return rc;
+  uint64_t lo = lnc_rd64(p), hi = lnc_rd64(p + count * 8);
+  if (lo > hi) return bad(A, "legacy string positions decrease");
+  const uint8_t *bytes;
+  if ((rc = fetch(A->J, A->pg, 1, lo, hi - lo, &bytes))) return rc;
+  uint64_t *off = aalloc(A, (size_t)(count + 1) * sizeof *off);
+  uint8_t *valid = NULL;
+  if (!off) return oom(A);
+  off[0] = 0;
+  for (uint64_t i = 0; i < count; i++) {
+    uint64_t a = lnc_rd64(p + i * 8), b = lnc_rd64(p + i * 8 + 8);
+    if (b < a || b > hi) return bad(A, "legacy string positions decrease");
+    off[i + 1] = b - lo;
+    if (a == b && fld->nullable) {
+      if (!valid) {
+        if (!(valid = aalloc(A, (size_t)((count + 7) / 8)))) return oom(A);
+        memset(valid, 0xff, (size_t)((count + 7) / 8));
+      }
+      valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+    }
+  }
+  o->v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = count, .data = bytes, .data_len = (size_t)(hi - lo), .offsets = off};
+  o->valid = valid;
+  return 0;
+}
+
+/* The column's dictionary, held by its first page (lnc_v20_prepare). */
+static const struct v20_dict *legacy_dict(struct v20_at *A) {
+  const struct lnc_take_ctx *c = A->J->c;
+  const struct lnc_column *col = &c->f->columns[c->leaf->col20];
+  const struct v20_page *s0 = col->n_pages ? P(&col->pages[0]) : NULL;
+  return s0 && s0->n_dicts ? &s0->dicts[0] : NULL;
+}
+
+/* Values [start, start+count) of a legacy leaf page. Fixed-width values, booleans, keys,
+ * fixed-size binaries and lists are plain: value i is bits [i*w, (i+1)*w) of buffer 0. Nothing
+ * but strings has validity (null slots hold what the writer's buffer held, as Lance reads). */
+static int dec_legacy(struct v20_at *A, const struct lnc_field *fld, uint64_t start, uint64_t count,
+                      struct v20_out *o) {
+  memset(o, 0, sizeof *o);
+  if (count > V20_MAX_ITEMS || start > UINT32_MAX) return bad(A, "legacy page range too large");
+  if (fld->type == LNC_AT_NULL) {
+    uint8_t *z = aalloc(A, (size_t)((count + 7) / 8));
+    if (!z) return oom(A);
+    memset(z, 0, (size_t)((count + 7) / 8));
+    o->v = (struct lnc_values){.n = count};
+    o->valid = z;
+    return 0;
+  }
+  if (legacy_bytes(fld)) return legacy_binary(A, fld, start, count, o);
+  uint64_t bits = lnc_legacy_value_bits(fld);
+  if (!bits || bits > 8 * (UINT64_C(1) << 24)) return lnc_page_err(A->J->c, LNC_EUNSUPPORTED, "a legacy page of %s", fld->logical_type);
+  uint64_t from = start * bits / 8, to = ((start + count) * bits + 7) / 8;
+  const uint8_t *p;
+  int rc = fetch(A->J, A->pg, 0, from, to - from, &p);
+  if (rc) return rc;
+  uint64_t skip = start * bits % 8; /* bits before the first value (booleans) */
+  if (fld->dict_index[0]) {
+    const struct v20_dict *d = legacy_dict(A);
+    if (!d) return lnc_page_err(A->J->c, LNC_EINTERNAL, "dictionary not prepared");
+    struct v20_out io = {.v = {.kind = LNC_VALUES_FIXED, .n = count, .bits = (uint32_t)bits, .data = p, .data_len = (size_t)(to - from)}};
+    return dict_map(A, d, &io, count, 1, o); /* keys are 0-based */
+  }
+  uint64_t dim = 1, item_bits = bits;
+  if (fld->type == LNC_AT_FIXED_LIST) { /* every item of every row: the items' own width */
+    const struct lnc_field *x = fld;
+    while (x->type == LNC_AT_FIXED_LIST && x->n_children) x = x->children[0];
+    item_bits = x->type == LNC_AT_BOOL ? 1 : (uint64_t)x->byte_width * 8;
+    dim = bits / item_bits;
+  }
+  if (skip) {
+    uint8_t *d = bits_copy(A, p, skip, count * dim);
+    if (!d) return oom(A);
+    p = d;
+  }
+  o->v = (struct lnc_values){.kind = LNC_VALUES_FIXED, .n = count, .bits = (uint32_t)item_bits, .data = p,
+                             .data_len = (size_t)((count * bits + 7) / 8)};
+  if (fld->type == LNC_AT_FIXED_LIST) o->v.fsl_dim = dim;
+  return 0;
+}
+
+/* A legacy dictionary's values, where Field.dictionary says (in this file for the schema a
+ * data file embeds): plain fixed-width values, or strings laid out as a page is (the
+ * position is that of the i64 positions, the bytes precede them). Lance reads string items
+ * as nullable: an empty item is null. Read once, at prepare, with blocking reads. */
+static int legacy_dict_load(struct lnc_take_ctx *c, const struct lnc_field *fld, struct v20_dict *d, size_t *bytes) {
+  uint64_t n = (uint64_t)fld->dict_len, at = (uint64_t)fld->dict_off, size = c->f->src.size;
+  if (fld->dict_len < 0 || fld->dict_off < 0 || n > V20_MAX_DICT_ITEMS)
+    return lnc_page_err(c, LNC_ECORRUPT, "legacy dictionary of %lld items at %lld", (long long)fld->dict_len,
+                        (long long)fld->dict_off);
+  bool var = fld->type == LNC_AT_UTF8 || fld->type == LNC_AT_LARGE_UTF8 || fld->type == LNC_AT_BINARY ||
+             fld->type == LNC_AT_LARGE_BINARY;
+  uint64_t w = var ? 8 : fld->byte_width, len = var ? (n + 1) * 8 : n * w;
+  if (!w) return lnc_page_err(c, LNC_EUNSUPPORTED, "a legacy dictionary of %s values", fld->logical_type);
+  if (at > size || len > size - at) return lnc_page_err(c, LNC_ECORRUPT, "legacy dictionary runs past the file");
+  struct lnc_read r = {.off = at, .len = len, .dst = lnc_arena_alloc(c->arena, len ? len : 1)};
+  if (!r.dst) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  int rc = lnc_io_read(c->io, &c->f->src, &r, 1, c->stats, c->err);
+  if (rc) return rc;
+  struct lnc_values *v = &d->items;
+  if (!var) {
+    *v = (struct lnc_values){.kind = LNC_VALUES_FIXED, .n = n, .bits = (uint32_t)(w * 8), .data_len = (size_t)len};
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    memcpy(copy, r.dst, len);
+    v->data = copy;
+    *bytes = len;
+    return 0;
+  }
+  uint64_t lo = lnc_rd64(r.dst), hi = lnc_rd64(r.dst + n * 8);
+  if (lo > hi || hi > at) return lnc_page_err(c, LNC_ECORRUPT, "legacy dictionary positions are out of order");
+  uint64_t *off = malloc((size_t)(n + 1) * sizeof *off);
+  uint8_t *data = malloc(hi - lo ? hi - lo : 1), *valid = calloc(1, (size_t)((n + 7) / 8) + 1);
+  *v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = n, .data = data, .data_len = (size_t)(hi - lo), .offsets = off};
+  d->valid = valid;
+  if (!off || !data || !valid) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  for (uint64_t i = 0; i <= n; i++) {
+    uint64_t q = lnc_rd64(r.dst + i * 8);
+    if (q < lo || q > hi || (i && q < lo + off[i - 1])) return lnc_page_err(c, LNC_ECORRUPT, "legacy dictionary positions are out of order");
+    off[i] = q - lo;
+    if (i && off[i] > off[i - 1]) valid[(i - 1) >> 3] |= (uint8_t)(1u << ((i - 1) & 7));
+  }
+  struct lnc_read rb = {.off = lo, .len = hi - lo, .dst = data};
+  if (hi > lo && (rc = lnc_io_read(c->io, &c->f->src, &rb, 1, c->stats, c->err))) return rc;
+  *bytes = (size_t)(hi - lo) + (size_t)(n + 1) * 8;
+  return 0;
+}
+
+/* A legacy page's prepare: the first page of a dictionary column loads the dictionary. */
+static int legacy_prepare(struct lnc_take_ctx *c, struct lnc_page *pg, struct v20_page *s) {
+  const struct lnc_field *fld = s->legacy;
+  size_t bytes = 0;
+  const struct lnc_column *col = &c->f->columns[fld->col20];
+  if (fld->dict_index[0] && fld == c->leaf && col->n_pages && pg == &col->pages[0]) {
+    if (!(s->dicts = calloc(1, sizeof *s->dicts))) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+    s->n_dicts = 1;
+    int rc = legacy_dict_load(c, fld, &s->dicts[0], &bytes);
+    if (rc) {
+      dicts_free(s);
+      return rc;
+    }
+  }
+  pg->state = s;
+  pg->free_state = NULL;
+  pg->state_bytes = bytes + sizeof *s;
+  return 0;
+}
+
 /* ---- dictionaries: decoded once into the page's search-cache state --------------------- */
 
 static int copy_values(const struct lnc_values *src, struct lnc_values *dst) {
@@ -810,6 +1013,7 @@ static int dec_sync(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t c
 int lnc_v20_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
   struct v20_page *s = P(pg);
   if (!s || pg->state) return 0;
+  if (s->legacy) return legacy_prepare(c, pg, s);
   const enc20 *found[4];
   size_t n = 0;
   find_dicts(s->enc, found, &n, 4, 0);
@@ -898,6 +1102,25 @@ static int push(struct v20_walk *W, uint16_t rep, uint16_t def) {
   return lnc_leafrows_push_level(W->out, rep, def) ? lnc_page_err(W->J->c, LNC_ENOMEM, "out of memory") : 0;
 }
 
+/* A legacy list page: rows + 1 offsets (i32, or i64 for a large list) from 0 into the items
+ * of the child's page of the same batch. A list has no validity (a null list was written as
+ * its offsets, normally empty, and reads back so in Lance). */
+static int legacy_list_range(struct v20_walk *W, const struct lnc_page *pg, const struct v20_page *st, uint64_t i,
+                             uint64_t *s, uint64_t *e, bool *valid) {
+  unsigned w = st->legacy->type == LNC_AT_LARGE_LIST ? 8 : 4;
+  const uint8_t *q;
+  int rc = fetch(W->J, pg, 0, i * w, 2 * (uint64_t)w, &q);
+  if (rc) return rc;
+  uint64_t a = lnc_rdw(q, w), b = lnc_rdw(q + w, w);
+  if (b < a || b > st->num_items)
+    return lnc_page_err(W->J->c, LNC_ECORRUPT, "legacy list %llu has items [%llu, %llu) of %llu", (unsigned long long)i,
+                        (unsigned long long)a, (unsigned long long)b, (unsigned long long)st->num_items);
+  *s = st->item_base + a;
+  *e = st->item_base + b;
+  *valid = true;
+  return 0;
+}
+
 /* Lists [pos, pos+1) of a list column: items [*s, *e) of the child column, and whether valid. */
 static int list_range(struct v20_walk *W, const struct lnc_field *f, uint64_t pos, uint64_t *s, uint64_t *e, bool *valid) {
   struct lnc_file *file = W->J->c->f;
@@ -906,6 +1129,7 @@ static int list_range(struct v20_walk *W, const struct lnc_field *f, uint64_t po
     return lnc_page_err(W->J->c, LNC_ECORRUPT, "list position %llu is past column %d", (unsigned long long)pos, f->col20);
   const struct lnc_page *pg = &file->columns[f->col20].pages[p];
   const struct v20_page *st = P(pg);
+  if (st->legacy) return legacy_list_range(W, pg, st, pos - pg->row_start, s, e, valid);
   const Lance__Encodings__List *ls = st->enc->list;
   struct v20_at A = {.J = W->J, .pg = pg};
   uint64_t i = pos - pg->row_start;
@@ -939,7 +1163,7 @@ static int leaf_values(struct v20_walk *W, uint64_t pos, uint64_t count, uint16_
     uint64_t local = pos - pg->row_start, k = pg->rows - local < count ? pg->rows - local : count;
     struct v20_at A = {.J = W->J, .pg = pg, .variable = W->variable};
     struct v20_out o;
-    int rc = dec(&A, P(pg)->enc, local, k, &o, 0);
+    int rc = P(pg)->legacy ? dec_legacy(&A, leaf, local, k, &o) : dec(&A, P(pg)->enc, local, k, &o, 0);
     if (rc > 0) return rc;
     if (rc) {
       miss = 1;
@@ -1174,8 +1398,23 @@ static int describe(const enc20 *e, struct lnc_buf *b, int depth) {
   }
 }
 
+/* A legacy page, from its field's type. */
+static int legacy_describe(const struct lnc_field *fld, const struct lnc_page *pg, struct lnc_buf *b) {
+  if (fld->type == LNC_AT_STRUCT) return lnc_buf_puts(b, "Legacy(struct, no page)");
+  if (fld->type == LNC_AT_NULL) return lnc_buf_puts(b, "Legacy(null, no bytes)");
+  if (lnc_kind_is_list(fld->type))
+    return lnc_buf_printf(b, "Legacy(list offsets, %s)", fld->type == LNC_AT_LARGE_LIST ? "i64" : "i32");
+  if (legacy_bytes(fld)) return lnc_buf_puts(b, "Legacy(binary: bytes, then i64 positions)");
+  if (fld->dict_index[0])
+    return lnc_buf_printf(b, "Legacy(dictionary keys, %llu-bit, %lld items)", (unsigned long long)lnc_legacy_value_bits(fld),
+                          (long long)fld->dict_len);
+  return lnc_buf_printf(b, "Legacy(plain, %llu bits per row, %llu bytes)", (unsigned long long)lnc_legacy_value_bits(fld),
+                        (unsigned long long)(pg->n_buffers ? pg->buf_len[0] : 0));
+}
+
 int lnc_v20_describe(const struct lnc_page *pg, struct lnc_buf *out) {
   const struct v20_page *s = P(pg);
+  if (s && s->legacy) return legacy_describe(s->legacy, pg, out);
   return describe(s ? s->enc : NULL, out, 0);
 }
 
@@ -1202,6 +1441,11 @@ static int reads_of(const enc20 *e, int depth) {
 
 const char *lnc_v20_reads_per_row(const struct lnc_page *pg) {
   const struct v20_page *s = P(pg);
+  if (s && s->legacy) {
+    const struct lnc_field *fld = s->legacy;
+    if (fld->type == LNC_AT_STRUCT || fld->type == LNC_AT_NULL) return "0";
+    return legacy_bytes(fld) ? "2 dependent" : "1";
+  }
   int r = reads_of(s ? s->enc : NULL, 0);
   switch (r) {
   case 0: return "0";
