@@ -105,8 +105,10 @@ START_TEST(test_manifests_parse) {
         const Lance__Table__DataFragment *fr = ds->frags[f].pb;
         ck_assert_uint_gt(fr->physical_rows, 0);
         for (size_t j = 0; j < fr->n_files; j++) {
-          ck_assert_uint_eq(fr->files[j]->file_major_version, 2);
-          ck_assert_uint_eq(fr->files[j]->n_fields, fr->files[j]->n_column_indices);
+          /* legacy datasets (the _v01 ones) write file version 0.2 and no column indices */
+          bool legacy = strstr(FIXTURES[i].name, "_v01") != NULL;
+          ck_assert_uint_eq(fr->files[j]->file_major_version, legacy ? 0 : 2);
+          ck_assert_uint_eq(fr->files[j]->n_column_indices, legacy ? 0 : fr->files[j]->n_fields);
         }
       }
       struct lnc_buf b = {0};

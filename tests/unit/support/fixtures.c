@@ -64,6 +64,11 @@ const struct tsup_ds_fixture tsup_ds_fixtures[] = {
     {"subnull_v22", 7},
     {"map_v22", 4},
     {"tags_v22", 5},
+    /* legacy files (footer 0.2): answers from Lance's scan (gen-datasets.mjs) */
+    {"multi_v01", 3},
+    {"deletions_v01", 8},
+    {"addcol_v01", 4},
+    {"renamed_v01", 10},
 };
 const size_t tsup_n_ds_fixtures = sizeof tsup_ds_fixtures / sizeof tsup_ds_fixtures[0];
 /* Versions start at the source's (5) when cloned; clone2 is a clone of clone_v22. */
