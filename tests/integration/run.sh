@@ -228,10 +228,10 @@ healthy "garbage request"
 if [[ -n $FILE ]]; then
   if node tests/integration/daemon_arrow.mjs "$URL" "$FILE" > "$WORK/arrow.out" 2>&1; then ok "arrow client"
   else bad "arrow client" "$(tail -5 "$WORK/arrow.out")"; fi
-  # File version 2.0 decodes through its own tree (lib/layout/v20.c), dictionary columns are
+  # File version 2.0 (and legacy files) decode through its own tree (lib/layout/v20.c), dictionary columns are
   # re-encoded as dictionaries, maps written as Arrow maps: Arrow bodies of those fixtures
   # against Lance's answers.
-  node -e 'for (const f of require("./tests/fixtures/index.json").fixtures) if (f.version === "2.0" || f.name.startsWith("dict") || f.name.startsWith("map")) console.log(f.file.replace(/^tests\/fixtures\//, "") + "\t" + f.answers)' > "$WORK/fx20"
+  node -e 'for (const f of require("./tests/fixtures/index.json").fixtures) if (f.version === "2.0" || f.version === "legacy" || f.name.startsWith("dict") || f.name.startsWith("map")) console.log(f.file.replace(/^tests\/fixtures\//, "") + "\t" + f.answers)' > "$WORK/fx20"
   while IFS=$'\t' read -r f20 a20; do
     if node tests/integration/daemon_arrow_answers.mjs "$URL" "$f20" "$a20" > "$WORK/arrow20.out" 2>&1; then ok "$(tail -1 "$WORK/arrow20.out")"
     else bad "arrow bodies of 2.0 $f20" "$(tail -5 "$WORK/arrow20.out")"; fi
