@@ -15,11 +15,12 @@ import * as lancedb from '@lancedb/lancedb';
 import * as arrow from 'apache-arrow';
 
 const args = process.argv.slice(2);
-let scale = 'small', out = null, only = null;
+let scale = 'small', out = null, only = null, legacy = false;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--scale') scale = args[++i];
   else if (args[i] === '--out') out = args[++i];
   else if (args[i] === '--only') only = args[++i].split(',');
+  else if (args[i] === '--legacy') legacy = true;
   else throw new Error(`unknown argument ${args[i]}`);
 }
 if (!['small', 'full'].includes(scale)) throw new Error(`--scale small|full, not ${scale}`);
@@ -149,8 +150,22 @@ for (const base of ['scalars', 'strings', 'lists']) {
   ROWS[`${base}20`] = ROWS[base];
   CHUNK[`${base}20`] = CHUNK[base];
 }
+// --legacy (bench/legacy.sh): only legacy-file copies (<name>01) of the same data, in their
+// own manifest-legacy.json (Lance 10 takes no offsets from legacy files, so the in-process
+// LanceDB runner could not read them). Written in one createTable: compacting a legacy table
+// needs Lance's filtered read, which legacy files lack.
+if (legacy) {
+  for (const name of Object.keys(SPECS)) if (!name.endsWith('20')) delete SPECS[name];
+  for (const name of Object.keys(SPECS)) {
+    const spec = SPECS[name], base = spec.base;
+    delete SPECS[name];
+    SPECS[`${base}01`] = { ...spec, version: 'legacy', base };
+    ROWS[`${base}01`] = ROWS[base];
+    CHUNK[`${base}01`] = ROWS[base];
+  }
+}
 
-const manPath = path.join(out, 'manifest.json');
+const manPath = path.join(out, legacy ? 'manifest-legacy.json' : 'manifest.json');
 const manifest = fs.existsSync(manPath) ? JSON.parse(fs.readFileSync(manPath, 'utf8')) : { scale, datasets: [] };
 const storage = { new_table_data_storage_version: '2.1' };
 const db = await lancedb.connect(out, { storageOptions: storage });

@@ -77,7 +77,41 @@ for (const [name, version] of [['nfsl20', '2.0'], ['nfsl21', '2.1'], ['nfsl22', 
   const dir = path.join(tmp, `${name}.lance`, 'data');
   fs.copyFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.lance'))), path.join(OUT, `${name}.lance`));
 }
+// Legacy files (footer 0.2) for tests/fuzz/fuzz_legacy.c: the same table in one batch and in
+// several (max_rows_per_group is LanceDB's 1024: 2,100 rows make three), and one row.
+const LEGACY = 'tests/fuzz/corpus/fuzz_legacy';
+fs.mkdirSync(LEGACY, { recursive: true });
+const legacyWritten = [];
+for (const [name, n] of [['real01', 40], ['one01', 1], ['batches01', 2100]]) {
+  const buf = Buffer.from(arrow.tableToIPC(n > 1000 ? nestedFsl(n) : table(n), 'file'));
+  await db.inner.createTable(name, buf, 'overwrite', [], { new_table_data_storage_version: 'legacy' });
+  const dir = path.join(tmp, `${name}.lance`, 'data');
+  const bytes = fs.readFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.lance'))));
+  fs.writeFileSync(path.join(LEGACY, `${name}.lance`), bytes);
+  legacyWritten.push([name, bytes]);
+}
 fs.rmSync(tmp, { recursive: true, force: true });
+
+// Damaged legacy variants: the footer's metadata position moved, the metadata, the embedded
+// schema and the page table (all in the file's tail) flipped, cuts.
+for (const [base, src] of legacyWritten.slice(0, 1)) {
+  const at = Number(src.readBigInt64LE(src.length - 16));
+  const v = {
+    'cut-half': src.subarray(0, src.length >> 1),
+    'cut-16': src.subarray(src.length - 16),
+    'meta-pos+1': Buffer.from(src),
+    'meta-pos-big': Buffer.from(src),
+  };
+  v['meta-pos+1'].writeBigInt64LE(BigInt(at + 1), src.length - 16);
+  v['meta-pos-big'].writeBigInt64LE(1n << 40n, src.length - 16);
+  for (const [what, from, to] of [['metadata', at, src.length - 16], ['schema', Math.max(0, at - 400), at],
+                                  ['tail', Math.max(0, src.length - 1200), src.length - 16]]) {
+    const b = Buffer.from(src);
+    for (let k = 0; k < 12; k++) b[from + ((k * 7919) % Math.max(1, to - from))] ^= 0x5a;
+    v[`flipped-${what}`] = b;
+  }
+  for (const [name, b] of Object.entries(v)) fs.writeFileSync(path.join(LEGACY, `${base}-${name}`), b);
+}
 
 // Damaged variants of the 2.1 file and of the 2.0 file (whose pages are ArrayEncoding trees).
 for (const [base, src] of [written[0], written[3]]) {
