@@ -168,6 +168,7 @@ static int read_page_table(struct lnc_file *f, struct legacy *L, struct lnc_erro
  * offsets, a struct stores nothing and has its first child's count. */
 static uint64_t stored_count(const struct lnc_file *f, const struct lnc_field *fld, uint32_t b) {
   while (fld->type == LNC_AT_STRUCT && fld->n_children) fld = fld->children[0];
+  if (fld->col20 < 0) return UINT64_MAX; /* no column to count: never what a place needs */
   const struct lnc_page *pg = &f->columns[fld->col20].pages[b];
   if (lnc_kind_is_list(fld->type)) return pg->leg_len ? pg->leg_len - 1 : 0;
   return pg->leg_len;
@@ -214,6 +215,8 @@ static int make_columns(struct lnc_file *f, struct legacy *L, struct lnc_error *
     const struct lnc_field *fld = f->all_fields[i];
     if (fld->col20 < 0) continue;
     if ((uint32_t)fld->col20 >= ncols) return lnc_errf(err, LNC_EINTERNAL, "%s: column numbering", f->name);
+    if (fld->id < L->min_id) /* a negative id other than the two the schema floor skips */
+      return lnc_errf(err, LNC_ECORRUPT, "%s: legacy field '%s' has id %d", f->name, fld->name, fld->id);
     struct lnc_column *c = &f->columns[fld->col20];
     if (!(c->pages = calloc(L->batches ? L->batches : 1, sizeof *c->pages)))
       return lnc_errf(err, LNC_ENOMEM, "out of memory");
@@ -252,8 +255,15 @@ static int size_pages(struct lnc_file *f, struct legacy *L, struct lnc_error *er
       pg->row_start = row;
       pg->rows = want;
       row += want;
-      int rc = set_buffers(f, fld, pg, b, err);
-      if (rc) return rc;
+    }
+    /* A type no legacy page holds (a fixed-size list of nulls): that field alone is refused. */
+    struct lnc_error ferr = {0};
+    int rc = 0;
+    for (uint32_t b = 0; b < L->batches && !rc; b++) rc = set_buffers(f, fld, &c->pages[b], b, &ferr);
+    if (rc == LNC_EUNSUPPORTED) {
+      if (!(fld->unsupported = strdup(ferr.message))) return lnc_errf(err, LNC_ENOMEM, "out of memory");
+    } else if (rc) {
+      return lnc_errf(err, rc, "%s", ferr.message);
     }
   }
   return 0;
