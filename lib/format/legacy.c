@@ -21,7 +21,7 @@
 #define LEGACY_PT_ENTRY 16
 /* Bounds far above what a real file holds, keeping a damaged one from sizing allocations:
  * messages (Metadata, the embedded Manifest) and the page table are read whole. */
-#define LEGACY_MAX_MESSAGE (1ull << 28)
+#define LEGACY_MAX_MESSAGE    (1ull << 28)
 #define LEGACY_MAX_PAGE_TABLE (1ull << 30)
 /* Batches hold a writer's max_rows_per_group rows (1024 by default); rows are i32. */
 #define LEGACY_MAX_BATCHES (1u << 22)
@@ -31,9 +31,12 @@
 uint64_t lnc_legacy_value_bits(const struct lnc_field *fld) {
   if (fld->dict_index[0]) { /* keys, plain at the index type's width */
     switch (fld->dict_index[0]) {
-    case 'c': case 'C': return 8;
-    case 's': case 'S': return 16;
-    case 'i': case 'I': return 32;
+    case 'c':
+    case 'C': return 8;
+    case 's':
+    case 'S': return 16;
+    case 'i':
+    case 'I': return 32;
     default: return 64;
     }
   }
@@ -68,11 +71,11 @@ static bool is_bytes(enum lnc_atype t) {
 
 /* What the legacy reader learned, for the steps below. */
 struct legacy {
-  uint64_t meta_at;           /* the Metadata's length prefix */
-  Lance__File__Metadata *md;  /* unpacked (owned) */
-  uint32_t batches;           /* len(batch_offsets) - 1 */
-  int32_t min_id, max_id;     /* field ids the page table spans */
-  uint8_t *pt;                /* the page table (owned) */
+  uint64_t meta_at;          /* the Metadata's length prefix */
+  Lance__File__Metadata *md; /* unpacked (owned) */
+  uint32_t batches;          /* len(batch_offsets) - 1 */
+  int32_t min_id, max_id;    /* field ids the page table spans */
+  uint8_t *pt;               /* the page table (owned) */
 };
 
 /* A u32 length and the message after it, inside [at, end): read into a fresh buffer. */
@@ -127,7 +130,8 @@ static int read_legacy_schema(struct lnc_file *f, struct legacy *L, struct lnc_e
   uint64_t at = L->md->manifest_position;
   if (at == 0)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: legacy file without an embedded schema (Lance writes one in every data "
-                                           "file; this one holds only its dataset's)", f->name);
+                                           "file; this one holds only its dataset's)",
+                    f->name);
   uint8_t *buf = NULL;
   size_t len = 0;
   int rc = read_framed(f, at, L->meta_at, "schema (embedded manifest)", &buf, &len, err);
@@ -186,10 +190,14 @@ static int set_buffers(struct lnc_file *f, const struct lnc_field *fld, struct l
   if (!list && !var && !bits)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: field '%s' (%s): a legacy page of this type", f->name, fld->name,
                     fld->logical_type);
-  if (list) bytes = (n + 1) * (fld->type == LNC_AT_LARGE_LIST ? 8 : 4);
-  else if (var) bytes = (n + 1) * 8;
-  else if (n > UINT64_MAX / (bits ? bits : 1) - 8) bytes = UINT64_MAX;
-  else bytes = (n * bits + 7) / 8;
+  if (list)
+    bytes = (n + 1) * (fld->type == LNC_AT_LARGE_LIST ? 8 : 4);
+  else if (var)
+    bytes = (n + 1) * 8;
+  else if (n > UINT64_MAX / (bits ? bits : 1) - 8)
+    bytes = UINT64_MAX;
+  else
+    bytes = (n * bits + 7) / 8;
   uint64_t at = pg->leg_pos;
   if (at > f->src.size || bytes > f->src.size - at)
     return lnc_errf(err, LNC_ECORRUPT, "%s: field '%s' batch %u: %llu values at %llu run past the file (%llu bytes)",
@@ -245,8 +253,9 @@ static int size_pages(struct lnc_file *f, struct legacy *L, struct lnc_error *er
     uint64_t row = 0;
     for (uint32_t b = 0; b < L->batches; b++) {
       struct lnc_page *pg = &c->pages[b];
-      uint64_t want = !par ? (uint64_t)(bo[b + 1] - bo[b])
-                           : lnc_kind_is_list(par->type) ? stored_count(f, fld, b) : f->columns[par->col20].pages[b].rows;
+      uint64_t want = !par                          ? (uint64_t)(bo[b + 1] - bo[b])
+                      : lnc_kind_is_list(par->type) ? stored_count(f, fld, b)
+                                                    : f->columns[par->col20].pages[b].rows;
       if (par && lnc_kind_is_list(par->type) && fld->type == LNC_AT_STRUCT) want = stored_count(f, fld, b);
       uint64_t has = fld->type == LNC_AT_STRUCT ? want : stored_count(f, fld, b);
       if (has != want || want > UINT32_MAX)

@@ -70,10 +70,10 @@ struct lnc_page {
   enum lnc_layout_kind kind;
   void *state; /* layout-specific search-cache state, built on first use */
   void (*free_state)(void *);
-  size_t state_bytes; /* bytes the state holds, for accounting */
+  size_t state_bytes;        /* bytes the state holds, for accounting */
   uint64_t leg_pos, leg_len; /* legacy files: the page table's entry as stored (what length
                                 counts depends on the field's type, docs/legacy-format.md) */
-  uint32_t n_chunks;  /* mini-block chunks, once the state is built (for reports) */
+  uint32_t n_chunks;         /* mini-block chunks, once the state is built (for reports) */
 };
 
 struct lnc_column {

@@ -43,11 +43,11 @@ struct v20_dict {
 };
 
 struct v20_page {
-  enc20 *enc;             /* parsed tree (protobuf-c owned); NULL in a legacy file */
-  uint64_t item_base;     /* list pages: column-global index of the page's first item */
-  uint64_t num_items;     /* legacy list pages: items the page's lists hold */
+  enc20 *enc;                     /* parsed tree (protobuf-c owned); NULL in a legacy file */
+  uint64_t item_base;             /* list pages: column-global index of the page's first item */
+  uint64_t num_items;             /* legacy list pages: items the page's lists hold */
   const struct lnc_field *legacy; /* legacy file: the field whose batch this page is */
-  struct v20_dict *dicts; /* search-cache state: decoded dictionaries */
+  struct v20_dict *dicts;         /* search-cache state: decoded dictionaries */
   size_t n_dicts;
 };
 
@@ -879,8 +879,7 @@ static int dec_legacy(struct v20_at *A, const struct lnc_field *fld, uint64_t st
     if (!d) return oom(A);
     p = d;
   }
-  o->v = (struct lnc_values){.kind = LNC_VALUES_FIXED, .n = count, .bits = (uint32_t)item_bits, .data = p,
-                             .data_len = (size_t)((count * bits + 7) / 8)};
+  o->v = (struct lnc_values){.kind = LNC_VALUES_FIXED, .n = count, .bits = (uint32_t)item_bits, .data = p, .data_len = (size_t)((count * bits + 7) / 8)};
   if (fld->type == LNC_AT_FIXED_LIST) o->v.fsl_dim = dim;
   return 0;
 }
@@ -932,6 +931,15 @@ static int legacy_dict_load(struct lnc_take_ctx *c, const struct lnc_field *fld,
   return 0;
 }
 
+/* Marks pg prepared: its state pointer is the v20_page itself (freed with it), holding bytes
+ * of search-cache state besides itself. */
+static int prepared(struct lnc_page *pg, struct v20_page *s, size_t bytes) {
+  pg->state = s;
+  pg->free_state = NULL;
+  pg->state_bytes = bytes + sizeof *s;
+  return 0;
+}
+
 /* A legacy page's prepare: the first page of a dictionary column loads the dictionary. */
 static int legacy_prepare(struct lnc_take_ctx *c, struct lnc_page *pg, struct v20_page *s) {
   const struct lnc_field *fld = s->legacy;
@@ -946,10 +954,7 @@ static int legacy_prepare(struct lnc_take_ctx *c, struct lnc_page *pg, struct v2
       return rc;
     }
   }
-  pg->state = s;
-  pg->free_state = NULL;
-  pg->state_bytes = bytes + sizeof *s;
-  return 0;
+  return prepared(pg, s, bytes);
 }
 
 /* ---- dictionaries: decoded once into the page's search-cache state --------------------- */
@@ -1061,11 +1066,7 @@ int lnc_v20_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
     dicts_free(s);
     return rc;
   }
-  /* The state pointer marks the page prepared; it is the v20_page itself (freed with it). */
-  pg->state = s;
-  pg->free_state = NULL;
-  pg->state_bytes = bytes + sizeof *s;
-  return 0;
+  return prepared(pg, s, bytes);
 }
 
 /* ---- the walk: rows -> levels and values -------------------------------------------------- */

@@ -169,8 +169,8 @@ START_TEST(test_dictionary_resident) {
   ck_assert_int_eq(fld->dict_len, 300);
   const struct lnc_column *c = &f->columns[fld->col20];
   ck_assert_ptr_nonnull(c->pages[0].state);
-  ck_assert_uint_gt(c->pages[0].state_bytes, 300 * 8);    /* the values and their offsets */
-  ck_assert_uint_lt(c->pages[1].state_bytes, 300 * 8);    /* held once, by the first page */
+  ck_assert_uint_gt(c->pages[0].state_bytes, 300 * 8); /* the values and their offsets */
+  ck_assert_uint_lt(c->pages[1].state_bytes, 300 * 8); /* held once, by the first page */
   lnc_file_close(f);
   free(path);
 }
