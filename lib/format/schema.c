@@ -310,7 +310,8 @@ static int parse_logical(struct lnc_file *f, struct lnc_field *fld, const char *
   if (strcmp(lt, "map") == 0) {
     /* Lance writes maps from file version 2.2 on, laid out as a list of entries; the 2.0
      * reader has no list path for them. Keys are not sorted (Lance's "map" says nothing). */
-    if (f->v20) return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': a map in a 2.0 file", fld->name);
+    if (f->v20)
+      return lnc_errf(err, LNC_EUNSUPPORTED, "field '%s': a map in a %s file", fld->name, f->legacy ? "legacy" : "2.0");
     return set_format(fld, "+m", err);
   }
 bad:
