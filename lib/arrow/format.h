@@ -11,6 +11,11 @@ static inline bool lnc_kind_is_list(enum lnc_atype k) {
   return k == LNC_AT_LIST || k == LNC_AT_LARGE_LIST || k == LNC_AT_MAP;
 }
 
+/* Kinds of variable-width bytes: strings and binaries, 32- or 64-bit offsets. */
+static inline bool lnc_kind_is_bytes(enum lnc_atype k) {
+  return k == LNC_AT_UTF8 || k == LNC_AT_LARGE_UTF8 || k == LNC_AT_BINARY || k == LNC_AT_LARGE_BINARY;
+}
+
 /* Number of buffers the C Data Interface gives an array of this kind (incl. validity). */
 int lnc_arrow_n_buffers(enum lnc_atype kind);
 

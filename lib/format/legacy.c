@@ -65,10 +65,6 @@ uint64_t lnc_legacy_value_bits(const struct lnc_field *fld) {
   }
 }
 
-static bool is_bytes(enum lnc_atype t) {
-  return t == LNC_AT_UTF8 || t == LNC_AT_LARGE_UTF8 || t == LNC_AT_BINARY || t == LNC_AT_LARGE_BINARY;
-}
-
 /* What the legacy reader learned, for the steps below. */
 struct legacy {
   uint64_t meta_at;          /* the Metadata's length prefix */
@@ -185,7 +181,7 @@ static uint64_t stored_count(const struct lnc_file *f, const struct lnc_field *f
 static int set_buffers(struct lnc_file *f, const struct lnc_field *fld, struct lnc_page *pg, uint32_t b,
                        struct lnc_error *err) {
   uint64_t n = pg->rows, bits = lnc_legacy_value_bits(fld), bytes = 0;
-  bool list = lnc_kind_is_list(fld->type), var = is_bytes(fld->type) && !fld->dict_index[0];
+  bool list = lnc_kind_is_list(fld->type), var = lnc_kind_is_bytes(fld->type) && !fld->dict_index[0];
   if (fld->type == LNC_AT_STRUCT || (fld->type == LNC_AT_NULL)) return 0;
   if (!list && !var && !bits)
     return lnc_errf(err, LNC_EUNSUPPORTED, "%s: field '%s' (%s): a legacy page of this type", f->name, fld->name,

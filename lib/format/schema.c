@@ -463,8 +463,7 @@ int lnc_schema_build(struct lnc_file *f, const Lance__File__Schema *schema, stru
     if (!fld->parent || !fld->packed || fld->blob || fld->type != LNC_AT_STRUCT || lnc_schema_unsupported(fld)) continue;
     for (size_t k = 0; k < fld->n_children; k++) {
       const struct lnc_field *ch = fld->children[k];
-      bool bytes = ch->type == LNC_AT_UTF8 || ch->type == LNC_AT_BINARY || ch->type == LNC_AT_LARGE_UTF8 ||
-                   ch->type == LNC_AT_LARGE_BINARY;
+      bool bytes = lnc_kind_is_bytes(ch->type);
       if (!ch->n_children && ch->type != LNC_AT_BOOL && (ch->byte_width > 0 || bytes)) continue;
       char why[300];
       snprintf(why, sizeof why, "field '%s': packed struct with a child '%s' of type %s", fld->name, ch->name,

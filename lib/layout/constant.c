@@ -2,6 +2,7 @@
  * lists or nulls to describe, are stored for the whole page (raw u16 in 2.1, possibly
  * compressed in 2.2) and kept in the search cache with the index of each row's first level. */
 #include "page.h"
+#include "../arrow/format.h"
 #include "../io/io.h"
 #include "../util/error.h"
 #include "../util/mem.h"
@@ -148,8 +149,7 @@ static int const_init(struct lnc_take_ctx *c, struct lnc_page *pg, struct const_
   }
   /* The constant value as a one-value lnc_values. */
   const struct lnc_field *leaf = c->leaf;
-  bool var = leaf->type == LNC_AT_UTF8 || leaf->type == LNC_AT_LARGE_UTF8 || leaf->type == LNC_AT_BINARY ||
-             leaf->type == LNC_AT_LARGE_BINARY;
+  bool var = lnc_kind_is_bytes(leaf->type);
   struct lnc_slice bytes = {0};
   if (inline_v) bytes = (struct lnc_slice){cl->inline_value.data, cl->inline_value.len};
   if (has_scalar) {

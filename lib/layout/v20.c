@@ -314,6 +314,27 @@ static int oom(struct v20_at *A) { return lnc_page_err(A->J->c, LNC_ENOMEM, "out
 
 static int bad(struct v20_at *A, const char *what) { return lnc_page_err(A->J->c, LNC_ECORRUPT, "%s", what); }
 
+/* Marks value i of count null in *valid, which is made (every value valid) at the first null;
+ * LNC_ENOMEM when it cannot be. */
+static int set_null(struct v20_at *A, uint8_t **valid, uint64_t count, uint64_t i) {
+  if (!*valid) {
+    if (!(*valid = aalloc(A, (size_t)((count + 7) / 8)))) return LNC_ENOMEM;
+    memset(*valid, 0xff, (size_t)((count + 7) / 8));
+  }
+  (*valid)[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+  return 0;
+}
+
+/* count values, every one null (no value bytes). */
+static int all_null(struct v20_at *A, uint64_t count, struct v20_out *o) {
+  uint8_t *z = aalloc(A, (size_t)((count + 7) / 8));
+  if (!z) return oom(A);
+  memset(z, 0, (size_t)((count + 7) / 8));
+  o->v = (struct lnc_values){.n = count};
+  o->valid = z;
+  return 0;
+}
+
 static uint32_t page_buffer(const Lance__Encodings__Buffer *b) { return b ? b->buffer_index : 0; }
 
 static int buffer_located(struct v20_at *A, const Lance__Encodings__Buffer *b) {
@@ -408,14 +429,8 @@ static int dec_nullable(struct v20_at *A, const Lance__Encodings__Nullable *nl, 
   case LANCE__ENCODINGS__NULLABLE__NULLABILITY_NO_NULLS:
     if (!nl->no_nulls->values) return bad(A, "Nullable(no_nulls) without values");
     return dec(A, nl->no_nulls->values, start, count, o, depth + 1);
-  case LANCE__ENCODINGS__NULLABLE__NULLABILITY_ALL_NULLS: {
-    uint8_t *z = aalloc(A, (size_t)((count + 7) / 8));
-    if (!z) return oom(A);
-    memset(z, 0, (size_t)((count + 7) / 8));
-    o->v = (struct lnc_values){.n = count};
-    o->valid = z;
-    return 0;
-  }
+  case LANCE__ENCODINGS__NULLABLE__NULLABILITY_ALL_NULLS:
+    return all_null(A, count, o);
   case LANCE__ENCODINGS__NULLABLE__NULLABILITY_SOME_NULLS: {
     const Lance__Encodings__Nullable__SomeNull *sn = nl->some_nulls;
     if (!sn->validity || !sn->values) return bad(A, "Nullable(some_nulls) without validity or values");
@@ -467,11 +482,7 @@ static int dec_binary(struct v20_at *A, const Lance__Encodings__Binary *bn, uint
     bool ok = !(adj && e >= adj);
     if (!ok) {
       e -= adj;
-      if (!valid) {
-        if (!(valid = aalloc(A, (size_t)((count + 7) / 8)))) return oom(A);
-        memset(valid, 0xff, (size_t)((count + 7) / 8));
-      }
-      valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+      if (set_null(A, &valid, count, i)) return oom(A);
     }
     if (e < prev) return bad(A, "Binary end offsets decrease");
     off[i + 1] = e - base;
@@ -562,11 +573,7 @@ static int dict_map(struct v20_at *A, const struct v20_dict *dict, const struct 
     if (raw > items->n || k > items->n) return bad(A, "dictionary index past the dictionary");
     if (k == 0 || (io.valid && !((io.valid[i >> 3] >> (i & 7)) & 1)) ||
         (iv && !((iv[(k - 1) >> 3] >> ((k - 1) & 7)) & 1))) {
-      if (!valid) {
-        if (!(valid = aalloc(A, (size_t)((count + 7) / 8)))) return oom(A);
-        memset(valid, 0xff, (size_t)((count + 7) / 8));
-      }
-      valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
+      if (set_null(A, &valid, count, i)) return oom(A);
     } else if (items->kind == LNC_VALUES_VARIABLE) {
       total += items->offsets[k] - items->offsets[k - 1];
     }
@@ -793,8 +800,7 @@ static int dec(struct v20_at *A, const enc20 *e, uint64_t start, uint64_t count,
 /* ---- legacy pages (file version 0.1/0.2): the field's type says what a page holds ------- */
 
 static bool legacy_bytes(const struct lnc_field *fld) {
-  return !fld->dict_index[0] && (fld->type == LNC_AT_UTF8 || fld->type == LNC_AT_LARGE_UTF8 ||
-                                 fld->type == LNC_AT_BINARY || fld->type == LNC_AT_LARGE_BINARY);
+  return !fld->dict_index[0] && lnc_kind_is_bytes(fld->type);
 }
 
 /* Strings and binaries: rows + 1 absolute i64 positions (buffer 0), the bytes between them
@@ -817,13 +823,7 @@ static int legacy_binary(struct v20_at *A, const struct lnc_field *fld, uint64_t
     uint64_t a = lnc_rd64(p + i * 8), b = lnc_rd64(p + i * 8 + 8);
     if (b < a || b > hi) return bad(A, "legacy string positions decrease");
     off[i + 1] = b - lo;
-    if (a == b && fld->nullable) {
-      if (!valid) {
-        if (!(valid = aalloc(A, (size_t)((count + 7) / 8)))) return oom(A);
-        memset(valid, 0xff, (size_t)((count + 7) / 8));
-      }
-      valid[i >> 3] &= (uint8_t) ~(1u << (i & 7));
-    }
+    if (a == b && fld->nullable && set_null(A, &valid, count, i)) return oom(A);
   }
   o->v = (struct lnc_values){.kind = LNC_VALUES_VARIABLE, .n = count, .data = bytes, .data_len = (size_t)(hi - lo), .offsets = off};
   o->valid = valid;
@@ -845,14 +845,7 @@ static int dec_legacy(struct v20_at *A, const struct lnc_field *fld, uint64_t st
                       struct v20_out *o) {
   memset(o, 0, sizeof *o);
   if (count > V20_MAX_ITEMS || start > UINT32_MAX) return bad(A, "legacy page range too large");
-  if (fld->type == LNC_AT_NULL) {
-    uint8_t *z = aalloc(A, (size_t)((count + 7) / 8));
-    if (!z) return oom(A);
-    memset(z, 0, (size_t)((count + 7) / 8));
-    o->v = (struct lnc_values){.n = count};
-    o->valid = z;
-    return 0;
-  }
+  if (fld->type == LNC_AT_NULL) return all_null(A, count, o);
   if (legacy_bytes(fld)) return legacy_binary(A, fld, start, count, o);
   uint64_t bits = lnc_legacy_value_bits(fld);
   if (!bits || bits > 8 * (UINT64_C(1) << 24)) return lnc_page_err(A->J->c, LNC_EUNSUPPORTED, "a legacy page of %s", fld->logical_type);
@@ -893,8 +886,7 @@ static int legacy_dict_load(struct lnc_take_ctx *c, const struct lnc_field *fld,
   if (fld->dict_len < 0 || fld->dict_off < 0 || n > V20_MAX_DICT_ITEMS)
     return lnc_page_err(c, LNC_ECORRUPT, "legacy dictionary of %lld items at %lld", (long long)fld->dict_len,
                         (long long)fld->dict_off);
-  bool var = fld->type == LNC_AT_UTF8 || fld->type == LNC_AT_LARGE_UTF8 || fld->type == LNC_AT_BINARY ||
-             fld->type == LNC_AT_LARGE_BINARY;
+  bool var = lnc_kind_is_bytes(fld->type);
   uint64_t w = var ? 8 : fld->byte_width, len = var ? (n + 1) * 8 : n * w;
   if (!w) return lnc_page_err(c, LNC_EUNSUPPORTED, "a legacy dictionary of %s values", fld->logical_type);
   if (at > size || len > size - at) return lnc_page_err(c, LNC_ECORRUPT, "legacy dictionary runs past the file");
@@ -1033,8 +1025,7 @@ int lnc_v20_prepare(struct lnc_take_ctx *c, struct lnc_page *pg) {
       rc = lnc_page_err(c, LNC_ECORRUPT, "dictionary of %u items", dc->num_dictionary_items);
       break;
     }
-    A.variable = c->leaf->type == LNC_AT_UTF8 || c->leaf->type == LNC_AT_LARGE_UTF8 || c->leaf->type == LNC_AT_BINARY ||
-                 c->leaf->type == LNC_AT_LARGE_BINARY;
+    A.variable = lnc_kind_is_bytes(c->leaf->type);
     struct v20_out o;
     if ((rc = dec_sync(&A, dc->items, 0, dc->num_dictionary_items, &o))) break;
     if (o.v.kind == 0) { /* every item null: an empty item of the leaf's shape */
