@@ -835,6 +835,10 @@ int lnc_s3_read_batch(struct lnc_s3 *s, const char *key, const struct lnc_s3_obj
   qsort(ord, live, sizeof *ord, lnc_read_by_off);
   size_t m = plan_ranges(s, ord, live, x);
   for (size_t r = 0; r < m; r++) {
+    /* s3rver 3.7 reads "bytes=0-0" as the whole object (an end of 0 taken for none), which
+     * judge() refuses as more bytes than asked for; a legacy Lance file's first page starts at
+     * 0. Such a range asks for two bytes: copy_out takes each read's own bytes from the range. */
+    if (x[r].off == 0 && x[r].len == 1 && obj->size >= 2) x[r].len = 2;
     x[r].s = s;
     x[r].url = url;
     x[r].if_match = obj->etag[0] ? obj->etag : NULL;
@@ -1335,31 +1339,10 @@ int lnc_s3_source_read(struct lnc_s3_source *src, struct lnc_read *reads, size_t
     for (size_t i = 0, k = 0; i < n; i++)
       if (!local[i]) rest[k++] = reads[i];
   free(local);
-  /* s3rver 3.7 reads "bytes=0-0" as the whole object (an end of 0 taken for none), which the
-   * answer's check refuses as more bytes than asked for. A legacy file's first page starts at
-   * offset 0, so a one-byte read there asks for the first two bytes instead (into first2; the
-   * reads, which may be the caller's, are put back after). */
-  uint8_t first2[2];
-  uint8_t **first_dst = NULL;
-  for (size_t i = 0; !rc && rest && i < out && src->obj.size >= 2; i++) {
-    if (rest[i].off != 0 || rest[i].len != 1) continue;
-    if (!first_dst && !(first_dst = calloc(out, sizeof *first_dst))) rc = lnc_errf(err, LNC_ENOMEM, "out of memory");
-    if (rc) break;
-    first_dst[i] = rest[i].dst;
-    rest[i].dst = first2;
-    rest[i].len = 2;
-  }
   struct lnc_s3 *c = NULL;
   if (!rc && out && !(rc = client_get(&src->st, &c, err)))
     rc = src->cache ? fetch_cached(src, c, rest, out, stats, err) : lnc_s3_read_batch(c, src->key, &src->obj, rest, out, stats, err);
   if (c) client_put(c);
-  for (size_t i = 0; first_dst && i < out; i++)
-    if (first_dst[i]) {
-      rest[i].len = 1;
-      rest[i].dst = first_dst[i];
-      if (!rc) first_dst[i][0] = first2[0];
-    }
-  free(first_dst);
   if (rest != reads) free(rest);
   return rc;
 }
