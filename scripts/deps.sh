@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 # (the real Lance writer, apache-arrow, the Connect client), curl, python3 (load generator
 # self-test), systemd (systemd-analyze verify), prometheus (promtool checks /metrics), the Python client's numpy, protobuf, pytest,
 # torch, setuptools and pip (clients/python), groff (the man pages render without warnings). Benchmarks: fio, gnuplot, nginx, wrk.
-PKGS=(build-essential pkg-config libmicrohttpd-dev libprotobuf-c-dev protobuf-c-compiler
+PKGS=(build-essential pkg-config libmicrohttpd-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
       libzstd-dev liblz4-dev liburing-dev libjansson-dev zlib1g-dev libsystemd-dev libcurl4-openssl-dev check clang-format protobuf-compiler nodejs npm curl
       python3 python3-numpy python3-protobuf python3-pytest python3-torch python3-setuptools python3-pip
-      systemd prometheus fio gnuplot-nox nginx-light wrk groff-base
+      python3-grpcio python3-grpc-tools
+      systemd prometheus fio gnuplot-nox nginx-light wrk nghttp2-client groff-base
       ${LANCED_EXTRA_PKGS:-})
 missing=()
 for p in "${PKGS[@]}"; do

@@ -7,7 +7,6 @@
 #include "lanced.h"
 #include "request.h"
 #include "routes.h"
-#include <microhttpd.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -52,8 +51,8 @@ int ld_gunzip(const struct lnc_buf *in, uint64_t max, struct lnc_buf *out, struc
   return 0;
 }
 
-int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, enum ld_kind other, struct ld_err *e) {
-  const char *enc = ld_header(c, "Content-Encoding");
+int ld_body_decode(struct ld_req *r, enum ld_kind other, struct ld_err *e) {
+  const char *enc = ld_header(r, "Content-Encoding");
   if (!enc[0] || !strcasecmp(enc, "identity") || r->body_inflated) return 0;
   if (strcasecmp(enc, "gzip"))
     return ld_errf(e, other, "Content-Encoding %.60s is not supported (gzip, identity are)", enc), -1;

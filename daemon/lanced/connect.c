@@ -7,7 +7,6 @@
 #include "metrics.h"
 #include "request.h"
 #include "routes.h"
-#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,18 +56,17 @@ void ld_connect_error(struct ld_response *out, const struct ld_err *e) {
   if (e->http == 503) out->retry_after = 1;
 }
 
-/* Decodes the request body as `d` in the negotiated codec; NULL with e filled on failure. */
-static ProtobufCMessage *decode(const struct ld_req *r, const ProtobufCMessageDescriptor *d,
+/* Decodes a request message as `d` in the negotiated codec; NULL with e filled on failure. */
+static ProtobufCMessage *decode(const uint8_t *p, size_t len, const ProtobufCMessageDescriptor *d,
                                 bool json, struct ld_err *e) {
   ProtobufCMessage *m;
   if (json) {
     char msg[400];
-    m = ld_pbjson_read(d, r->body.len ? (const char *)r->body.data : "{}",
-                       r->body.len ? r->body.len : 2, msg, sizeof msg);
+    m = ld_pbjson_read(d, len ? (const char *)p : "{}", len ? len : 2, msg, sizeof msg);
     if (!m) ld_errf(e, LD_INVALID, "%s", msg);
   } else {
-    m = protobuf_c_message_unpack(d, NULL, r->body.len, r->body.data);
-    const char *nul = m ? ld_pb_nul_string(d, r->body.data, r->body.len) : NULL;
+    m = protobuf_c_message_unpack(d, NULL, len, p);
+    const char *nul = m ? ld_pb_nul_string(d, p, len) : NULL;
     if (!m)
       ld_errf(e, LD_INVALID, "body is not a valid %s", d->name);
     else if (nul) {
@@ -87,12 +85,13 @@ static void free_msg(ProtobufCMessage *m, bool json) {
     protobuf_c_message_free_unpacked(m, NULL);
 }
 
-static void take(struct ld_req *r, bool json, double deadline, struct ld_response *out) {
+int ld_rpc_take(struct ld_req *r, const struct ld_rpc *call, struct lnc_buf *body, struct ld_err *e_out) {
   struct ld_err e;
   struct ld_take_result t = {0};
+  bool json = call->json;
   Lanced__V1__TakeRequest *q =
-      (Lanced__V1__TakeRequest *)decode(r, &lanced__v1__take_request__descriptor, json, &e);
-  if (!q) return ld_connect_error(out, &e);
+      (Lanced__V1__TakeRequest *)decode(call->msg, call->len, &lanced__v1__take_request__descriptor, json, &e);
+  if (!q) return *e_out = e, e.http;
   int format = q->format == LANCED__V1__FORMAT__FORMAT_PROTO ? LANCED__V1__FORMAT__FORMAT_PROTO
                                                              : LANCED__V1__FORMAT__FORMAT_ARROW;
   r->format = format == LANCED__V1__FORMAT__FORMAT_PROTO ? LD_F_PROTO : LD_F_ARROW;
@@ -114,43 +113,44 @@ static void take(struct ld_req *r, bool json, double deadline, struct ld_respons
                            &t.stats, &e) == 0) {
     r->rows = nids;
     ld_metrics_rows(nids, &t.stats);
-    int rc = ld_proto_take_response(&t, format, json, &out->body, &e);
+    int rc = ld_proto_take_response(&t, format, json, body, &e);
     t.array.release(&t.array);
     t.schema.release(&t.schema);
-    if (!rc && out->body.len > r->lim.max_response)
+    if (!rc && body->len > r->lim.max_response)
       rc = ld_errf(&e, LD_RATE_LIMITED,
-                   "the answer is %zu bytes, over max_response_bytes (%llu)", out->body.len,
+                   "the answer is %zu bytes, over max_response_bytes (%llu)", body->len,
                    (unsigned long long)r->lim.max_response);
-    if (!rc && deadline && lnc_now_s() > deadline)
-      rc = ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms elapsed");
+    if (!rc && call->deadline && lnc_now_s() > call->deadline)
+      rc = ld_errf(&e, LD_DEADLINE, "%s elapsed", call->deadline_name);
     if (!rc) {
       free_msg(&q->base, json);
-      out->status = 200;
-      return;
+      return 0;
     }
   }
   free_msg(&q->base, json);
-  ld_connect_error(out, &e);
+  lnc_buf_free(body);
+  *e_out = e;
+  return e.http;
 }
 
-static void get_file(struct ld_req *r, bool json, double deadline, struct ld_response *out) {
-  struct ld_err e;
+int ld_rpc_get_file(struct ld_req *r, const struct ld_rpc *call, struct lnc_buf *body, struct ld_err *e) {
   struct ld_file_info fi;
+  bool json = call->json;
   Lanced__V1__GetFileRequest *q =
-      (Lanced__V1__GetFileRequest *)decode(r, &lanced__v1__get_file_request__descriptor, json, &e);
-  if (!q) return ld_connect_error(out, &e);
-  int rc = ld_pin_tag(&r->call, q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, &e);
-  if (!rc) rc = ld_service_describe(&r->call, q->path, q->version ? &q->version : NULL, &fi, &e);
+      (Lanced__V1__GetFileRequest *)decode(call->msg, call->len, &lanced__v1__get_file_request__descriptor, json, e);
+  if (!q) return e->http;
+  int rc = ld_pin_tag(&r->call, q->path, q->tag && *q->tag ? q->tag : NULL, &q->version, e);
+  if (!rc) rc = ld_service_describe(&r->call, q->path, q->version ? &q->version : NULL, &fi, e);
   if (!rc) {
-    rc = ld_proto_file_info(q->path, &fi, json, &out->body, &e);
+    rc = ld_proto_file_info(q->path, &fi, json, body, e);
     fi.schema.release(&fi.schema);
     lnc_buf_free(&fi.describe);
   }
-  if (!rc && deadline && lnc_now_s() > deadline) /* a describe may have waited on the device */
-    rc = ld_errf(&e, LD_DEADLINE, "Connect-Timeout-Ms elapsed");
+  if (!rc && call->deadline && lnc_now_s() > call->deadline) /* a describe may have waited on the device */
+    rc = ld_errf(e, LD_DEADLINE, "%s elapsed", call->deadline_name);
   free_msg(&q->base, json);
-  if (rc) return ld_connect_error(out, &e);
-  out->status = 200;
+  if (rc) lnc_buf_free(body);
+  return rc;
 }
 
 /* gRPC and gRPC-Web clients get an answer in their own shape: a trailers-only response
@@ -162,14 +162,14 @@ static void grpc_unimplemented(const char *ct, struct ld_response *out) {
   out->content_type = !strncasecmp(ct, "application/grpc-web", 20) ? "application/grpc-web+proto"
                                                                    : "application/grpc";
   out->grpc_status = "12";
-  out->grpc_message = "lanced serves the Connect protocol (unary, HTTP/1.1, application/proto or "
-                      "application/json); gRPC and gRPC-Web are not served";
+  out->grpc_message = "lanced serves gRPC over HTTP/2 (h2c, prior knowledge) and the Connect protocol "
+                      "(unary, application/proto or application/json); gRPC over HTTP/1.1 and gRPC-Web "
+                      "are not served";
 }
 
-void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
-                       struct ld_response *out) {
+void ld_connect_handle(struct ld_req *r, const char *method, struct ld_response *out) {
   struct ld_err e;
-  const char *ct = ld_header(c, "Content-Type");
+  const char *ct = ld_header(r, "Content-Type");
   size_t ctlen = strcspn(ct, ";");
   bool json;
   if (ctlen == 16 && !strncasecmp(ct, "application/json", 16))
@@ -187,13 +187,13 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     out->extra_name = "Accept-Post", out->extra_value = "application/proto, application/json";
     return;
   }
-  const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Protocol-Version");
+  const char *ver = ld_header_opt(r, "Connect-Protocol-Version");
   if (ver && strcmp(ver, "1")) {
     ld_errf(&e, LD_INVALID, "Connect-Protocol-Version must be 1");
     return ld_connect_error(out, &e);
   }
   double deadline = 0;
-  const char *tm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connect-Timeout-Ms");
+  const char *tm = ld_header_opt(r, "Connect-Timeout-Ms");
   uint64_t ms = 0;
   if (tm) {
     if (!lnc_parse_u64(tm, strlen(tm), &ms) || strlen(tm) > 10) {
@@ -203,7 +203,7 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
     deadline = r->start + (double)ms / 1000.0;
   }
   /* Another Content-Encoding is `unimplemented` (the Connect spec's code for it). */
-  if (ld_body_decode(c, r, LD_UNIMPLEMENTED, &e)) {
+  if (ld_body_decode(r, LD_UNIMPLEMENTED, &e)) {
     ld_connect_error(out, &e);
     out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
     return;
@@ -216,17 +216,19 @@ void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *m
             (unsigned long long)ms);
     return ld_connect_error(out, &e);
   }
+  struct ld_rpc call = {r->body.data, r->body.len, json, deadline, "Connect-Timeout-Ms"};
+  int rc;
   if (!strcmp(method, "Take"))
-    take(r, json, deadline, out);
+    rc = ld_rpc_take(r, &call, &out->body, &e);
   else if (!strcmp(method, "GetFile"))
-    get_file(r, json, deadline, out);
-  else {
-    ld_errf(&e, LD_UNIMPLEMENTED, "lanced.v1.RowService has no method %.100s", method);
-    return ld_connect_error(out, &e);
-  }
+    rc = ld_rpc_get_file(r, &call, &out->body, &e);
+  else
+    rc = ld_errf(&e, LD_UNIMPLEMENTED, "lanced.v1.RowService has no method %.100s", method);
+  if (rc) return ld_connect_error(out, &e);
+  out->status = 200;
   if (out->status == 200) {
     out->content_type = json ? "application/json" : "application/proto";
-    if (ld_gzip_wanted(ld_header(c, "Accept-Encoding"), out->body.len) && ld_gzip(&out->body) == 0)
+    if (ld_gzip_wanted(ld_header(r, "Accept-Encoding"), out->body.len) && ld_gzip(&out->body) == 0)
       out->content_encoding = "gzip";
   }
 }

@@ -137,6 +137,24 @@ void ld_conn_closed(struct ld_net *n, void **socket_ctx) {
   *socket_ctx = NULL;
 }
 
+/* A socket that is not MHD's yet (h2.c: a new connection whose first bytes are awaited)
+ * waits like one: the header deadline and eviction close it the same way (shutdown; h2.c
+ * sees the end and closes it). Its address is h2.c's to give back. */
+struct ld_conn *ld_conn_track_fd(struct ld_net *n, int fd, double since) {
+  struct ld_conn *k = calloc(1, sizeof *k);
+  if (!k) return NULL;
+  k->fd = fd;
+  append_waiting(n, k, since > 0 ? since : lnc_now_s());
+  return k;
+}
+
+void ld_conn_untrack_fd(struct ld_net *n, struct ld_conn *k) {
+  if (!k) return;
+  unlink_waiting(n, k);
+  if (k->closing) atomic_fetch_sub(&closing_now, 1);
+  free(k);
+}
+
 static struct ld_conn *conn_of(struct MHD_Connection *c) {
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
   return ci ? ci->socket_context : NULL;

@@ -12,7 +12,6 @@
 #include "request.h"
 #include "server.h"
 #include "routes.h"
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +67,7 @@ static void resume_answered(struct ld_req *r, long delay_ms) {
   LNC_ASSERT(r->stage == LD_STAGE_TAKE_THREAD);
   struct ld_net *net = r->net;
   r->stage = LD_STAGE_ANSWERED;
-  MHD_resume_connection(r->conn); /* the network thread calls on_request again and sends */
+  ld_req_resume(r); /* its network thread sends the answer */
   sleep_ms(delay_ms);
   ld_net_wake(net);
 }
@@ -112,7 +111,7 @@ static void *take_thread(void *arg) {
       set_unavailable(r, &e);
     } else if (!too_late(p, r)) {
       r->call = (struct ld_call){.worker = worker, .nowait = LNC_NOWAIT_OFF};
-      ld_route(r->conn, r, &r->out);
+      ld_route(r, &r->out);
     }
     resume_answered(r, resume_delay_ms);
   }

@@ -36,6 +36,8 @@ static const struct ld_code codes[LD_KIND_COUNT] = {
     [LD_RATE_LIMITED] = {"resource_exhausted", 429, "resource_exhausted"},
     /* A Content-Type or Content-Encoding the route does not speak (RFC 9110 15.5.16). */
     [LD_MEDIA_TYPE] = {"unsupported_media_type", 415, "invalid_argument"},
+    /* An HTTP/2 request's header list over its bound (HTTP/1.1's is MHD's 431). */
+    [LD_HEADERS_TOO_LARGE] = {"limit_exceeded", 431, "resource_exhausted"},
 };
 
 int ld_errf(struct ld_err *e, enum ld_kind kind, const char *fmt, ...) {
@@ -69,4 +71,16 @@ int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le) {
 const char *ld_connect_code(const char *name) {
   const struct ld_code *c = find(name);
   return c ? c->connect : "internal";
+}
+
+/* gRPC's status codes are Connect's codes by name, numbered in this order (gRPC's
+ * doc/statuscodes.md; Connect's protocol spec names the same sixteen). */
+int ld_grpc_code(const char *connect) {
+  static const char *const names[] = {"ok", "canceled", "unknown", "invalid_argument", "deadline_exceeded",
+                                      "not_found", "already_exists", "permission_denied", "resource_exhausted",
+                                      "failed_precondition", "aborted", "out_of_range", "unimplemented",
+                                      "internal", "unavailable", "data_loss", "unauthenticated"};
+  for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+    if (!strcmp(names[i], connect)) return i;
+  return 13; /* internal */
 }

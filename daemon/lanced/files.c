@@ -8,7 +8,6 @@
 #include "service.h"
 #include "request.h"
 #include "routes.h"
-#include <microhttpd.h>
 #include <string.h>
 
 static int version_text(struct ld_call *call, const char *rel, const char *v, uint64_t *out, struct ld_err *e) {
@@ -28,9 +27,10 @@ int ld_pin_tag(struct ld_call *call, const char *rel, const char *tag, uint64_t 
   return ld_service_tag(call, rel, tag, version, e);
 }
 
-int ld_version_arg(struct MHD_Connection *c, struct ld_call *call, const char *rel, uint64_t *out, struct ld_err *e) {
-  const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "version");
-  const char *tag = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tag");
+int ld_version_arg(struct ld_req *r, const char *rel, uint64_t *out, struct ld_err *e) {
+  struct ld_call *call = &r->call;
+  const char *v = ld_arg(r, "version");
+  const char *tag = ld_arg(r, "tag");
   if (v && tag) {
     ld_errf(e, LD_INVALID, "give version or tag, not both");
     return -1;
@@ -57,12 +57,11 @@ static void columns(struct lnc_buf *b, const struct ArrowSchema *s) {
   ld_buf_puts(b, "]");
 }
 
-void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
-                    struct ld_response *out) {
+void ld_file_handle(struct ld_req *r, const char *rel, struct ld_response *out) {
   struct ld_file_info fi;
   struct ld_err e;
   uint64_t version;
-  int vr = ld_version_arg(c, &r->call, rel, &version, &e);
+  int vr = ld_version_arg(r, rel, &version, &e);
   if (vr < 0) return ld_json_error(out, &e);
   if (ld_service_describe(&r->call, rel, vr == 0 ? &version : NULL, &fi, &e)) return ld_json_error(out, &e);
   struct lnc_buf *b = &out->body;

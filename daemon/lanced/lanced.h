@@ -56,6 +56,7 @@ enum ld_kind {
   LD_METHOD,        /* 405 method_not_allowed */
   LD_RATE_LIMITED,  /* 429 resource_exhausted (Connect: a limit the request is over) */
   LD_MEDIA_TYPE,    /* 415 unsupported_media_type */
+  LD_HEADERS_TOO_LARGE, /* 431 limit_exceeded (HTTP/2 header list) */
   LD_KIND_COUNT
 };
 /* Fills e; returns its HTTP status. */
@@ -64,6 +65,8 @@ int ld_errf(struct ld_err *e, enum ld_kind kind, const char *fmt, ...) __attribu
 int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le);
 /* The Connect code for one of our codes ("corrupt_file" -> "data_loss"; unknown -> internal). */
 const char *ld_connect_code(const char *name);
+/* gRPC's numeric status for a Connect code ("not_found" -> 5; unknown -> 13, internal). */
+int ld_grpc_code(const char *connect);
 
 
 /* ---- util.c: byte buffers (struct lnc_buf from lance.h); the clock is util/clock.h -------------------- */

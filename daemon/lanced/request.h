@@ -8,6 +8,7 @@
 
 struct MHD_Connection;
 struct ld_net;
+struct ld_h2_stream;
 /* A request being served; owned by server.c, freed when MHD reports completion. */
 struct ld_response { /* what a handler produces; server.c turns it into MHD */
   int status;
@@ -18,7 +19,8 @@ struct ld_response { /* what a handler produces; server.c turns it into MHD */
   bool close;          /* Connection: close after it */
   const char *extra_name, *extra_value;
   const char *content_encoding;           /* "gzip" when body is compressed */
-  const char *grpc_status, *grpc_message; /* a gRPC trailers-only answer (connect.c) */
+  const char *grpc_status, *grpc_message; /* gRPC: the status (trailers), its message */
+  char grpc_text[600];                    /* where grpc_message may point (ld_grpc_error) */
 };
 
 
@@ -33,8 +35,9 @@ enum ld_stage {
 struct ld_req {
   int route, format, status;
   int stage; /* enum ld_stage; handed between threads by MHD_resume_connection */
-  struct MHD_Connection *conn;
-  struct ld_net *net;     /* the network thread that owns conn */
+  struct MHD_Connection *conn; /* HTTP/1.1: libmicrohttpd's connection; NULL over HTTP/2 */
+  struct ld_h2_stream *h2;     /* HTTP/2: the stream that carried it (h2.c); NULL over HTTP/1.1 */
+  struct ld_net *net;          /* the network thread that owns conn or h2 */
   struct ld_response out; /* the take thread's answer, sent when the connection resumes */
   struct ld_req *next;    /* take queue link */
   double start;
@@ -50,6 +53,7 @@ struct ld_req {
   /* body holds a Content-Encoding: gzip body already inflated: a request re-routed on a take
    * thread (its first attempt would have blocked) must not inflate it again. */
   bool body_inflated;
+  bool grpc; /* over HTTP/2 with content-type application/grpc: grpc.c answers it */
   struct ld_call call; /* how this attempt calls the service (set before each ld_route) */
   uint64_t rows;
   uint64_t id;                /* this process's count of requests, for the request log */
@@ -57,5 +61,15 @@ struct ld_req {
   size_t unsent;              /* bytes of its queued answer counted under max_unsent_bytes */
   struct ld_limits lim;
 };
+
+/* A request's headers and query, whichever protocol carried it (server.c): libmicrohttpd's
+ * connection over HTTP/1.1, the stream's own lists over HTTP/2 (h2.c). Names of headers are
+ * case-insensitive, of query parameters exact; values are percent-decoded. */
+const char *ld_header(const struct ld_req *r, const char *name);     /* "" when absent */
+const char *ld_header_opt(const struct ld_req *r, const char *name); /* NULL when absent */
+const char *ld_arg(const struct ld_req *r, const char *name);        /* NULL when absent */
+/* A query parameter named twice (?ids=1&ids=2), or NULL: such a query is refused, since a
+ * server hands out the first and a proxy or cache in front may act on the last. */
+const char *ld_arg_twice(const struct ld_req *r);
 
 #endif

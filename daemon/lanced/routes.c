@@ -5,7 +5,6 @@
 #include "request.h"
 #include "server.h"
 #include "routes.h"
-#include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,14 +25,13 @@ void ld_json_error(struct ld_response *out, const struct ld_err *e) {
 #define CONNECT_PREFIX "/lanced.v1.RowService/"
 
 void ld_error_for(const struct ld_req *r, struct ld_response *out, const struct ld_err *e) {
-  if (r && r->url && !strncmp(r->url, CONNECT_PREFIX, strlen(CONNECT_PREFIX)))
+  if (r && r->grpc)
+    ld_grpc_error(out, e);
+  else if (r && r->url && !strncmp(r->url, CONNECT_PREFIX, strlen(CONNECT_PREFIX)))
     ld_connect_error(out, e);
   else
     ld_json_error(out, e);
 }
-
-/* The query parameters compared for repeats (the routes take at most a handful). */
-#define QUERY_MAX_PARAMS 64
 
 static bool is(const char *m, const char *want) { return strcmp(m, want) == 0; }
 
@@ -42,32 +40,6 @@ static void method_not_allowed(struct ld_req *r, const char *allow, struct ld_re
   ld_errf(&e, LD_METHOD, "%s is not allowed here; use %s", r->method, allow);
   ld_json_error(out, &e);
   out->allow = allow;
-}
-
-/* A query naming one parameter twice (?ids=1&ids=2) is refused: libmicrohttpd hands out the
- * first, and a proxy or cache in front may act on the last. */
-struct query_seen {
-  const char *keys[QUERY_MAX_PARAMS];
-  int n;
-  const char *twice;
-};
-
-static enum MHD_Result note_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
-  (void)kind, (void)value;
-  struct query_seen *q = cls;
-  for (int i = 0; i < q->n; i++)
-    if (!strcmp(q->keys[i], key)) {
-      q->twice = key;
-      return MHD_NO;
-    }
-  if (q->n < QUERY_MAX_PARAMS) q->keys[q->n++] = key;
-  return MHD_YES;
-}
-
-static const char *param_twice(struct MHD_Connection *c) {
-  struct query_seen q = {.n = 0};
-  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, note_param, &q);
-  return q.twice;
 }
 
 /* rest (after "/files/") without its last `drop` bytes, NUL-terminated, into rel[cap]; false
@@ -85,14 +57,13 @@ static bool rel_path(const char *rest, size_t n, char *rel, size_t cap, struct l
 }
 
 /* /files/<path>/rows, /files/<path>, and the listings /files/, /files/<dir>/ (and /files). */
-static void route_files(struct MHD_Connection *c, struct ld_req *r, const char *rest, bool get,
-                        struct ld_response *out) {
+static void route_files(struct ld_req *r, const char *rest, bool get, struct ld_response *out) {
   size_t n = strlen(rest);
   char rel[1100];
   if (n >= 5 && !strcmp(rest + n - 5, "/rows")) {
     r->route = LD_R_ROWS;
     if (!get && !is(r->method, "POST")) return method_not_allowed(r, "GET, HEAD, POST", out);
-    if (rel_path(rest, n - 5, rel, sizeof rel, out)) ld_rows_handle(c, r, rel, out);
+    if (rel_path(rest, n - 5, rel, sizeof rel, out)) ld_rows_handle(r, rel, out);
     return;
   }
   r->route = LD_R_FILE;
@@ -101,7 +72,7 @@ static void route_files(struct MHD_Connection *c, struct ld_req *r, const char *
     if (rel_path(rest, n ? n - 1 : 0, rel, sizeof rel, out)) ld_listing_handle(r, rel, out);
     return;
   }
-  ld_file_handle(c, r, rest, out);
+  ld_file_handle(r, rest, out);
 }
 
 static void route_healthz(struct ld_response *out) {
@@ -122,22 +93,23 @@ static void route_metrics(struct ld_response *out) {
   ld_metrics_render(&out->body, ld_server_connections(), ld_server_inflight());
 }
 
-void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out) {
+void ld_route(struct ld_req *r, struct ld_response *out) {
   const char *url = r->url, *m = r->method;
   bool get = is(m, "GET") || is(m, "HEAD");
   struct ld_err e;
-  const char *twice = param_twice(c);
+  if (r->grpc) return ld_grpc_handle(r, out);
+  const char *twice = ld_arg_twice(r);
   if (twice) {
     ld_errf(&e, LD_INVALID, "query parameter '%.60s' given more than once", twice);
     return ld_error_for(r, out, &e);
   }
   /* "/files" is the listing of the root, as "/files/" is. */
-  if (!strncmp(url, "/files/", 7) || is(url, "/files")) return route_files(c, r, url[6] ? url + 7 : "", get, out);
+  if (!strncmp(url, "/files/", 7) || is(url, "/files")) return route_files(r, url[6] ? url + 7 : "", get, out);
   if (!strncmp(url, CONNECT_PREFIX, strlen(CONNECT_PREFIX))) {
     const char *method = url + strlen(CONNECT_PREFIX);
     r->route = is(method, "GetFile") ? LD_R_GETFILE : LD_R_TAKE;
     if (!is(m, "POST")) return method_not_allowed(r, "POST", out);
-    return ld_connect_handle(c, r, method, out);
+    return ld_connect_handle(r, method, out);
   }
   if (is(url, "/healthz") || is(url, "/metrics")) {
     bool health = is(url, "/healthz");

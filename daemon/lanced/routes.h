@@ -27,17 +27,16 @@ int ld_qvalue(const char *params);
  * place (bounded by max_body_bytes) the first time, so a request routed again on a take thread
  * keeps it. 0, or -1 with e filled: not gzip, over the limit, or another coding, refused as
  * `other` (the kind the caller's protocol answers it with). */
-int ld_body_decode(struct MHD_Connection *c, struct ld_req *r, enum ld_kind other, struct ld_err *e);
+int ld_body_decode(struct ld_req *r, enum ld_kind other, struct ld_err *e);
 int ld_gzip(struct lnc_buf *body); /* in place; -1 (body untouched) on failure */
 
-void ld_route(struct MHD_Connection *c, struct ld_req *r, struct ld_response *out);
+void ld_route(struct ld_req *r, struct ld_response *out);
 void ld_json_error(struct ld_response *out, const struct ld_err *e);
 /* The Connect protocol's error body ({"code","message"}) and its HTTP status. */
 void ld_connect_error(struct ld_response *out, const struct ld_err *e);
 /* e in the shape r's route speaks: Connect's on /lanced.v1.RowService/, else the REST one. */
 void ld_error_for(const struct ld_req *r, struct ld_response *out, const struct ld_err *e);
-void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
-                    struct ld_response *out);
+void ld_rows_handle(struct ld_req *r, const char *rel, struct ld_response *out);
 /* The rows route's request parsers on their own (tests/fuzz/fuzz_request.c): the query's ids
  * and columns (either may be NULL), then the body as JSON (kind 1) or a protobuf TakeRequest
  * (kind 2); 0 when everything given parses, else -1 with e filled. */
@@ -51,18 +50,36 @@ int ld_rows_json_ids(const uint8_t *body, size_t len, uint64_t max_ids, bool fas
 /* Percent-decoding of a path or query value in place (server.c's libmicrohttpd callback); a
  * decoded NUL becomes 0x01, which every parser rejects. Returns the new length. */
 size_t ld_url_unescape(char *s);
-void ld_file_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
-                    struct ld_response *out);
+void ld_file_handle(struct ld_req *r, const char *rel, struct ld_response *out);
 /* ?version=N, ?version=<tag> or ?tag=<tag> of dataset rel (files.c): 0 and *out = the version
  * when given, 1 when absent, -1 with e filled when bad. */
-int ld_version_arg(struct MHD_Connection *c, struct ld_call *call, const char *rel, uint64_t *out, struct ld_err *e);
+int ld_version_arg(struct ld_req *r, const char *rel, uint64_t *out, struct ld_err *e);
 /* A request body's tag (NULL: none; protobuf's unset "" is passed as NULL) resolved into
  * *version, which the body may not also give (nonzero): 0, or -1 with e filled. */
 int ld_pin_tag(struct ld_call *call, const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
-void ld_connect_handle(struct MHD_Connection *c, struct ld_req *r, const char *method,
-                       struct ld_response *out);
-/* A header value ("" when absent), case-insensitive name. */
-const char *ld_header(struct MHD_Connection *c, const char *name);
+void ld_connect_handle(struct ld_req *r, const char *method, struct ld_response *out);
+/* One call of lanced.v1.RowService, whichever protocol carried it (Connect here, gRPC in
+ * grpc.c): its request message (binary, or proto3 JSON), the deadline (0 = none) and the
+ * header that set it (for the message). 0 with the answer's message appended to body, or the
+ * HTTP status with e filled (body left empty). */
+struct ld_rpc {
+  const uint8_t *msg;
+  size_t len;
+  bool json;
+  double deadline;
+  const char *deadline_name;
+};
+int ld_rpc_take(struct ld_req *r, const struct ld_rpc *call, struct lnc_buf *body, struct ld_err *e);
+int ld_rpc_get_file(struct ld_req *r, const struct ld_rpc *call, struct lnc_buf *body, struct ld_err *e);
+
+
+/* ---- grpc.c: gRPC over HTTP/2 (h2.c) ------------------------------------------------------- */
+/* POST /lanced.v1.RowService/{Take,GetFile} and /grpc.health.v1.Health/Check with content-type
+ * application/grpc: one length-prefixed message each way, gzip by grpc-encoding, deadline by
+ * grpc-timeout; the status in r->out's grpc_status (trailers), the message as its body. */
+void ld_grpc_handle(struct ld_req *r, struct ld_response *out);
+void ld_grpc_error(struct ld_response *out, const struct ld_err *e); /* a Trailers-Only answer */
+bool ld_grpc_is_health(const char *url);
 
 
 /* ---- protocols.c: Arrow results → protobuf TakeResponse / FileInfo ------------------------ */

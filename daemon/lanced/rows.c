@@ -7,7 +7,6 @@
 #include "request.h"
 #include "routes.h"
 #include <jansson.h>
-#include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,8 +396,8 @@ static int accept_format(const char *accept) {
 }
 
 /* ?format= wins over Accept; JSON when neither says otherwise. */
-static int pick_format(struct MHD_Connection *c, struct ld_err *e) {
-  const char *f = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+static int pick_format(const struct ld_req *r, struct ld_err *e) {
+  const char *f = ld_arg(r, "format");
   if (f) {
     if (!strcmp(f, "json")) return LD_F_JSON;
     if (!strcmp(f, "arrow")) return LD_F_ARROW;
@@ -406,7 +405,7 @@ static int pick_format(struct MHD_Connection *c, struct ld_err *e) {
     ld_errf(e, LD_INVALID, "unknown format '%.40s' (json, arrow or proto)", f);
     return -1;
   }
-  return accept_format(ld_header(c, "Accept"));
+  return accept_format(ld_header(r, "Accept"));
 }
 
 static const char *content_type(int format) {
@@ -415,30 +414,29 @@ static const char *content_type(int format) {
                                 : "application/json";
 }
 
-void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
-                    struct ld_response *out) {
+void ld_rows_handle(struct ld_req *r, const char *rel, struct ld_response *out) {
   struct ld_err e;
   struct rows_req q = {0};
   struct ld_take_result t = {0};
-  int fmt = pick_format(c, &e);
+  int fmt = pick_format(r, &e);
   if (fmt < 0) return ld_json_error(out, &e);
   r->format = fmt;
   if (ld_path_check(rel, &e)) return ld_json_error(out, &e);
 
   if (!strcmp(r->method, "POST")) {
-    if (ld_body_decode(c, r, LD_MEDIA_TYPE, &e)) {
+    if (ld_body_decode(r, LD_MEDIA_TYPE, &e)) {
       ld_json_error(out, &e);
       out->extra_name = "Accept-Encoding", out->extra_value = "gzip, identity";
       return;
     }
-    const char *ct = ld_header(c, "Content-Type");
+    const char *ct = ld_header(r, "Content-Type");
     bool proto = strcasestr(ct, "application/x-protobuf") || strcasestr(ct, "application/protobuf") ||
                  strcasestr(ct, "application/proto");
     if (proto ? parse_proto_body(r, &q, &e) : parse_json_body(r, &q, &e)) goto fail;
   } else {
-    const char *ids = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "ids");
-    const char *rids = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "row_ids");
-    const char *cols = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "columns");
+    const char *ids = ld_arg(r, "ids");
+    const char *rids = ld_arg(r, "row_ids");
+    const char *cols = ld_arg(r, "columns");
     if (ids && rids) {
       ld_errf(&e, LD_INVALID, "give ids or row_ids, not both");
       goto fail;
@@ -454,7 +452,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
 
   /* ?blobs=descriptors returns Lance's blob descriptors instead of the bytes. */
   int blobs = LNC_BLOBS_BYTES;
-  const char *bm = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "blobs");
+  const char *bm = ld_arg(r, "blobs");
   if (bm && !strcmp(bm, "descriptors"))
     blobs = LNC_BLOBS_DESCRIPTORS;
   else if (bm && strcmp(bm, "bytes")) {
@@ -463,7 +461,7 @@ void ld_rows_handle(struct MHD_Connection *c, struct ld_req *r, const char *rel,
   }
   /* ?version=N pins a dataset version (a POST JSON body may say "version":N instead). */
   uint64_t version;
-  int vr = ld_version_arg(c, &r->call, rel, &version, &e);
+  int vr = ld_version_arg(r, rel, &version, &e);
   if (vr < 0) goto fail;
   if (vr > 0 && (q.tag || q.has_version)) { /* the body's: a string there is a tag, as in Lance's checkout */
     version = q.has_version ? q.version : 0;

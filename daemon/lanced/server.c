@@ -93,9 +93,46 @@ int ld_server_net_conns(int *out, int max) {
   return n;
 }
 
-const char *ld_header(struct MHD_Connection *c, const char *name) {
-  const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+const char *ld_header_opt(const struct ld_req *r, const char *name) {
+  if (r->h2) return ld_h2_header(r->h2, name);
+  return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *ld_header(const struct ld_req *r, const char *name) {
+  const char *v = ld_header_opt(r, name);
   return v ? v : "";
+}
+
+const char *ld_arg(const struct ld_req *r, const char *name) {
+  if (r->h2) return ld_h2_arg(r->h2, name);
+  return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* The query parameters compared for repeats (the routes take at most a handful). */
+#define QUERY_MAX_PARAMS 64
+struct query_seen {
+  const char *keys[QUERY_MAX_PARAMS];
+  int n;
+  const char *twice;
+};
+
+static enum MHD_Result note_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+  (void)kind, (void)value;
+  struct query_seen *q = cls;
+  for (int i = 0; i < q->n; i++)
+    if (!strcmp(q->keys[i], key)) {
+      q->twice = key;
+      return MHD_NO;
+    }
+  if (q->n < QUERY_MAX_PARAMS) q->keys[q->n++] = key;
+  return MHD_YES;
+}
+
+const char *ld_arg_twice(const struct ld_req *r) {
+  if (r->h2) return ld_h2_arg_twice(r->h2);
+  struct query_seen q = {.n = 0};
+  MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, note_param, &q);
+  return q.twice;
 }
 
 /* Percent-decoding for the path and query values. A decoded NUL would silently cut the
@@ -152,13 +189,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 }
 
 /* ---- admission: requests at work, and the bytes of bodies on their way ---------------- */
-static bool admit_work(struct ld_req *r, bool check) {
+bool ld_req_admit_work(struct ld_req *r, bool check) {
   if (check && (__atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight ||
                 __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED) >= r->lim.max_unsent))
     return false;
   __atomic_add_fetch(&working, 1, __ATOMIC_RELAXED);
   r->working = true;
   return true;
+}
+
+bool ld_req_busy(const struct ld_req *r) {
+  return __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight;
 }
 
 /* Room for n more body bytes of r under max_inflight x max_body_bytes. */
@@ -175,14 +216,14 @@ static bool body_room(struct ld_req *r, size_t n) {
 }
 
 /* Its body is in (or dropped): the bytes are the request's own now, or gone. */
-static void body_release(struct ld_req *r) {
+void ld_req_body_release(struct ld_req *r) {
   if (r->body_held) __atomic_sub_fetch(&body_bytes, r->body_held, __ATOMIC_RELAXED);
   r->body_held = 0;
 }
 
 /* A piece of r's body: kept while it fits max_body_bytes and the bodies' budget, else r is
  * marked for a 413 or a 503 at its end and what it holds is dropped. */
-static void take_body(struct ld_req *r, const char *upload, size_t n) {
+void ld_req_take_body(struct ld_req *r, const char *upload, size_t n) {
   r->bytes_in += n; /* as received, kept or not (the request log) */
   if (r->body_too_big || r->body_busy) return;
   if (r->body.len + n > r->lim.max_body)
@@ -194,7 +235,7 @@ static void take_body(struct ld_req *r, const char *upload, size_t n) {
     return;
   }
   lnc_buf_free(&r->body);
-  body_release(r);
+  ld_req_body_release(r);
 }
 
 /* r's work is over (its answer is built, or it ended): its max_inflight slot is free. */
@@ -226,6 +267,32 @@ static void unsent_done(struct ld_req *r) {
 
 uint64_t ld_server_unsent_bytes(void) { return __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED); }
 
+/* r is over (answered and sent, failed, or its client went away): counted in the metrics and
+ * the request log, its limits' counts given back, and freed. addr: the client's, for the log. */
+void ld_req_finish(struct ld_req *r, const struct sockaddr *addr, bool aborted) {
+  double secs = lnc_now_s() - r->start;
+  int status = r->status ? r->status : 499; /* never answered: client went away */
+  ld_metrics_request(r->route, r->format, status, secs);
+  if (r->lim.request_log) {
+    char a[INET6_ADDRSTRLEN] = "?";
+    if (addr && addr->sa_family == AF_INET)
+      inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr, a, sizeof a);
+    else if (addr && addr->sa_family == AF_INET6)
+      inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)addr)->sin6_addr, a, sizeof a);
+    ld_log(LD_LOG_INFO, "%s %s %.200s %d %s rows=%llu in=%zu out=%zu %.3fms id=%llu%s%s", a, r->method,
+           r->url ? r->url : "", status, ld_format_name(r->format), (unsigned long long)r->rows, r->bytes_in,
+           r->bytes_out, secs * 1e3, (unsigned long long)r->id, r->h2 ? " h2" : "", aborted ? " (aborted)" : "");
+  }
+  __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
+  work_done(r);
+  unsent_done(r);
+  ld_req_body_release(r);
+  lnc_buf_free(&r->body);
+  lnc_buf_free(&r->out.body); /* answered and never sent (a handed-over body is NULL here) */
+  free(r->url);
+  free(r);
+}
+
 /* MHD is done with the request (sent, failed or timed out): account for it and free it. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe) {
@@ -234,39 +301,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
   if (!r) return;
   /* MHD never completes a suspended connection (it aborts if asked to stop with one). */
   LNC_ASSERT(r->stage != LD_STAGE_TASK && r->stage != LD_STAGE_TAKE_THREAD);
-  double secs = lnc_now_s() - r->start;
-  int status = r->status ? r->status : 499; /* never answered: client went away */
-  ld_metrics_request(r->route, r->format, status, secs);
-  if (r->lim.request_log) {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    char addr[INET6_ADDRSTRLEN] = "?";
-    if (ci && ci->client_addr) {
-      const struct sockaddr *sa = ci->client_addr;
-      if (sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, addr, sizeof addr);
-      else if (sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, addr, sizeof addr);
-    }
-    ld_log(LD_LOG_INFO, "%s %s %.200s %d %s rows=%llu in=%zu out=%zu %.3fms id=%llu%s", addr, r->method,
-           r->url ? r->url : "", status, ld_format_name(r->format), (unsigned long long)r->rows, r->bytes_in,
-           r->bytes_out, secs * 1e3, (unsigned long long)r->id,
-           toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
-  }
-  __atomic_sub_fetch(&inflight, 1, __ATOMIC_RELAXED);
-  work_done(r);
-  unsent_done(r);
-  body_release(r);
   /* On the network thread: waiting again, the header deadline restarts; a body may still be
    * coming. (MHD_stop_daemon completes what is left on the stopping thread: nothing more.) */
   if (pthread_equal(pthread_self(), net->thread)) {
     ld_conn_request_done(net, c);
     if (r->linger || r->status == 413) ld_linger_add(net, c);
   }
-  lnc_buf_free(&r->body);
-  if (r->stage == LD_STAGE_ANSWERED) lnc_buf_free(&r->out.body); /* answered by a take thread, never sent */
-  free(r->url);
-  free(r);
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  ld_req_finish(r, ci ? ci->client_addr : NULL, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
   *con_cls = NULL;
 }
 
@@ -302,11 +344,16 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
   r->status = out->status;
   enum MHD_Result rc = MHD_queue_response(c, (unsigned)out->status, resp);
   MHD_destroy_response(resp);
-  /* Built: the request no longer holds a max_inflight slot, whether or not its client reads
-   * (clients that never read held every slot); what it holds now is its unsent answer. */
-  work_done(r);
-  if (rc == MHD_YES && r->bytes_out) unsent_queued(r, r->bytes_out);
+  ld_req_answered(r, rc == MHD_YES ? r->bytes_out : 0);
   return rc;
+}
+
+/* Built and queued (len bytes, 0 when it was not): the request no longer holds a max_inflight
+ * slot, whether or not its client reads (clients that never read held every slot); what it
+ * holds now is its unsent answer. */
+void ld_req_answered(struct ld_req *r, size_t len) {
+  work_done(r);
+  if (len) unsent_queued(r, len);
 }
 
 /* Suspends c for an answer that comes later (a parked loop task, a take thread).
@@ -322,6 +369,18 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
 static void suspend_for_answer(struct MHD_Connection *c) {
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s + 1);
   MHD_suspend_connection(c);
+}
+
+/* Its answer is in r->out (stage ANSWERED): back to its network thread to be sent. */
+void ld_req_resume(struct ld_req *r) {
+  if (r->h2)
+    ld_h2_resume(r);
+  else
+    MHD_resume_connection(r->conn);
+}
+
+static void req_suspend(struct ld_req *r) {
+  if (!r->h2) suspend_for_answer(r->conn);
 }
 
 static enum MHD_Result resumed_answer(struct MHD_Connection *c, struct ld_req *r) {
@@ -363,7 +422,7 @@ static void run_task(void *arg) {
   long stall = ld_test_stall_ms(r->url);
   if (stall) lnc_loop_sleep((unsigned)stall);
   r->call = (struct ld_call){.worker = r->net->worker, .nowait = LNC_NOWAIT_RING};
-  ld_route(r->conn, r, &r->out);
+  ld_route(r, &r->out);
   int wb = r->call.would_block;
   if (r->stage != LD_STAGE_TASK) return; /* still inside on_request: it sends or hands off */
   LNC_ASSERT(ld_net_owned(r->net));      /* a parked task resumes on its loop's thread */
@@ -373,7 +432,7 @@ static void run_task(void *arg) {
     return;
   }
   r->stage = LD_STAGE_ANSWERED;
-  MHD_resume_connection(r->conn);
+  ld_req_resume(r);
 }
 
 /* A refusal before the request is at work: e in the route's shape (a 503 with Retry-After). */
@@ -386,10 +445,9 @@ static enum MHD_Result refuse_early(struct MHD_Connection *c, struct ld_req *r, 
 }
 
 /* The request's record, made when its headers are in (MHD's first call). */
-static struct ld_req *req_new(const char *url, const char *method, void **con_cls) {
+struct ld_req *ld_req_new(const char *url, const char *method) {
   struct ld_req *r = calloc(1, sizeof *r);
   if (!r) return NULL;
-  *con_cls = r;
   __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST); /* before the gate is read: main.c drain */
   r->start = lnc_now_s();
   static uint64_t next_id;
@@ -398,7 +456,11 @@ static struct ld_req *req_new(const char *url, const char *method, void **con_cl
   r->route = LD_R_OTHER;
   snprintf(r->method, sizeof r->method, "%s", method);
   r->url = strdup(url);
-  return r->url ? r : NULL;
+  if (!r->url) { /* counted: finished as one never answered */
+    ld_req_finish(r, NULL, true);
+    return NULL;
+  }
+  return r;
 }
 
 /* Which limit admit_work refused r at, for its 503's message. */
@@ -431,7 +493,7 @@ static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_r
   bool cheap = !strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics");
   bool over_conns = over_connection_limit(n, r);
   if (!cheap && (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
-                                            : !admit_work(r, true))))
+                                            : !ld_req_admit_work(r, true))))
     return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
                    over_conns ? "connection" : work_limit(r));
   if (ld_framing_check(c, version, e)) return r->framing_bad = true, e->http;
@@ -447,10 +509,10 @@ static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_r
 
 /* The body is in: refused if it was over max_body_bytes or over the bodies' memory, or if
  * the request cannot be admitted to work now; 0 when it goes on. */
-static int admit_body(struct ld_req *r, struct ld_err *e) {
+int ld_req_admit_body(struct ld_req *r, struct ld_err *e) {
   if (r->body_too_big)
     return ld_errf(e, LD_TOO_LARGE, "request body is over max_body_bytes (%llu)", (unsigned long long)r->lim.max_body);
-  if (r->body_busy || (!r->working && !admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics"))))
+  if (r->body_busy || (!r->working && !ld_req_admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics"))))
     return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
                    r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : work_limit(r));
   return 0;
@@ -459,12 +521,12 @@ static int admit_body(struct ld_req *r, struct ld_err *e) {
 /* io_mode direct: the request as a loop task that parks on its device reads (run_task).
  * Returns 1 when the task parked (it resumes the connection), 0 when it answered in r->out,
  * -1 when it needs a thread (r->call.would_block says which) or could not start. */
-static int try_as_task(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
+static int try_as_task(struct ld_net *n, struct ld_req *r) {
   int parked = 0;
   if (lnc_loop_spawn(n->loop, run_task, r, &parked, NULL) != 0) return -1;
   if (parked) {
     r->stage = LD_STAGE_TASK;
-    suspend_for_answer(c);
+    req_suspend(r);
     return 1;
   }
   return r->call.would_block ? -1 : 0;
@@ -472,30 +534,33 @@ static int try_as_task(struct ld_net *n, struct MHD_Connection *c, struct ld_req
 
 /* io_mode buffered: tried here without waiting (page cache only), which answers warm
  * requests inline. 0 when answered in r->out, -1 when it needs a thread. */
-static int try_inline(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
+static int try_inline(struct ld_net *n, struct ld_req *r) {
   r->call = (struct ld_call){.worker = n->worker, .nowait = LNC_NOWAIT_NEVER};
-  ld_route(c, r, &r->out);
+  ld_route(r, &r->out);
   return r->call.would_block ? -1 : 0;
 }
 
 /* A request at work. Health and metrics answer at once; the rest is tried on this thread
  * (a loop task or a non-waiting attempt), and what would block outside the ring goes to a
- * take thread while this thread serves other connections. */
-static enum MHD_Result run_request(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
-  if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
-    ld_route(c, r, &r->out);
-    return send_response(c, r, &r->out);
-  }
-  r->conn = c;
+ * take thread while this thread serves other connections. 0: answered in r->out, to be sent
+ * now; 1: its answer comes later through ld_req_resume. */
+int ld_req_run(struct ld_net *n, struct ld_req *r) {
   r->net = n;
-  int rc = direct_tasks && n->loop ? try_as_task(n, c, r) : try_inline(n, c, r);
-  if (rc > 0) return MHD_YES;
-  if (rc == 0) return send_response(c, r, &r->out);
+  if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
+    ld_route(r, &r->out);
+    return 0;
+  }
+  int rc = direct_tasks && n->loop ? try_as_task(n, r) : try_inline(n, r);
+  if (rc >= 0) return rc;
   lnc_buf_free(&r->out.body);
   int block = r->call.would_block;
-  suspend_for_answer(c);
+  req_suspend(r);
   hand_off(r, block ? block : LD_BLOCK_DISK);
-  return MHD_YES;
+  return 1;
+}
+
+static enum MHD_Result run_request(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
+  return ld_req_run(n, r) ? MHD_YES : send_response(c, r, &r->out);
 }
 
 /* libmicrohttpd's access handler, called on the request's network thread: first with the
@@ -509,13 +574,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
   struct ld_req *r = *con_cls;
   struct ld_err e;
   if (!r) {
-    if (!(r = req_new(url, method, con_cls))) return MHD_NO;
+    if (!(r = ld_req_new(url, method))) return MHD_NO;
+    *con_cls = r;
+    r->conn = c;
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     bool body_coming = (cl && strcmp(cl, "0")) || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
     return admit_headers(n, c, r, version, cl, body_coming, &e) ? refuse_early(c, r, &e, body_coming) : MHD_YES;
   }
   if (*upload_size) {
-    take_body(r, upload, *upload_size);
+    ld_req_take_body(r, upload, *upload_size);
     *upload_size = 0;
     return MHD_YES;
   }
@@ -523,8 +590,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return resumed_answer(c, r);
   if (r->stage != LD_STAGE_NEW || r->status) return MHD_YES; /* at work elsewhere, or answered */
   ld_conn_request_started(n, c);                             /* the body is in */
-  body_release(r);
-  if (admit_body(r, &e)) {
+  ld_req_body_release(r);
+  if (ld_req_admit_body(r, &e)) {
     struct ld_response out = {0};
     ld_error_for(r, &out, &e); /* a 503 gets its Retry-After there */
     return send_response(c, r, &out);
@@ -631,15 +698,28 @@ static void add_pending(struct ld_net *n) {
   }
   while (p) {
     struct ld_pending_conn *next = p->next;
-    ld_conn_adding(n, p->accepted);
-    n->add_started = false;
-    if (MHD_add_connection(n->d, p->fd, (struct sockaddr *)&p->addr, p->addrlen) != MHD_YES && !n->add_started) {
-      __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
-      ld_conn_addr_release(ld_conn_addr_bucket((struct sockaddr *)&p->addr));
-    }
+    /* HTTP/2's preface, or HTTP/1.1 for libmicrohttpd (h2.c looks at the first bytes). */
+    if (!ld_h2_sniff(n, p->fd, (struct sockaddr *)&p->addr, p->addrlen, p->accepted))
+      ld_net_add_http1(n, p->fd, (struct sockaddr *)&p->addr, p->addrlen, p->accepted);
     free(p);
     p = next;
   }
+}
+
+void ld_net_add_http1(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned addrlen, double accepted) {
+  ld_conn_adding(n, accepted);
+  n->add_started = false;
+  if (MHD_add_connection(n->d, fd, addr, addrlen) != MHD_YES && !n->add_started) {
+    __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
+    ld_conn_addr_release(ld_conn_addr_bucket(addr));
+  }
+}
+
+void ld_server_count_conn(int delta) {
+  if (delta > 0)
+    __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
+  else
+    __atomic_sub_fetch(&connections, 1, __ATOMIC_RELAXED);
 }
 
 /* Copies the loop's counters where metrics (another thread) can read them. */
@@ -689,7 +769,7 @@ static void *net_main(void *arg) {
   }
   loop_started(n, 1);
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(n->d, MHD_DAEMON_INFO_EPOLL_FD);
-  int fds[2] = {di ? di->epoll_fd : -1, n->wake_fd};
+  int fds[3] = {di ? di->epoll_fd : -1, n->wake_fd, n->h2_epfd};
   lnc_loop *loop = n->loop;
   atomic_store(&n->last_turn, lnc_now_s());
   while (!atomic_load(&n->stop)) {
@@ -699,21 +779,25 @@ static void *net_main(void *arg) {
     struct ld_limits lim = ld_limits_get();
     int due = ld_conn_sweep(n, &lim, nets, nets_started());
     if (due >= 0 && due < ms) ms = due;
+    due = ld_h2_sweep(n, &lim);
+    if (due >= 0 && due < ms) ms = due;
     uint64_t ready = 0;
     struct lnc_error le = {0};
     /* Lingering sockets are drained every iteration, at least every 10 ms, rather than
      * polled through the ring: a pending poll would hold the socket open after its close. */
     if (n->nlinger && ms > 10) ms = 10;
-    if (lnc_loop_wait(loop, fds, 2, ms, &ready, &le)) {
+    if (lnc_loop_wait(loop, fds, 3, ms, &ready, &le)) {
       ld_log(LD_LOG_WARN, "network thread %d: %s", n->index, le.message);
       struct timespec ts = {0, 10 * 1000 * 1000};
       nanosleep(&ts, NULL); /* never spin on a failing ring */
     }
     if (ready & 2) add_pending(n);
+    ld_h2_service(n, ready & 4);
     if (n->nlinger) ld_linger_service(n);
     publish_stats(n, loop);
     atomic_store(&n->last_turn, lnc_now_s());
   }
+  ld_h2_stop(n);
   ld_service_thread_stop(n->loop, n->worker);
   n->loop = NULL;
   n->worker = NULL;
@@ -726,7 +810,7 @@ static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard,
   n->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   pthread_mutex_init(&n->lock, NULL);
   pthread_cond_init(&n->loop_cv, NULL);
-  if (n->wake_fd < 0) return -1;
+  if (n->wake_fd < 0 || ld_h2_start(n) < 0) return -1;
   n->d = MHD_start_daemon(
       flags, 0, NULL, NULL, on_request, n,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard + 1),
@@ -766,6 +850,7 @@ static void net_stop(struct ld_net *n) {
  * resumed the last answer wakes this thread's eventfd after the resume (dispatch.c). */
 static void net_free(struct ld_net *n) {
   if (n->wake_fd >= 0) close(n->wake_fd);
+  if (n->h2_epfd >= 0) close(n->h2_epfd);
   pthread_mutex_destroy(&n->lock);
   pthread_cond_destroy(&n->loop_cv);
 }
@@ -813,7 +898,7 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
                    MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
   direct_tasks = cfg->io_mode == LD_IO_DIRECT;
   for (int i = 0; i < n; i++) {
-    nets[i].wake_fd = -1;
+    nets[i].wake_fd = nets[i].h2_epfd = -1;
     int rc = net_start(&nets[i], i, flags, hard, timeout_s);
     __atomic_store_n(&nnets, i + 1, __ATOMIC_RELEASE); /* a failed one too: start_failed undoes what it began */
     if (rc) {

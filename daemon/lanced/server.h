@@ -38,6 +38,7 @@ int ld_server_start(const struct ld_config *c, int rootfd);
  * by server.c when MHD closes it). */
 struct ld_pending_conn;
 struct MHD_Connection;
+struct h2_conn;
 #define LD_LINGER_MAX 32 /* sockets lingering per network thread (conns.c) */
 struct ld_linger {
   int fd;
@@ -75,6 +76,14 @@ struct ld_net {
    * MHD reported it started, and its accept time, for the callbacks MHD makes meanwhile. */
   bool add_started;
   double adding_since;
+  /* h2.c: the thread's HTTP/2 connections (and new ones whose first bytes are awaited), on
+   * their own epoll fd, which the loop waits on beside MHD's; requests answered elsewhere
+   * queued back for their streams (guarded by lock). */
+  int h2_epfd;
+  struct h2_conn *h2_conns;
+  int h2_nconns;
+  struct ld_req *h2_resumed;
+  double h2_next_sweep;
 };
 
 
@@ -100,6 +109,10 @@ void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c);
  * time); ld_conn_raw_uri hands it out once and forgets it (NULL when none was noted). */
 void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len);
 const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len);
+/* A socket h2.c holds before it is MHD's or HTTP/2's (its first bytes awaited), tracked as a
+ * waiting connection until untracked; NULL: untracked (no memory). */
+struct ld_conn *ld_conn_track_fd(struct ld_net *n, int fd, double since);
+void ld_conn_untrack_fd(struct ld_net *n, struct ld_conn *k);
 /* Closes up to count of n's oldest waiting connections, whatever their age (room for a request in hand). */
 int ld_conn_evict(struct ld_net *n, int count);
 /* Connections over `limit`, not counting those already being closed. */
@@ -142,6 +155,42 @@ void ld_server_loop_stats(struct lnc_loop_stats *sum);
  * threads are joined: one may still wake its network thread after its last resume. */
 void ld_server_stop(void);
 void ld_server_free(void);
+
+
+/* ---- server.c: a request's life, whichever protocol carried it ------------------------------
+ * HTTP/1.1 requests live in libmicrohttpd's callbacks (server.c), HTTP/2 ones on their streams
+ * (h2.c); both are made, admitted, run, answered and finished by these, on their network
+ * thread (ld_req_resume from any). */
+struct sockaddr;
+struct ld_req *ld_req_new(const char *url, const char *method); /* counted in flight; NULL: no memory */
+bool ld_req_busy(const struct ld_req *r);                       /* max_inflight requests at work */
+bool ld_req_admit_work(struct ld_req *r, bool check);           /* counted at work, or false (busy) */
+void ld_req_take_body(struct ld_req *r, const char *upload, size_t n);
+void ld_req_body_release(struct ld_req *r);
+int ld_req_admit_body(struct ld_req *r, struct ld_err *e); /* the body is in: 0, or -1 with e filled */
+int ld_req_run(struct ld_net *n, struct ld_req *r);        /* 0: answered in r->out; 1: ld_req_resume later */
+void ld_req_resume(struct ld_req *r);                      /* r->out is its answer (stage ANSWERED) */
+void ld_req_answered(struct ld_req *r, size_t len);        /* r->out queued to its client, len bytes */
+void ld_req_finish(struct ld_req *r, const struct sockaddr *addr, bool aborted); /* counted and freed */
+/* A socket accepted for n, handed to its libmicrohttpd daemon (on n's thread); and the count of
+ * connections open (delta +1 / -1) for those served outside it (h2.c). */
+void ld_net_add_http1(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned addrlen, double accepted);
+void ld_server_count_conn(int delta);
+
+
+/* ---- h2.c: HTTP/2 with prior knowledge (h2c), framed by libnghttp2 ----------------------- */
+struct ld_h2_stream;
+int ld_h2_start(struct ld_net *n); /* the thread's epoll fd; -1 on failure */
+void ld_h2_stop(struct ld_net *n); /* closes what is left (every request finished) */
+/* A connection accepted for n (on n's thread): 1 when HTTP/2 keeps it, awaiting its first bytes
+ * or serving it; 0 when its first bytes are not HTTP/2's preface (the caller hands it to MHD). */
+int ld_h2_sniff(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned addrlen, double accepted);
+void ld_h2_service(struct ld_net *n, bool events); /* events: the epoll fd is ready; also resumed answers */
+int ld_h2_sweep(struct ld_net *n, const struct ld_limits *lim); /* deadlines; ms until the next (-1 none) */
+void ld_h2_resume(struct ld_req *r);                            /* from any thread */
+const char *ld_h2_header(const struct ld_h2_stream *st, const char *name);
+const char *ld_h2_arg(const struct ld_h2_stream *st, const char *name);
+const char *ld_h2_arg_twice(const struct ld_h2_stream *st);
 
 
 /* ---- accept.c: one thread accepting on all listening sockets ------------------------------

@@ -5,6 +5,7 @@
 //   post   POST /files/<path>/rows, a protobuf TakeRequest body, Accept: application/x-protobuf
 //   cbin   Connect Take, FORMAT_PROTO, binary codec   (@connectrpc/connect-node)
 //   cjson  Connect Take, FORMAT_PROTO, proto3 JSON codec (@connectrpc/connect-node)
+//   grpc   gRPC Take over HTTP/2 (h2c), FORMAT_PROTO (@connectrpc/connect-node's gRPC transport)
 // Each answer is decoded with @bufbuild/protobuf (code generated from proto/lanced/v1 by
 // protoc-gen-es), each value is written the way docs/json-rows.md writes it (the fixtures' own
 // formatters, tests/fixtures/jsonrows.mjs) and compared with the raw text of Lance's answer,
@@ -23,7 +24,7 @@
 // zero value, tensor dtype/shape/offsets/data/item_validity sizes, float values that are
 // exactly float32/float16 values.
 // Usage: node tests/integration/daemon_proto_answers.mjs [BIN_DIR] [--root=DIR]
-//          [--only=name,name] [--modes=get,post,cbin,cjson] [--verbose]
+//          [--only=name,name] [--modes=get,post,cbin,cjson,grpc] [--verbose]
 // BIN_DIR (default bin) holds lanced; run from anywhere. --root serves another fixture root
 // with its own index.json (e.g. the OUTDIR of `gen.mjs --large OUTDIR`); default
 // tests/fixtures. --verbose lists every problem and the values compared per type. Exits 1 on
@@ -44,7 +45,7 @@ const args = process.argv.slice(2);
 const opt = (k) => args.find((a) => a.startsWith(`--${k}=`))?.slice(k.length + 3);
 const BIN = args.find((a) => !a.startsWith("--")) ?? "bin";
 const ONLY = opt("only")?.split(",");
-const MODES = opt("modes")?.split(",") ?? ["get", "post", "cbin", "cjson"];
+const MODES = opt("modes")?.split(",") ?? ["get", "post", "cbin", "cjson", "grpc"];
 const VERBOSE = args.includes("--verbose");
 const ROOT = opt("root") ?? "tests/fixtures";
 const t0 = Date.now();
@@ -65,7 +66,7 @@ fs.symlinkSync(path.join(REPO, "node_modules"), path.join(work, "node_modules"))
 const pb = await import(pathToFileURL(path.join(work, "lanced/v1/lanced_pb.js")).href);
 const { create, toBinary, fromBinary } = await import("@bufbuild/protobuf");
 const { createClient, ConnectError, Code } = await import("@connectrpc/connect");
-const { createConnectTransport } = await import("@connectrpc/connect-node");
+const { createConnectTransport, createGrpcTransport } = await import("@connectrpc/connect-node");
 
 // ---- the daemon --------------------------------------------------------------------------------
 const base = await new Promise((resolve, reject) => {
@@ -87,6 +88,8 @@ const base = await new Promise((resolve, reject) => {
 const clients = {
   cbin: createClient(pb.RowService, createConnectTransport({ httpVersion: "1.1", baseUrl: base, useBinaryFormat: true })),
   cjson: createClient(pb.RowService, createConnectTransport({ httpVersion: "1.1", baseUrl: base, useBinaryFormat: false })),
+  // gRPC over one HTTP/2 connection, the cases' four workers multiplexed on it.
+  grpc: createClient(pb.RowService, createGrpcTransport({ httpVersion: "2", baseUrl: base })),
 };
 
 // ---- Arrow type names (as lanced writes them) -------------------------------------------------
@@ -269,6 +272,7 @@ async function describe(p, version) {
 }
 
 // ---- asking ----------------------------------------------------------------------------------------
+const rpc = (mode) => mode.startsWith("c") || mode === "grpc"; // a RowService client, not fetch
 // -> {resp} or {status, code, message}
 async function ask(mode, fx, ids, columns, version) {
   if (mode === "get" || mode === "post") {
@@ -422,8 +426,8 @@ async function runCase(fx, line, text) {
   for (const mode of MODES) {
     const st = stats[mode];
     let cols = want.columns, askCols = asked;
-    // Connect serves blob bytes, not Lance's descriptors: nothing to compare them with.
-    if (mode.startsWith("c") && want.columns.some((c) => fx.blobs.has(c))) {
+    // Connect and gRPC serve blob bytes, not Lance's descriptors: nothing to compare them with.
+    if (rpc(mode) && want.columns.some((c) => fx.blobs.has(c))) {
       cols = want.columns.filter((c) => !fx.blobs.has(c));
       askCols = cols;
       blobSkips++;
@@ -439,7 +443,7 @@ async function runCase(fx, line, text) {
         (byType.get(k) ?? byType.set(k, { values: 0, nulls: 0, refused: 0, collapsed: 0, uncollapsed: 0 }).get(k)).refused++;
       }
       if (r.resp) report(mode, fx, line, `answered 200, want 501 naming column ${first} (${types.get(first)})`, reproOf(mode, fx, ids, askCols, version));
-      else if (r.status !== 501 || r.code !== (mode.startsWith("c") ? "Unimplemented" : "unimplemented") || !r.message?.startsWith(`column ${first} `))
+      else if (r.status !== 501 || r.code !== (rpc(mode) ? "Unimplemented" : "unimplemented") || !r.message?.startsWith(`column ${first} `))
         report(mode, fx, line, `want 501 unimplemented naming column ${first}, got ${r.status} ${r.code}: ${r.message}`, reproOf(mode, fx, ids, askCols, version));
       cols = cols.filter((c) => !refused.includes(c));
       askCols = cols;

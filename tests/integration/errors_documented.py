@@ -5,7 +5,7 @@ matches what the daemon does"; issue 18: one table of codes).
 Read from the sources, not from a list kept here:
 - every (status, code) a REST route can answer: the row of errors.c's table (indexed by
   enum ld_kind) of each kind an `ld_errf(e, LD_KIND, ...)` in daemon/lanced/*.c outside
-  connect.c names (the Connect routes answer Connect codes), and each liblance code's row
+  connect.c and grpc.c names (the Connect and gRPC routes answer their own codes), and each liblance code's row
   (a liblance error reaches REST through it);
 - every Connect code errors.c maps to, with the HTTP status connect.c's connect_status gives it.
 Each must appear in docs/api.md: REST as a row `| STATUS | ... `code` ... |` of the error table,
@@ -27,11 +27,11 @@ def read(rel):
 def rest_pairs(by_kind):
     pairs = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "daemon/lanced/*.c"))):
-        if os.path.basename(path) in ("connect.c", "errors.c"):
+        if os.path.basename(path) in ("connect.c", "grpc.c", "errors.c"):
             continue
         src = open(path, encoding="utf-8").read()
         # ld_errf names the kind; ld_body_decode is told the kind it refuses a coding with.
-        for m in re.finditer(r'(?:ld_errf\([^,]*|ld_body_decode\([^,]*,[^,]*),\s*(LD_[A-Z_]+),', src):
+        for m in re.finditer(r'(?:ld_errf\([^,]*|ld_body_decode\([^,]*),\s*(LD_[A-Z_]+),', src):
             name, http, _ = by_kind[m.group(1)]
             pairs.setdefault((http, name), os.path.basename(path))
     return pairs
