@@ -220,6 +220,8 @@ integration: $(BINS) $(LIB_SO) $(S3CHECK) $(CLONE_FIXTURES)
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_framing
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_halfclose
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_utf8
+	@/usr/bin/python3 -u tests/integration/daemon_grpc.py $(BINOUT)
+	@/usr/bin/python3 -u tests/integration/daemon_h2.py $(BINOUT)
 	@/usr/bin/python3 -u tests/abuse/abuse.py $(BINOUT) --files 300 --datasets 60 --live-seconds 5
 	@BIN=$(BINOUT) tests/integration/options_documented.sh
 	@/usr/bin/python3 tests/integration/errors_documented.py

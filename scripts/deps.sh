@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 PKGS=(build-essential pkg-config libmicrohttpd-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
       libzstd-dev liblz4-dev liburing-dev libjansson-dev zlib1g-dev libsystemd-dev libcurl4-openssl-dev check clang-format protobuf-compiler nodejs npm curl
       python3 python3-numpy python3-protobuf python3-pytest python3-torch python3-setuptools python3-pip
-      python3-grpcio python3-grpc-tools
+      python3-grpcio python3-grpc-tools python3-hpack
       systemd prometheus fio gnuplot-nox nginx-light wrk nghttp2-client groff-base
       ${LANCED_EXTRA_PKGS:-})
 missing=()

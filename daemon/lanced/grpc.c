@@ -35,6 +35,7 @@ void ld_grpc_error(struct ld_response *out, const struct ld_err *e) {
   out->grpc_status = status_text[ld_grpc_code(ld_connect_code(e->code))];
   snprintf(out->grpc_text, sizeof out->grpc_text, "%s", e->message);
   out->grpc_message = out->grpc_text;
+  out->grpc_http = e->http;
   /* A 503's retry hint has no place in gRPC: UNAVAILABLE itself tells clients to retry. */
   out->retry_after = 0;
 }

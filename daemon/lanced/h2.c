@@ -251,7 +251,7 @@ static void send_answer(struct ld_h2_stream *st) {
   }
   nghttp2_data_provider prd = {.source.ptr = st, .read_callback = read_body};
   bool with_body = out->body.len && !head;
-  r->status = out->status;
+  r->status = out->grpc_http ? out->grpc_http : out->status;
   r->bytes_out = with_body ? out->body.len : 0;
   r->stage = LD_STAGE_SENT;
   st->answered = true;

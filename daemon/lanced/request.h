@@ -21,6 +21,7 @@ struct ld_response { /* what a handler produces; server.c turns it into MHD */
   const char *content_encoding;           /* "gzip" when body is compressed */
   const char *grpc_status, *grpc_message; /* gRPC: the status (trailers), its message */
   char grpc_text[600];                    /* where grpc_message may point (ld_grpc_error) */
+  int grpc_http; /* a gRPC error's REST status (the request log and metrics; HTTP says 200) */
 };
 
 
