@@ -54,6 +54,15 @@ else
   echo "bench: the legacy section failed (see $OUT/legacy.log)" >&2
   crashed=1
 fi
+# gRPC over HTTP/2 against Connect over HTTP/1.1 (issue 37), the same Take by h2load.
+if BIN=$BIN DURATION=$([[ $QUICK == 1 ]] && echo 1 || echo "${GRPC_DURATION:-3}") \
+    REPS=$([[ $QUICK == 1 ]] && echo 1 || echo "${GRPC_REPS:-3}") \
+    bench/grpc.sh "$OUT" "$DATA" > "$OUT/grpc.log" 2>&1; then
+  cat "$OUT/grpc.md" >> "$OUT/report.md"
+else
+  echo "bench: the gRPC section failed (see $OUT/grpc.log)" >&2
+  crashed=1
+fi
 # The io_uring request path against fio and nginx (issue 13); 1 s cells at the small scale.
 if BIN=$BIN DURATION=${URING_DURATION:-$([[ $SCALE == small ]] && echo 1 || echo 4)} \
     CONNS=$([[ $QUICK == 1 ]] && echo 4 || echo "${CONNS:-1 4 16 64}") \
@@ -84,4 +93,4 @@ if [[ $s3_ok == 1 ]]; then cat "$OUT/s3.md" >> "$OUT/report.md"; else echo "benc
 if [[ $QUICK == 1 ]]; then PAIRS=1 DURATION=1 BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; else BIN=$BIN bench/loadgen-vs-wrk.sh "$OUT"; fi ||
   echo "bench: load generator vs wrk comparison failed" >&2
 echo "bench: $(( $(date +%s) - start )) s; report in $OUT/report.md" >&2
-[[ ${crashed:-0} == 0 ]] || { echo "bench: lanced crashed or a section failed (io_uring path: $OUT/uring-path.log, training: $OUT/training.log, legacy: $OUT/legacy.log)" >&2; exit 1; }
+[[ ${crashed:-0} == 0 ]] || { echo "bench: lanced crashed or a section failed (io_uring path: $OUT/uring-path.log, training: $OUT/training.log, legacy: $OUT/legacy.log, gRPC: $OUT/grpc.log)" >&2; exit 1; }
