@@ -122,23 +122,32 @@ static int call(struct ld_req *r, const struct ld_rpc *c, struct lnc_buf *body, 
                                       "grpc.health.v1.Health/Check)", r->url);
 }
 
-/* The answer's message framed. Compressed with gzip as the request was (grpc-go's default: a
+/* The answer's message (after the prefix's room in out->body) framed. Compressed with gzip as the request was (grpc-go's default: a
  * client that sends gzip reads it), when the client accepts it and it is worth it; clients
  * list gzip in grpc-accept-encoding by default, and compressing every answer then would
  * spend the server's CPU on what a sidecar on the same host does not need. */
-static void frame(struct ld_req *r, struct lnc_buf *msg, struct ld_response *out) {
-  bool z = !strcasecmp(ld_header(r, "grpc-encoding"), "gzip") &&
-           ld_gzip_wanted(ld_header(r, "grpc-accept-encoding"), msg->len) && ld_gzip(msg) == 0;
-  uint8_t pre[GRPC_PREFIX] = {z ? 1 : 0, (uint8_t)(msg->len >> 24), (uint8_t)(msg->len >> 16),
-                              (uint8_t)(msg->len >> 8), (uint8_t)msg->len};
-  ld_buf_append(&out->body, pre, sizeof pre);
-  ld_buf_append(&out->body, msg->data, msg->len);
-  if (z) out->content_encoding = "gzip";
+static void frame(struct ld_req *r, struct ld_response *out) {
+  struct lnc_buf *b = &out->body;
+  size_t len = b->len - GRPC_PREFIX;
+  bool z = false;
+  if (!strcasecmp(ld_header(r, "grpc-encoding"), "gzip") && ld_gzip_wanted(ld_header(r, "grpc-accept-encoding"), len)) {
+    struct lnc_buf msg = {0};
+    ld_buf_append(&msg, b->data + GRPC_PREFIX, len);
+    if ((z = ld_gzip(&msg) == 0)) {
+      b->len = GRPC_PREFIX;
+      ld_buf_append(b, msg.data, msg.len);
+      len = msg.len;
+      out->content_encoding = "gzip";
+    }
+    lnc_buf_free(&msg);
+  }
+  uint8_t pre[GRPC_PREFIX] = {z ? 1 : 0, (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len};
+  memcpy(b->data, pre, sizeof pre);
 }
 
 void ld_grpc_handle(struct ld_req *r, struct ld_response *out) {
   struct ld_err e;
-  struct lnc_buf plain = {0}, msg = {0};
+  struct lnc_buf plain = {0};
   double deadline = 0, secs;
   const char *tm = ld_header_opt(r, "grpc-timeout");
   const uint8_t *m = NULL;
@@ -153,18 +162,16 @@ void ld_grpc_handle(struct ld_req *r, struct ld_response *out) {
     rc = ld_errf(&e, LD_DEADLINE, "grpc-timeout (%s) elapsed before the call began", tm);
   else
     rc = request_message(r, &plain, &m, &len, &e);
-  if (!rc) {
+  lnc_buf_free(&out->body);
+  if (!rc) { /* the message is built after the room for its prefix: no copy of it */
+    static const uint8_t room[GRPC_PREFIX];
+    ld_buf_append(&out->body, room, sizeof room);
     struct ld_rpc c = {m, len, false, deadline, "grpc-timeout"};
-    rc = call(r, &c, &msg, &e);
+    rc = call(r, &c, &out->body, &e);
   }
   lnc_buf_free(&plain);
-  if (rc) {
-    lnc_buf_free(&msg);
-    return ld_grpc_error(out, &e);
-  }
-  lnc_buf_free(&out->body);
-  frame(r, &msg, out);
-  lnc_buf_free(&msg);
+  if (rc) return ld_grpc_error(out, &e);
+  frame(r, out);
   out->status = 200;
   out->content_type = "application/grpc";
   out->grpc_status = status_text[0];

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -540,6 +542,10 @@ static bool conn_read(struct h2_conn *c) {
 /* The preface is in: an HTTP/2 session, our SETTINGS queued. */
 static int conn_open(struct h2_conn *c) {
   if (nghttp2_session_server_new2(&c->s, callbacks, c, options)) return -1;
+  /* Frames go out as whole writes (conn_flush gathers them): Nagle would only hold an answer
+   * back behind the ACK of the frames before it (a WINDOW_UPDATE, a SETTINGS ACK). */
+  int one = 1;
+  setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   nghttp2_settings_entry iv[] = {
       {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, H2_MAX_STREAMS},
       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, H2_WINDOW},
@@ -625,10 +631,20 @@ static void conn_event(struct h2_conn *c, uint32_t ev) {
 
 /* Answers that came back from tasks and take threads, sent on their streams. */
 static void service_resumed(struct ld_net *n) {
-  pthread_mutex_lock(&n->lock);
-  struct ld_req *r = n->h2_resumed;
-  n->h2_resumed = NULL;
-  pthread_mutex_unlock(&n->lock);
+  struct ld_req *r = n->h2_resumed_here;
+  n->h2_resumed_here = NULL;
+  if (__atomic_load_n(&n->h2_resumed, __ATOMIC_RELAXED)) { /* a peek; the lock takes it */
+    pthread_mutex_lock(&n->lock);
+    struct ld_req *more = n->h2_resumed;
+    n->h2_resumed = NULL;
+    pthread_mutex_unlock(&n->lock);
+    while (more) {
+      struct ld_req *next = more->next;
+      more->next = r;
+      r = more;
+      more = next;
+    }
+  }
   while (r) {
     struct ld_req *next = r->next;
     struct ld_h2_stream *st = r->h2;
@@ -648,6 +664,13 @@ static void service_resumed(struct ld_net *n) {
 
 void ld_h2_resume(struct ld_req *r) {
   struct ld_net *n = r->net;
+  /* A loop task that parked ends on its own thread, inside lnc_loop_wait: ld_h2_service runs
+   * right after it, so neither the lock nor a wake-up (another turn of the loop) is needed. */
+  if (pthread_equal(pthread_self(), n->thread)) {
+    r->next = n->h2_resumed_here;
+    n->h2_resumed_here = r;
+    return;
+  }
   pthread_mutex_lock(&n->lock);
   r->next = n->h2_resumed;
   n->h2_resumed = r;

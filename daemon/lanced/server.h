@@ -82,7 +82,8 @@ struct ld_net {
   int h2_epfd;
   struct h2_conn *h2_conns;
   int h2_nconns;
-  struct ld_req *h2_resumed;
+  struct ld_req *h2_resumed;      /* from other threads (under lock) */
+  struct ld_req *h2_resumed_here; /* from this thread's own loop tasks */
   double h2_next_sweep;
 };
 
