@@ -18,7 +18,8 @@ so the attacks are exactly what they say:
    (RST_STREAM REFUSED_STREAM), the rest answered;
 7. REST and Connect over HTTP/2: the same answers as over HTTP/1.1;
 8. an idle connection: GOAWAY (NO_ERROR) at client_header_timeout_ms, as HTTP/1.1's
-   keep-alive connections are closed then.
+   keep-alive connections are closed then;
+9. bodies over max_body_bytes (declared by content-length, or sent): 413 on their stream.
 Usage: tests/integration/daemon_h2.py BIN_DIR [ROOT]"""
 import os
 import socket
@@ -158,7 +159,8 @@ def status_of(got, sid):
 
 
 def main():
-    p, port, _ = start(BIN, FIX, "--request-timeout-ms", "2000", "--client-header-timeout-ms", "1000")
+    p, port, _ = start(BIN, FIX, "--request-timeout-ms", "2000", "--client-header-timeout-ms", "1000",
+                       "--max-body-bytes", "4096")
     try:
         # ---- 7. REST and Connect over HTTP/2 --------------------------------------------------
         c = Conn(port)
@@ -174,6 +176,21 @@ def main():
         t.check(status_of(got, 3) == "200" and b'"i64"' in body_of(got, 3), "Connect JSON Take over HTTP/2: 200")
         t.check(status_of(got, 5) == "400" and b"more than once" in body_of(got, 5),
                 "a repeated query parameter is refused over HTTP/2 too (400)")
+
+        # ---- 9. body bounds: max_body_bytes, declared or sent ------------------------------------------
+        c = Conn(port)
+        # declared: answered at its headers, before any of the body comes
+        c.request(1, "POST", "/files/data/core21/rows", [("content-type", "application/json"), ("content-length", "100000")],
+                  end=False)
+        big = b'{"ids":[' + b",".join(b"1" for _ in range(4000)) + b"]}"
+        c.request(3, "POST", "/files/data/core21/rows", [("content-type", "application/json")], body=big)
+        c.request(5, "POST", "/files/data/core21/rows?columns=i64", [("content-type", "application/json")], body=b'{"ids":[1,2]}')
+        got, _ = c.frames(all_done({3, 5}), 5.0)
+        c.close()
+        t.check(status_of(got, 1) == "413" and status_of(got, 3) == "413" and b"max_body_bytes" in body_of(got, 3),
+                "a body over max_body_bytes over HTTP/2, declared (content-length) or sent: 413 (%s, %s)"
+                % (status_of(got, 1), status_of(got, 3)))
+        t.check(status_of(got, 5) == "200", "and a small body on the same connection: 200")
 
         # ---- 1. rapid reset -----------------------------------------------------------------------
         c = Conn(port)
