@@ -40,8 +40,7 @@ void ld_grpc_error(struct ld_response *out, const struct ld_err *e) {
   out->retry_after = 0;
 }
 
-/* grpc-timeout: at most 8 digits and a unit (H, M, S, m, u, n); 0 and *secs, or -1. */
-static int parse_timeout(const char *v, double *secs) {
+int ld_grpc_parse_timeout(const char *v, double *secs) {
   size_t n = strlen(v);
   if (n < 2 || n > 9) return -1;
   double x = 0;
@@ -62,19 +61,25 @@ static int parse_timeout(const char *v, double *secs) {
 
 /* The request's one message (inflated when its flag says so) into *msg / *len, pointing into
  * r->body or into plain; 0, or the HTTP status with e filled. */
+int ld_grpc_unframe(const uint8_t *p, size_t len, const uint8_t **msg, size_t *msg_len, bool *compressed,
+                    struct ld_err *e) {
+  if (len < GRPC_PREFIX)
+    return ld_errf(e, LD_INVALID, "the request holds no gRPC message (%zu bytes; a message is a 5-byte "
+                                  "prefix and its bytes)", len);
+  uint64_t n = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+  if (n != len - GRPC_PREFIX)
+    return ld_errf(e, LD_INVALID, "the request's gRPC message says %llu bytes but %zu follow (one message per call)",
+                   (unsigned long long)n, len - GRPC_PREFIX);
+  if (p[0] > 1) return ld_errf(e, LD_INVALID, "gRPC message flag %u is neither 0 nor 1", p[0]);
+  *msg = p + GRPC_PREFIX, *msg_len = (size_t)n, *compressed = p[0] == 1;
+  return 0;
+}
+
 static int request_message(struct ld_req *r, struct lnc_buf *plain, const uint8_t **msg, size_t *len,
                            struct ld_err *e) {
-  const uint8_t *p = r->body.data;
-  if (r->body.len < GRPC_PREFIX)
-    return ld_errf(e, LD_INVALID, "the request holds no gRPC message (%zu bytes; a message is a 5-byte "
-                                  "prefix and its bytes)", r->body.len);
-  uint64_t n = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
-  if (n != r->body.len - GRPC_PREFIX)
-    return ld_errf(e, LD_INVALID, "the request's gRPC message says %llu bytes but %zu follow (one message per call)",
-                   (unsigned long long)n, r->body.len - GRPC_PREFIX);
-  if (p[0] > 1) return ld_errf(e, LD_INVALID, "gRPC message flag %u is neither 0 nor 1", p[0]);
-  *msg = p + GRPC_PREFIX, *len = (size_t)n;
-  if (p[0] == 0) return 0;
+  bool compressed;
+  if (ld_grpc_unframe(r->body.data, r->body.len, msg, len, &compressed, e)) return e->http;
+  if (!compressed) return 0;
   const char *enc = ld_header(r, "grpc-encoding");
   if (strcasecmp(enc, "gzip"))
     return ld_errf(e, LD_UNIMPLEMENTED, "compressed message with grpc-encoding '%.40s' (gzip is served)", enc);
@@ -156,7 +161,7 @@ void ld_grpc_handle(struct ld_req *r, struct ld_response *out) {
   int rc = 0;
   if (strcmp(r->method, "POST"))
     rc = ld_errf(&e, LD_METHOD, "gRPC calls are POSTs, not %s", r->method);
-  else if (tm && parse_timeout(tm, &secs))
+  else if (tm && ld_grpc_parse_timeout(tm, &secs))
     rc = ld_errf(&e, LD_INVALID, "grpc-timeout '%.20s' is not 1-8 digits and a unit (H M S m u n)", tm);
   else if (tm && (deadline = r->start + secs) && lnc_now_s() > deadline)
     rc = ld_errf(&e, LD_DEADLINE, "grpc-timeout (%s) elapsed before the call began", tm);

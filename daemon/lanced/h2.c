@@ -120,10 +120,10 @@ const char *ld_h2_arg(const struct ld_h2_stream *st, const char *name) {
 
 const char *ld_h2_arg_twice(const struct ld_h2_stream *st) { return st->arg_twice; }
 
-/* The query split into its parameters, decoded as libmicrohttpd decodes them ('+' is a
- * space, then percent-decoding), in place. */
-static void split_query(struct ld_h2_stream *st) {
-  for (char *p = st->query; p && *p;) {
+int ld_h2_split_query(char *query, const char **keys, const char **vals, int max, const char **twice) {
+  int n = 0;
+  *twice = NULL;
+  for (char *p = query; p && *p;) {
     char *amp = strchr(p, '&');
     if (amp) *amp = 0;
     char *eq = strchr(p, '=');
@@ -136,12 +136,13 @@ static void split_query(struct ld_h2_stream *st) {
     ld_url_unescape(p);
     ld_url_unescape(val);
     if (*p) {
-      for (int i = 0; i < st->nargs && !st->arg_twice; i++)
-        if (!strcmp(st->arg_key[i], p)) st->arg_twice = st->arg_key[i];
-      if (st->nargs < H2_MAX_ARGS) st->arg_key[st->nargs] = p, st->arg_val[st->nargs++] = val;
+      for (int i = 0; i < n && !*twice; i++)
+        if (!strcmp(keys[i], p)) *twice = keys[i];
+      if (n < max) keys[n] = p, vals[n++] = val;
     }
     p = amp ? amp + 1 : NULL;
   }
+  return n;
 }
 
 /* ---- streams ---------------------------------------------------------------------------- */
@@ -288,7 +289,7 @@ static void request_begin(struct ld_h2_stream *st, bool end_stream) {
     st->query = strdup(q + 1);
     *q = 0;
   }
-  split_query(st);
+  st->nargs = ld_h2_split_query(st->query, st->arg_key, st->arg_val, H2_MAX_ARGS, &st->arg_twice);
   ld_url_unescape(st->path);
   struct ld_req *r = ld_req_new(st->path, st->method);
   if (!r) {

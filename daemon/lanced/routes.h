@@ -80,6 +80,12 @@ int ld_rpc_get_file(struct ld_req *r, const struct ld_rpc *call, struct lnc_buf 
 void ld_grpc_handle(struct ld_req *r, struct ld_response *out);
 void ld_grpc_error(struct ld_response *out, const struct ld_err *e); /* a Trailers-Only answer */
 bool ld_grpc_is_health(const char *url);
+/* The parsers, on their own (tests/fuzz/fuzz_grpc.c). grpc-timeout: at most 8 digits and a
+ * unit (H, M, S, m, u, n): 0 and *secs, or -1. A request body as one length-prefixed message:
+ * 0 with the message's place, length and compressed flag, or the HTTP status with e filled. */
+int ld_grpc_parse_timeout(const char *v, double *secs);
+int ld_grpc_unframe(const uint8_t *p, size_t len, const uint8_t **msg, size_t *msg_len, bool *compressed,
+                    struct ld_err *e);
 
 
 /* ---- protocols.c: Arrow results → protobuf TakeResponse / FileInfo ------------------------ */

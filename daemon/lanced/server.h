@@ -192,6 +192,10 @@ void ld_h2_resume(struct ld_req *r);                            /* from any thre
 const char *ld_h2_header(const struct ld_h2_stream *st, const char *name);
 const char *ld_h2_arg(const struct ld_h2_stream *st, const char *name);
 const char *ld_h2_arg_twice(const struct ld_h2_stream *st);
+/* A query string split into at most max parameters in place, decoded as libmicrohttpd decodes
+ * them ('+' is a space, then percent-decoding; empty names dropped); *twice: a name given twice
+ * (or NULL). Returns how many (tests/fuzz/fuzz_grpc.c fuzzes it). */
+int ld_h2_split_query(char *query, const char **keys, const char **vals, int max, const char **twice);
 
 
 /* ---- accept.c: one thread accepting on all listening sockets ------------------------------
