@@ -7,8 +7,10 @@
 #   - grpc:    the same call as gRPC (application/grpc, 5-byte message prefix) over HTTP/2,
 #     CONNS connections, one stream at a time on each (like for like);
 #   - grpc-mux: gRPC, ONE connection with CONNS x 4 streams in flight (what HTTP/2 adds).
-# Cells: a single row, and a batch of 100 rows, of the bench's scalars table (its first
-# ids.u32 ids: every request asks the same rows, so this measures the protocols, warm). The
+# Cells: a single row, and a batch of 100 rows, of the bench's scalars table, and a batch of
+# 100 rows of its training table (~2.2 MB answers: images, embeddings, tokens). Each asks the
+# first of the bench's ids.u32 ids: every request the same rows, so this measures the
+# protocols, warm. The
 # two protocols alternate REPS times per cell (the shared machine's noise hits both); the
 # report gives medians and grpc / connect per pair. Writes OUT/grpc.txt and OUT/grpc.md.
 # Usage: bench/grpc.sh OUT_DIR DATA_DIR   (BIN=bin, DURATION=3 s per cell, REPS=3, CONNS=4)
@@ -31,9 +33,9 @@ trap '[[ -n $DPID ]] && kill $DPID 2>/dev/null; rm -rf "$WORK"' EXIT
 python3 - "$DATA" "$WORK" <<'EOF'
 import json, struct, sys
 data, work = sys.argv[1:]
-rows = next(d["num_rows"] for d in json.load(open(data + "/manifest.json"))["datasets"] if d["name"] == "scalars")
+sets = {d["name"]: d["num_rows"] for d in json.load(open(data + "/manifest.json"))["datasets"]}
 raw = open(data + "/ids.u32", "rb").read(400)
-ids = [i % rows for i in struct.unpack("<%dI" % (len(raw) // 4), raw)]  # the bench's ids, as run.mjs maps them
+ids_of = lambda name: [i % sets[name] for i in struct.unpack("<%dI" % (len(raw) // 4), raw)]  # as run.mjs maps them
 def varint(v):
     out = b""
     while True:
@@ -46,8 +48,10 @@ def take(path, ids):
     p = path.encode()
     packed = b"".join(varint(i) for i in ids)
     return b"\x0a" + varint(len(p)) + p + b"\x12" + varint(len(packed)) + packed + b"\x20\x01"
-for name, n in (("single", 1), ("batch100", 100)):
-    m = take("scalars.lance", ids[:n])
+for name, table, n in (("single", "scalars", 1), ("batch100", "scalars", 100), ("training100", "training", 100)):
+    if table not in sets:
+        continue
+    m = take(table + ".lance", ids_of(table)[:n])
     open(f"{work}/{name}.connect", "wb").write(m)
     open(f"{work}/{name}.grpc", "wb").write(b"\x00" + struct.pack(">I", len(m)) + m)
 EOF
@@ -84,7 +88,8 @@ cell() {
   fi
   echo "$mode $size $rps $ok" >> "$RAW"
 }
-for size in single batch100; do
+for size in single batch100 training100; do
+  [[ -f $WORK/$size.grpc ]] || continue
   for _ in $(seq "$REPS"); do
     for mode in connect grpc grpc-mux; do cell "$mode" "$size" || exit 1; done
   done
@@ -99,12 +104,13 @@ const fs = require('fs');
 const [raw, md, conns] = process.argv.slice(2);
 const rows = fs.readFileSync(raw, 'utf8').trim().split('\n').map((l) => l.split(' '));
 const med = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor((s.length - 1) / 2)]; };
-const rowsPer = { single: 1, batch100: 100 };
+const rowsPer = { single: 1, batch100: 100, training100: 100 };
 const out = ['## gRPC over HTTP/2 against Connect over HTTP/1.1 (h2load, the same Take)', '',
   `connect: HTTP/1.1, ${conns} connections x 1 request; grpc: HTTP/2, ${conns} connections x 1 stream; ` +
   `grpc-mux: HTTP/2, 1 connection x ${conns * 4} streams. The protocols alternate per repetition; ratio = grpc / connect per pair, median.`, '',
   '| cell | connect rows/s | grpc rows/s | grpc-mux rows/s | grpc / connect | grpc-mux / connect |', '|---|---|---|---|---|---|'];
-for (const size of ['single', 'batch100']) {
+for (const size of ['single', 'batch100', 'training100']) {
+  if (!rows.some((r) => r[1] === size)) continue;
   const of = (m) => rows.filter((r) => r[0] === m && r[1] === size).map((r) => +r[2] * rowsPer[size]);
   const c = of('connect'), g = of('grpc'), x = of('grpc-mux');
   const ratio = (a) => med(a.map((v, i) => v / c[i]).filter((v) => v > 0));

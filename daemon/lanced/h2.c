@@ -101,7 +101,7 @@ struct ld_h2_stream {
   const char *arg_key[H2_MAX_ARGS], *arg_val[H2_MAX_ARGS];
   int nargs;
   const char *arg_twice;
-  size_t sent; /* of r->out.body */
+  size_t planned, sent; /* of r->out.body: framed by nghttp2 (read_body), written (send_data) */
   char grpc_message[700]; /* its grpc-message trailer, percent-encoded */
 };
 
@@ -191,16 +191,18 @@ static void stream_closed(struct ld_h2_stream *st) {
 }
 
 /* ---- answers ---------------------------------------------------------------------------- */
+/* How much of the answer the next DATA frame carries. Its bytes are not copied into nghttp2's
+ * frame buffer (NO_COPY): send_data puts them beside the frame's header in the connection's
+ * output, one copy instead of two. */
 static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t length, uint32_t *flags,
                          nghttp2_data_source *src, void *user) {
-  (void)s, (void)id, (void)user;
+  (void)s, (void)id, (void)buf, (void)user;
   struct ld_h2_stream *st = src->ptr;
   struct ld_response *out = &st->r->out;
-  size_t left = out->body.len - st->sent, n = left < length ? left : length;
-  if (n) memcpy(buf, out->body.data + st->sent, n);
-  st->sent += n;
-  st->last_progress = lnc_now_s();
-  if (st->sent == out->body.len) {
+  size_t left = out->body.len - st->planned, n = left < length ? left : length;
+  st->planned += n;
+  *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+  if (st->planned == out->body.len) {
     *flags |= NGHTTP2_DATA_FLAG_EOF;
     if (out->grpc_status) { /* gRPC: the status follows the message as trailers */
       *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
@@ -210,6 +212,27 @@ static ssize_t read_body(nghttp2_session *s, int32_t id, uint8_t *buf, size_t le
     }
   }
   return (ssize_t)n;
+}
+
+static bool out_append(struct h2_conn *c, const void *p, size_t n);
+
+/* A DATA frame read_body planned: its header, its bytes and any padding appended to the
+ * connection's output, in the order nghttp2 serializes frames (conn_flush). */
+static int send_data(nghttp2_session *s, nghttp2_frame *f, const uint8_t *framehd, size_t length,
+                     nghttp2_data_source *src, void *user) {
+  (void)s;
+  struct h2_conn *c = user;
+  struct ld_h2_stream *st = src->ptr;
+  static const uint8_t zeros[256];
+  size_t pad = f->data.padlen;
+  uint8_t padlen = (uint8_t)(pad ? pad - 1 : 0);
+  LNC_ASSERT(st->sent + length <= st->r->out.body.len && pad <= sizeof zeros);
+  if (!out_append(c, framehd, 9) || (pad && !out_append(c, &padlen, 1)) ||
+      !out_append(c, st->r->out.body.data + st->sent, length) || (pad > 1 && !out_append(c, zeros, pad - 1)))
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  st->sent += length;
+  st->last_progress = lnc_now_s();
+  return 0;
 }
 
 #define NV(n, v) ((nghttp2_nv){(uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE})
@@ -429,6 +452,7 @@ static void setup(void) {
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, on_frame_recv);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
+  nghttp2_session_callbacks_set_send_data_callback(callbacks, send_data);
   nghttp2_option_set_stream_reset_rate_limit(options, H2_RESET_BURST, H2_RESET_RATE);
   nghttp2_option_set_max_continuations(options, H2_MAX_CONTINUATIONS);
   nghttp2_option_set_max_settings(options, 32);
@@ -486,6 +510,18 @@ static int watch(struct h2_conn *c, int op, bool out) {
   return epoll_ctl(c->n->h2_epfd, op, c->fd, &ev);
 }
 
+static bool out_append(struct h2_conn *c, const void *p, size_t n) {
+  if (c->out_len + n > c->out_cap) {
+    size_t cap = c->out_len + n + H2_OUT_BATCH;
+    uint8_t *buf = realloc(c->out, cap);
+    if (!buf) return false;
+    c->out = buf, c->out_cap = cap;
+  }
+  memcpy(c->out + c->out_len, p, n);
+  c->out_len += n;
+  return true;
+}
+
 /* Writes what nghttp2 has to send, keeping what the socket would not take; false when the
  * connection is over (an error, or nothing left to read or write). */
 static bool conn_flush(struct h2_conn *c) {
@@ -502,21 +538,14 @@ static bool conn_flush(struct h2_conn *c) {
       c->last_io = lnc_now_s();
     }
     /* Frames gathered up to H2_OUT_BATCH, one send for many (copied: nghttp2's buffer is
-     * valid only until its next call). */
+     * valid only until its next call; DATA frames are appended by send_data meanwhile). */
     c->out_len = c->out_off = 0;
     while (c->out_len < H2_OUT_BATCH) {
       const uint8_t *data;
       ssize_t len = nghttp2_session_mem_send(c->s, &data);
       if (len < 0) return false;
       if (len == 0) break;
-      if (c->out_len + (size_t)len > c->out_cap) {
-        size_t cap = c->out_len + (size_t)len + H2_OUT_BATCH;
-        uint8_t *buf = realloc(c->out, cap);
-        if (!buf) return false;
-        c->out = buf, c->out_cap = cap;
-      }
-      memcpy(c->out + c->out_len, data, (size_t)len);
-      c->out_len += (size_t)len;
+      if (!out_append(c, data, (size_t)len)) return false;
     }
     if (!c->out_len) break;
   }
