@@ -19,7 +19,9 @@ so the attacks are exactly what they say:
 7. REST and Connect over HTTP/2: the same answers as over HTTP/1.1;
 8. an idle connection: GOAWAY (NO_ERROR) at client_header_timeout_ms, as HTTP/1.1's
    keep-alive connections are closed then;
-9. bodies over max_body_bytes (declared by content-length, or sent): 413 on their stream.
+9. bodies over max_body_bytes (declared by content-length, or sent): 413 on their stream;
+10. SIGTERM's drain: GOAWAY at once, the stream at work still answered, later streams not
+   served, the connection closed and a clean exit.
 Usage: tests/integration/daemon_h2.py BIN_DIR [ROOT]"""
 import os
 import socket
@@ -303,6 +305,30 @@ def main():
     finally:
         p.terminate()
         p.wait(10)
+
+    # ---- 10. SIGTERM's drain: GOAWAY, the stream at work answered, a clean exit ---------------------
+    env = dict(os.environ, LANCED_TEST_STALL_PATH="core21", LANCED_TEST_STALL_MS="800")
+    p, port, _ = start(BIN, FIX, "--io-mode", "buffered", env=env)
+    try:
+        c = Conn(port)
+        c.request(1, "GET", "/files/data/core21/rows?ids=1&columns=i64")
+        c.frames(lambda k, f, s, p: k == SETTINGS and f & ACK, 1.0)
+        time.sleep(0.2)  # at work on a take thread
+        p.send_signal(15)
+        got, ended = c.frames(all_done({1}), 5.0)
+        kinds = [k for k, *_ in got]
+        goaway = GOAWAY in kinds and kinds.index(GOAWAY) < max(i for i, k in enumerate(kinds) if k == DATA)
+        t.check(goaway and status_of(got, 1) == "200" and b'"i64"' in body_of(got, 1),
+                "SIGTERM: GOAWAY first, then the stream at work is answered (200)")
+        c.request(3, "GET", "/healthz")
+        got, ended = c.frames(lambda k, f, s, p: False, 3.0)
+        t.check(status_of(got, 3) is None and ended, "a stream opened after the GOAWAY is not served; the connection closes")
+        c.close()
+        rc = p.wait(10)
+        t.check(rc == 0, "and lanced exits 0 (%s)" % rc)
+    finally:
+        if p.poll() is None:
+            p.kill()
     t.finish()
 
 
