@@ -35,34 +35,25 @@ QUICK=${BENCH_QUICK:-0}
 TORCH_SECONDS=$([[ $QUICK == 1 ]] && echo 2 || echo "${TORCH_SECONDS:-10}") BIN=$BIN \
   bench/torch-loader.sh "$OUT" "$DATA" || echo "bench: DataLoader figures failed" >&2
 node bench/report.mjs "$OUT"
+# A section of the report: bench/NAME.sh OUT DATA (BENCH_QUICK: 1 s cells, once), its
+# NAME.md appended to the report; a failed section fails the run.
+section() {
+  local name=$1 what=$2 dur=$3 reps=$4
+  if BIN=$BIN DURATION=$([[ $QUICK == 1 ]] && echo 1 || echo "$dur") REPS=$([[ $QUICK == 1 ]] && echo 1 || echo "$reps") \
+      "bench/$name.sh" "$OUT" "$DATA" > "$OUT/$name.log" 2>&1; then
+    cat "$OUT/$name.md" >> "$OUT/report.md"
+  else
+    echo "bench: the $what section failed (see $OUT/$name.log)" >&2
+    crashed=1
+  fi
+}
 # The training batch (issue 34): lanced beside nginx sending the same bytes, LanceDB, and the
 # DataLoader beside lanced-load in the client's format.
-if BIN=$BIN DURATION=$([[ $QUICK == 1 ]] && echo 1 || echo "${TRAINING_DURATION:-5}") \
-    REPS=$([[ $QUICK == 1 ]] && echo 1 || echo "${TRAINING_REPS:-3}") \
-    bench/training.sh "$OUT" "$DATA" > "$OUT/training.log" 2>&1; then
-  cat "$OUT/training.md" >> "$OUT/report.md"
-else
-  echo "bench: the training section failed (see $OUT/training.log)" >&2
-  crashed=1
-fi
+section training training "${TRAINING_DURATION:-5}" "${TRAINING_REPS:-3}"
 # Legacy files (issue 36) against 2.0 on the same data, in-process.
-if BIN=$BIN DURATION=$([[ $QUICK == 1 ]] && echo 1 || echo "${LEGACY_DURATION:-3}") \
-    REPS=$([[ $QUICK == 1 ]] && echo 1 || echo "${LEGACY_REPS:-3}") \
-    bench/legacy.sh "$OUT" "$DATA" > "$OUT/legacy.log" 2>&1; then
-  cat "$OUT/legacy.md" >> "$OUT/report.md"
-else
-  echo "bench: the legacy section failed (see $OUT/legacy.log)" >&2
-  crashed=1
-fi
+section legacy legacy "${LEGACY_DURATION:-3}" "${LEGACY_REPS:-3}"
 # gRPC over HTTP/2 against Connect over HTTP/1.1 (issue 37), the same Take by h2load.
-if BIN=$BIN DURATION=$([[ $QUICK == 1 ]] && echo 1 || echo "${GRPC_DURATION:-3}") \
-    REPS=$([[ $QUICK == 1 ]] && echo 1 || echo "${GRPC_REPS:-3}") \
-    bench/grpc.sh "$OUT" "$DATA" > "$OUT/grpc.log" 2>&1; then
-  cat "$OUT/grpc.md" >> "$OUT/report.md"
-else
-  echo "bench: the gRPC section failed (see $OUT/grpc.log)" >&2
-  crashed=1
-fi
+section grpc gRPC "${GRPC_DURATION:-3}" "${GRPC_REPS:-3}"
 # The io_uring request path against fio and nginx (issue 13); 1 s cells at the small scale.
 if BIN=$BIN DURATION=${URING_DURATION:-$([[ $SCALE == small ]] && echo 1 || echo 4)} \
     CONNS=$([[ $QUICK == 1 ]] && echo 4 || echo "${CONNS:-1 4 16 64}") \
