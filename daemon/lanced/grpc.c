@@ -16,7 +16,7 @@
 #include <strings.h>
 #include "grpc/health/v1/health.pb-c.h"
 
-#define ROWS_PREFIX "/lanced.v1.RowService/"
+#define ROWS_PREFIX  "/lanced.v1.RowService/"
 #define HEALTH_CHECK "/grpc.health.v1.Health/Check"
 /* The length-prefixed message: a compressed flag byte, then the length (big-endian u32). */
 #define GRPC_PREFIX 5
@@ -65,7 +65,8 @@ int ld_grpc_unframe(const uint8_t *p, size_t len, const uint8_t **msg, size_t *m
                     struct ld_err *e) {
   if (len < GRPC_PREFIX)
     return ld_errf(e, LD_INVALID, "the request holds no gRPC message (%zu bytes; a message is a 5-byte "
-                                  "prefix and its bytes)", len);
+                                  "prefix and its bytes)",
+                   len);
   uint64_t n = (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
   if (n != len - GRPC_PREFIX)
     return ld_errf(e, LD_INVALID, "the request's gRPC message says %llu bytes but %zu follow (one message per call)",
@@ -124,7 +125,8 @@ static int call(struct ld_req *r, const struct ld_rpc *c, struct lnc_buf *body, 
     return ld_rpc_get_file(r, c, body, e);
   }
   return ld_errf(e, LD_UNIMPLEMENTED, "no method %.200s (lanced.v1.RowService/Take, /GetFile; "
-                                      "grpc.health.v1.Health/Check)", r->url);
+                                      "grpc.health.v1.Health/Check)",
+                 r->url);
 }
 
 /* The answer's message (after the prefix's room in out->body) framed. Compressed with gzip as the request was (grpc-go's default: a

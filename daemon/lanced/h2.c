@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 /* RFC 9113 §3.4: the client connection preface. */
-#define H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#define H2_PREFACE     "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 #define H2_PREFACE_LEN 24
 /* SETTINGS_MAX_CONCURRENT_STREAMS we announce, and the requests a connection may have at
  * work at once, streams its client already reset included (a rapid reset's streams end at
@@ -45,20 +45,22 @@
 /* The header list a request may send (SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §6.5.2 sizes:
  * name + value + 32 per field), as HTTP/1.1's 32 KiB connection memory bounds its headers. */
 #define H2_MAX_HEADER_LIST (32u * 1024)
-#define H2_MAX_FIELDS 64  /* regular header fields kept per request */
-#define H2_MAX_ARGS 64    /* query parameters, as HTTP/1.1's (server.c QUERY_MAX_PARAMS) */
-#define H2_WINDOW (1u << 20) /* each stream's receive window: request bodies are small */
+#define H2_MAX_FIELDS      64         /* regular header fields kept per request */
+#define H2_MAX_ARGS        64         /* query parameters, as HTTP/1.1's (server.c QUERY_MAX_PARAMS) */
+#define H2_WINDOW          (1u << 20) /* each stream's receive window: request bodies are small */
 /* Rapid reset (CVE-2023-44487): RST_STREAMs a client may send, a burst then per second,
  * before nghttp2 ends the connection; CONTINUATION frames after one HEADERS (a flood of them
  * held the decoder) likewise. */
-#define H2_RESET_BURST 1000
-#define H2_RESET_RATE 33
+#define H2_RESET_BURST       1000
+#define H2_RESET_RATE        33
 #define H2_MAX_CONTINUATIONS 8
-#define H2_READ_CHUNK 16384
-#define H2_READS_PER_TURN 8
-#define H2_OUT_BATCH (64u * 1024) /* frames written per send */ /* reads of one connection per event, so one client cannot hog a turn */
+#define H2_READ_CHUNK        16384
+#define H2_READS_PER_TURN    8
+#define H2_OUT_BATCH         (64u * 1024) /* frames written per send */ /* reads of one connection per event, so one client cannot hog a turn */
 
-enum { C_SNIFF = 1, C_OPEN, C_CLOSED };
+enum { C_SNIFF = 1,
+       C_OPEN,
+       C_CLOSED };
 
 struct h2_conn {
   struct ld_net *n;
@@ -69,12 +71,12 @@ struct h2_conn {
   int live;                     /* streams with a record: the connection is freed at 0 once closed */
   int at_work;                  /* of those, requests not yet answered */
   double accepted, last_io;
-  bool goaway;                 /* sent (draining): no new streams */
-  uint8_t *out;                /* bytes nghttp2 gave that the socket did not take yet */
+  bool goaway;  /* sent (draining): no new streams */
+  uint8_t *out; /* bytes nghttp2 gave that the socket did not take yet */
   size_t out_len, out_off, out_cap;
-  bool epollout;               /* EPOLLOUT asked for */
-  uint32_t bucket;             /* per-address count (accept.c), given back at close */
-  struct ld_conn *waiting;     /* sniffing: its place among the waiting connections (conns.c) */
+  bool epollout;           /* EPOLLOUT asked for */
+  uint32_t bucket;         /* per-address count (accept.c), given back at close */
+  struct ld_conn *waiting; /* sniffing: its place among the waiting connections (conns.c) */
   socklen_t addrlen;
   struct sockaddr_storage addr;
 };
@@ -87,8 +89,8 @@ struct ld_h2_stream {
   struct h2_conn *c;
   struct ld_h2_stream *prev, *next;
   int32_t id;
-  bool closed;     /* nghttp2 is done with it (answered, reset, or the connection closed) */
-  bool answered;   /* its answer was submitted */
+  bool closed;       /* nghttp2 is done with it (answered, reset, or the connection closed) */
+  bool answered;     /* its answer was submitted */
   bool headers_over; /* its header list passed H2_MAX_HEADER_LIST */
   bool body_coming;
   struct ld_req *r; /* made when its headers are in */
@@ -101,7 +103,7 @@ struct ld_h2_stream {
   const char *arg_key[H2_MAX_ARGS], *arg_val[H2_MAX_ARGS];
   int nargs;
   const char *arg_twice;
-  size_t planned, sent; /* of r->out.body: framed by nghttp2 (read_body), written (send_data) */
+  size_t planned, sent;   /* of r->out.body: framed by nghttp2 (read_body), written (send_data) */
   char grpc_message[700]; /* its grpc-message trailer, percent-encoded */
 };
 
@@ -170,8 +172,10 @@ static void stream_free(struct ld_h2_stream *st) {
   free(st->method);
   free(st->path);
   free(st->query);
-  if (st->prev) st->prev->next = st->next;
-  else c->streams = st->next;
+  if (st->prev)
+    st->prev->next = st->next;
+  else
+    c->streams = st->next;
   if (st->next) st->next->prev = st->prev;
   free(st);
   if (--c->live == 0 && c->state == C_CLOSED) conn_free(c);
@@ -463,8 +467,10 @@ static void setup(void) {
 /* ---- connections ---------------------------------------------------------------------------- */
 static void conn_unlink(struct h2_conn *c) {
   struct ld_net *n = c->n;
-  if (c->prev) c->prev->next = c->next;
-  else n->h2_conns = c->next;
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    n->h2_conns = c->next;
   if (c->next) c->next->prev = c->prev;
   c->prev = c->next = NULL;
   n->h2_nconns--;
@@ -736,7 +742,7 @@ int ld_h2_sweep(struct ld_net *n, const struct ld_limits *lim) {
   double hdr = (double)lim->header_timeout_ms / 1000, req = (double)lim->timeout_ms / 1000;
   for (struct h2_conn *c = n->h2_conns, *next; c; c = next) {
     next = c->next;
-    if (c->state == C_SNIFF) { /* conns.c's deadline: a shutdown, seen as an end */
+    if (c->state == C_SNIFF) {                                   /* conns.c's deadline: a shutdown, seen as an end */
       if (!c->waiting && now - c->accepted > hdr) conn_close(c); /* untracked (no memory) */
       continue;
     }

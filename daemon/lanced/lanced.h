@@ -40,22 +40,22 @@ struct ld_err {
 /* What went wrong, by name; errors.c's table gives each its code string, HTTP status and
  * Connect code, so no call site spells a status or a code. */
 enum ld_kind {
-  LD_INVALID,       /* 400 invalid_argument */
-  LD_OUT_OF_RANGE,  /* 400 out_of_range */
-  LD_NOT_FOUND,     /* 404 not_found */
-  LD_CORRUPT,       /* 422 corrupt_file */
-  LD_UNSUPPORTED,   /* 422 unsupported */
-  LD_TOO_LARGE,     /* 413 limit_exceeded */
-  LD_EXHAUSTED,     /* 503 resource_exhausted: busy or out of memory, retry */
-  LD_IO,            /* 503 io_error */
-  LD_INTERNAL,      /* 500 internal */
-  LD_FORBIDDEN,     /* 403 permission_denied */
-  LD_UNAVAILABLE,   /* 503 unavailable */
-  LD_DEADLINE,      /* 504 deadline_exceeded */
-  LD_UNIMPLEMENTED, /* 501 unimplemented */
-  LD_METHOD,        /* 405 method_not_allowed */
-  LD_RATE_LIMITED,  /* 429 resource_exhausted (Connect: a limit the request is over) */
-  LD_MEDIA_TYPE,    /* 415 unsupported_media_type */
+  LD_INVALID,           /* 400 invalid_argument */
+  LD_OUT_OF_RANGE,      /* 400 out_of_range */
+  LD_NOT_FOUND,         /* 404 not_found */
+  LD_CORRUPT,           /* 422 corrupt_file */
+  LD_UNSUPPORTED,       /* 422 unsupported */
+  LD_TOO_LARGE,         /* 413 limit_exceeded */
+  LD_EXHAUSTED,         /* 503 resource_exhausted: busy or out of memory, retry */
+  LD_IO,                /* 503 io_error */
+  LD_INTERNAL,          /* 500 internal */
+  LD_FORBIDDEN,         /* 403 permission_denied */
+  LD_UNAVAILABLE,       /* 503 unavailable */
+  LD_DEADLINE,          /* 504 deadline_exceeded */
+  LD_UNIMPLEMENTED,     /* 501 unimplemented */
+  LD_METHOD,            /* 405 method_not_allowed */
+  LD_RATE_LIMITED,      /* 429 resource_exhausted (Connect: a limit the request is over) */
+  LD_MEDIA_TYPE,        /* 415 unsupported_media_type */
   LD_HEADERS_TOO_LARGE, /* 431 limit_exceeded (HTTP/2 header list) */
   LD_KIND_COUNT
 };

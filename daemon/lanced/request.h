@@ -21,7 +21,7 @@ struct ld_response { /* what a handler produces; server.c turns it into MHD */
   const char *content_encoding;           /* "gzip" when body is compressed */
   const char *grpc_status, *grpc_message; /* gRPC: the status (trailers), its message */
   char grpc_text[600];                    /* where grpc_message may point (ld_grpc_error) */
-  int grpc_http; /* a gRPC error's REST status (the request log and metrics; HTTP says 200) */
+  int grpc_http;                          /* a gRPC error's REST status (the request log and metrics; HTTP says 200) */
 };
 
 
@@ -35,12 +35,12 @@ enum ld_stage {
 };
 struct ld_req {
   int route, format, status;
-  int stage; /* enum ld_stage; handed between threads by MHD_resume_connection */
+  int stage;                   /* enum ld_stage; handed between threads by MHD_resume_connection */
   struct MHD_Connection *conn; /* HTTP/1.1: libmicrohttpd's connection; NULL over HTTP/2 */
   struct ld_h2_stream *h2;     /* HTTP/2: the stream that carried it (h2.c); NULL over HTTP/1.1 */
   struct ld_net *net;          /* the network thread that owns conn or h2 */
-  struct ld_response out; /* the take thread's answer, sent when the connection resumes */
-  struct ld_req *next;    /* take queue link */
+  struct ld_response out;      /* the take thread's answer, sent when the connection resumes */
+  struct ld_req *next;         /* take queue link */
   double start;
   char method[8];
   char *url;           /* owned copy */
@@ -54,7 +54,7 @@ struct ld_req {
   /* body holds a Content-Encoding: gzip body already inflated: a request re-routed on a take
    * thread (its first attempt would have blocked) must not inflate it again. */
   bool body_inflated;
-  bool grpc; /* over HTTP/2 with content-type application/grpc: grpc.c answers it */
+  bool grpc;           /* over HTTP/2 with content-type application/grpc: grpc.c answers it */
   struct ld_call call; /* how this attempt calls the service (set before each ld_route) */
   uint64_t rows;
   uint64_t id;                /* this process's count of requests, for the request log */

@@ -168,10 +168,10 @@ bool ld_req_busy(const struct ld_req *r);                       /* max_inflight 
 bool ld_req_admit_work(struct ld_req *r, bool check);           /* counted at work, or false (busy) */
 void ld_req_take_body(struct ld_req *r, const char *upload, size_t n);
 void ld_req_body_release(struct ld_req *r);
-int ld_req_admit_body(struct ld_req *r, struct ld_err *e); /* the body is in: 0, or -1 with e filled */
-int ld_req_run(struct ld_net *n, struct ld_req *r);        /* 0: answered in r->out; 1: ld_req_resume later */
-void ld_req_resume(struct ld_req *r);                      /* r->out is its answer (stage ANSWERED) */
-void ld_req_answered(struct ld_req *r, size_t len);        /* r->out queued to its client, len bytes */
+int ld_req_admit_body(struct ld_req *r, struct ld_err *e);                       /* the body is in: 0, or -1 with e filled */
+int ld_req_run(struct ld_net *n, struct ld_req *r);                              /* 0: answered in r->out; 1: ld_req_resume later */
+void ld_req_resume(struct ld_req *r);                                            /* r->out is its answer (stage ANSWERED) */
+void ld_req_answered(struct ld_req *r, size_t len);                              /* r->out queued to its client, len bytes */
 void ld_req_finish(struct ld_req *r, const struct sockaddr *addr, bool aborted); /* counted and freed */
 /* A socket accepted for n, handed to its libmicrohttpd daemon (on n's thread); and the count of
  * connections open (delta +1 / -1) for those served outside it (h2.c). */
@@ -186,7 +186,7 @@ void ld_h2_stop(struct ld_net *n); /* closes what is left (every request finishe
 /* A connection accepted for n (on n's thread): 1 when HTTP/2 keeps it, awaiting its first bytes
  * or serving it; 0 when its first bytes are not HTTP/2's preface (the caller hands it to MHD). */
 int ld_h2_sniff(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned addrlen, double accepted);
-void ld_h2_service(struct ld_net *n, bool events); /* events: the epoll fd is ready; also resumed answers */
+void ld_h2_service(struct ld_net *n, bool events);              /* events: the epoll fd is ready; also resumed answers */
 int ld_h2_sweep(struct ld_net *n, const struct ld_limits *lim); /* deadlines; ms until the next (-1 none) */
 void ld_h2_resume(struct ld_req *r);                            /* from any thread */
 const char *ld_h2_header(const struct ld_h2_stream *st, const char *name);
