@@ -23,6 +23,7 @@
 #include "request.h"
 #include "routes.h"
 #include "server.h"
+#include <ctype.h>
 #include <errno.h>
 #include <nghttp2/nghttp2.h>
 #include <stdio.h>
@@ -270,7 +271,13 @@ static void send_answer(struct ld_h2_stream *st) {
     snprintf(retry, sizeof retry, "%d", out->retry_after);
     nv[k++] = NV("retry-after", retry);
   }
-  if (out->extra_name) nv[k++] = NV(out->extra_name, out->extra_value);
+  char extra[64]; /* HTTP/2 field names are lowercase (RFC 9113 §8.2.1): "Accept-Post" is not one */
+  if (out->extra_name && strlen(out->extra_name) < sizeof extra) {
+    size_t i = 0;
+    for (; out->extra_name[i]; i++) extra[i] = (char)tolower((unsigned char)out->extra_name[i]);
+    extra[i] = 0;
+    nv[k++] = NV(extra, out->extra_value);
+  }
   if (out->content_encoding) nv[k++] = NV(r->grpc ? "grpc-encoding" : "content-encoding", out->content_encoding);
   bool head = !strcmp(r->method, "HEAD");
   bool trailers_only = out->grpc_status && !out->body.len;

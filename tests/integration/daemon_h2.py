@@ -170,7 +170,8 @@ def main():
         c.request(3, "POST", "/lanced.v1.RowService/Take", [("content-type", "application/json")],
                   body=b'{"path":"data/core21","ids":[1,2,3],"columns":["i64"],"format":"FORMAT_PROTO"}')
         c.request(5, "GET", "/files/data/core21/rows?ids=1&ids=2")
-        got, _ = c.frames(all_done({1, 3, 5}), 5.0)
+        c.request(7, "POST", "/lanced.v1.RowService/Take", [("content-type", "text/plain")], body=b"x")
+        got, _ = c.frames(all_done({1, 3, 5, 7}), 5.0)
         c.close()
         with urllib.request.urlopen("http://127.0.0.1:%d/files/data/core21/rows?ids=1,2,3&columns=i64,s" % port) as r:
             rest1 = r.read()
@@ -178,6 +179,10 @@ def main():
         t.check(status_of(got, 3) == "200" and b'"i64"' in body_of(got, 3), "Connect JSON Take over HTTP/2: 200")
         t.check(status_of(got, 5) == "400" and b"more than once" in body_of(got, 5),
                 "a repeated query parameter is refused over HTTP/2 too (400)")
+        h7 = [p for k, f, s, p in got if k == HEADERS and s == 7]
+        t.check(status_of(got, 7) == "415" and h7 and h7[0].get("accept-post") and
+                all(name == name.lower() for name in h7[0]),
+                "a Connect 415 names what it takes in accept-post, every field name lowercase (RFC 9113)")
 
         # ---- 9. body bounds: max_body_bytes, declared or sent ------------------------------------------
         c = Conn(port)
