@@ -59,6 +59,23 @@
 #define H2_READS_PER_TURN    8
 #define H2_OUT_BATCH         (64u * 1024) /* frames written per send */ /* reads of one connection per event, so one client cannot hog a turn */
 
+/* What /metrics reports (atomics: read by the metrics thread). */
+static uint64_t stat_open, stat_refused, stat_protocol, stat_stalled;
+
+void ld_h2_stats(struct ld_h2_stats *s) {
+  s->open = __atomic_load_n(&stat_open, __ATOMIC_RELAXED);
+  s->refused = __atomic_load_n(&stat_refused, __ATOMIC_RELAXED);
+  s->protocol_errors = __atomic_load_n(&stat_protocol, __ATOMIC_RELAXED);
+  s->stalled = __atomic_load_n(&stat_stalled, __ATOMIC_RELAXED);
+}
+
+static void count(uint64_t *stat, int delta) {
+  if (delta > 0)
+    __atomic_add_fetch(stat, (uint64_t)delta, __ATOMIC_RELAXED);
+  else
+    __atomic_sub_fetch(stat, (uint64_t)-delta, __ATOMIC_RELAXED);
+}
+
 enum { C_SNIFF = 1,
        C_OPEN,
        C_CLOSED };
@@ -73,6 +90,7 @@ struct h2_conn {
   int at_work;                  /* of those, requests not yet answered */
   double accepted, last_io;
   bool goaway;  /* sent (draining): no new streams */
+  bool broken;  /* ended by nghttp2 for breaking the protocol (counted once) */
   uint8_t *out; /* bytes nghttp2 gave that the socket did not take yet */
   size_t out_len, out_off, out_cap;
   bool epollout;           /* EPOLLOUT asked for */
@@ -94,6 +112,7 @@ struct ld_h2_stream {
   bool answered;     /* its answer was submitted */
   bool headers_over; /* its header list passed H2_MAX_HEADER_LIST */
   bool body_coming;
+  bool reset;       /* reset by the sweep (stalled), once */
   struct ld_req *r; /* made when its headers are in */
   double started, last_progress;
   char *method, *path;
@@ -376,6 +395,7 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *us
   if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
   /* Streams its client reset while their requests work count here until those end. */
   if (c->goaway || c->live >= H2_MAX_STREAMS) {
+    count(&stat_refused, 1);
     nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, f->hd.stream_id, NGHTTP2_REFUSED_STREAM);
     return 0;
   }
@@ -451,6 +471,19 @@ static int on_stream_close(nghttp2_session *s, int32_t id, uint32_t code, void *
   return 0;
 }
 
+/* The connection broke the protocol or its limits: counted once, whichever way nghttp2 ended it
+ * (an error from mem_recv, or a GOAWAY with an error code it queued). */
+static void protocol_error(struct h2_conn *c) {
+  if (!c->broken) count(&stat_protocol, 1);
+  c->broken = true;
+}
+
+static int on_frame_send(nghttp2_session *s, const nghttp2_frame *f, void *user) {
+  (void)s;
+  if (f->hd.type == NGHTTP2_GOAWAY && f->goaway.error_code != NGHTTP2_NO_ERROR) protocol_error(user);
+  return 0;
+}
+
 static nghttp2_session_callbacks *callbacks;
 static nghttp2_option *options;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
@@ -464,6 +497,7 @@ static void setup(void) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
   nghttp2_session_callbacks_set_send_data_callback(callbacks, send_data);
+  nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, on_frame_send);
   nghttp2_option_set_stream_reset_rate_limit(options, H2_RESET_BURST, H2_RESET_RATE);
   nghttp2_option_set_max_continuations(options, H2_MAX_CONTINUATIONS);
   nghttp2_option_set_max_settings(options, 32);
@@ -494,6 +528,7 @@ static void conn_free(struct h2_conn *c) {
 static void conn_close(struct h2_conn *c) {
   if (c->state == C_CLOSED) return;
   struct ld_net *n = c->n;
+  if (c->state == C_OPEN) count(&stat_open, -1);
   epoll_ctl(n->h2_epfd, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   ld_conn_untrack_fd(n, c->waiting);
@@ -575,6 +610,7 @@ static bool conn_read(struct h2_conn *c) {
     if (r <= 0) return false; /* the client closed, or the connection failed */
     c->last_io = lnc_now_s();
     if (nghttp2_session_mem_recv(c->s, buf, (size_t)r) < 0) {
+      protocol_error(c);
       conn_flush(c); /* the GOAWAY nghttp2 queued (a flood, a protocol error), on a best effort */
       return false;
     }
@@ -596,6 +632,7 @@ static int conn_open(struct h2_conn *c) {
   };
   if (nghttp2_submit_settings(c->s, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0])) return -1;
   c->state = C_OPEN;
+  count(&stat_open, 1);
   c->last_io = lnc_now_s();
   ld_conn_untrack_fd(c->n, c->waiting); /* in a session now: its own deadlines */
   c->waiting = NULL;
@@ -772,7 +809,11 @@ int ld_h2_sweep(struct ld_net *n, const struct ld_limits *lim) {
       if (st->closed || at_work(st)) continue;
       bool slow_in = !st->answered && now - st->started > req;
       bool slow_out = st->answered && now - st->last_progress > req;
-      if (slow_in || slow_out) nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+      if ((slow_in || slow_out) && !st->reset) {
+        st->reset = true;
+        count(&stat_stalled, 1);
+        nghttp2_submit_rst_stream(c->s, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_CANCEL);
+      }
     }
     if (!conn_flush(c)) conn_close(c);
   }

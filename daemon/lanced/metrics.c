@@ -163,6 +163,18 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
                    "lanced_connections_closed_total{reason=\"per_client_cap\"} %llu\n",
                 (unsigned long long)hto, (unsigned long long)ev,
                 (unsigned long long)ld_acceptor_refused_per_client());
+  struct ld_h2_stats h2;
+  ld_h2_stats(&h2);
+  gauge(o, "lanced_http2_connections", "HTTP/2 connections open.", h2.open);
+  counter(o, "lanced_http2_streams_refused_total", "HTTP/2 streams refused (REFUSED_STREAM) over the "
+                                                   "128 a connection may have at work.",
+          h2.refused);
+  counter(o, "lanced_http2_streams_stalled_total", "HTTP/2 streams reset for making no progress for "
+                                                   "request_timeout_ms (a body not sent, a window not opened).",
+          h2.stalled);
+  counter(o, "lanced_http2_protocol_errors_total", "HTTP/2 connections ended for breaking the protocol "
+                                                   "or its limits (rapid reset, CONTINUATION floods, malformed frames).",
+          h2.protocol_errors);
   struct lnc_loop_stats ls;
   ld_server_loop_stats(&ls);
   counter(o, "lanced_loop_tasks_total", "Requests run as tasks on a network thread's loop "

@@ -182,7 +182,14 @@ void ld_server_count_conn(int delta);
 /* ---- h2.c: HTTP/2 with prior knowledge (h2c), framed by libnghttp2 ----------------------- */
 struct ld_h2_stream;
 int ld_h2_start(struct ld_net *n); /* the thread's epoll fd; -1 on failure */
-void ld_h2_stop(struct ld_net *n); /* closes what is left (every request finished) */
+struct ld_h2_stats {
+  uint64_t open;            /* HTTP/2 connections open now */
+  uint64_t refused;         /* streams refused (REFUSED_STREAM: over the streams a connection may have) */
+  uint64_t protocol_errors; /* connections ended by libnghttp2 (floods, rapid reset, malformed frames) */
+  uint64_t stalled;         /* streams reset for making no progress for request_timeout_ms */
+};
+void ld_h2_stats(struct ld_h2_stats *s); /* any thread (metrics) */
+void ld_h2_stop(struct ld_net *n);       /* closes what is left (every request finished) */
 /* A connection accepted for n (on n's thread): 1 when HTTP/2 keeps it, awaiting its first bytes
  * or serving it; 0 when its first bytes are not HTTP/2's preface (the caller hands it to MHD). */
 int ld_h2_sniff(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned addrlen, double accepted);

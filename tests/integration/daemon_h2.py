@@ -298,6 +298,15 @@ def main():
         t.check(len(refused) == 72, "200 streams at once: the 72 past SETTINGS_MAX_CONCURRENT_STREAMS (128) refused (%d)"
                 % len(refused))
         t.check(healthy(port), "health answers after the stream flood")
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port) as r:
+            metrics = dict(l.rsplit(" ", 1) for l in r.read().decode().splitlines() if l and not l.startswith("#"))
+        t.check(int(metrics["lanced_http2_protocol_errors_total"]) >= 2 and
+                int(metrics["lanced_http2_streams_refused_total"]) >= 72 and
+                int(metrics["lanced_http2_streams_stalled_total"]) >= 1 and
+                metrics["lanced_http2_connections"] == "0",
+                "/metrics counted the attacks: protocol errors %s, refused streams %s, stalled streams %s; %s open"
+                % (metrics["lanced_http2_protocol_errors_total"], metrics["lanced_http2_streams_refused_total"],
+                   metrics["lanced_http2_streams_stalled_total"], metrics["lanced_http2_connections"]))
 
         # ---- 8. an idle connection is told to go -------------------------------------------------------------
         c = Conn(port)
