@@ -13,31 +13,45 @@
 #include <strings.h>
 #include "lanced/v1/lanced.pb-c.h"
 
-/* Connect code → HTTP status (connectrpc.com/docs/protocol#error-codes). */
+/* Connect's codes and their HTTP status (connectrpc.com/docs/protocol#error-codes), in
+ * gRPC's numbering: the code at [i] is gRPC status i + 1 (0 is OK; gRPC's doc/statuscodes.md
+ * names the same sixteen in this order). */
+static const struct {
+  const char *code;
+  int http;
+} connect_codes[] = {
+    {"canceled", 499},
+    {"unknown", 500},
+    {"invalid_argument", 400},
+    {"deadline_exceeded", 504},
+    {"not_found", 404},
+    {"already_exists", 409},
+    {"permission_denied", 403},
+    {"resource_exhausted", 429},
+    {"failed_precondition", 400},
+    {"aborted", 409},
+    {"out_of_range", 400},
+    {"unimplemented", 501},
+    {"internal", 500},
+    {"unavailable", 503},
+    {"data_loss", 500},
+    {"unauthenticated", 401}};
+
+static int code_index(const char *code) {
+  for (int i = 0; i < (int)(sizeof connect_codes / sizeof connect_codes[0]); i++)
+    if (!strcmp(connect_codes[i].code, code)) return i;
+  return -1;
+}
+
+/* Connect code → HTTP status; unknown: 500, as internal. */
 static int connect_status(const char *code) {
-  static const struct {
-    const char *code;
-    int http;
-  } t[] = {
-      {"canceled", 499},
-      {"unknown", 500},
-      {"invalid_argument", 400},
-      {"deadline_exceeded", 504},
-      {"not_found", 404},
-      {"already_exists", 409},
-      {"permission_denied", 403},
-      {"resource_exhausted", 429},
-      {"failed_precondition", 400},
-      {"aborted", 409},
-      {"out_of_range", 400},
-      {"unimplemented", 501},
-      {"internal", 500},
-      {"unavailable", 503},
-      {"data_loss", 500},
-      {"unauthenticated", 401}};
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    if (!strcmp(t[i].code, code)) return t[i].http;
-  return 500;
+  int i = code_index(code);
+  return i < 0 ? 500 : connect_codes[i].http;
+}
+
+int ld_grpc_code(const char *connect) {
+  int i = code_index(connect);
+  return i < 0 ? 13 /* internal */ : i + 1;
 }
 
 void ld_connect_error(struct ld_response *out, const struct ld_err *e) {

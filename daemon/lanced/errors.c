@@ -72,15 +72,3 @@ const char *ld_connect_code(const char *name) {
   const struct ld_code *c = find(name);
   return c ? c->connect : "internal";
 }
-
-/* gRPC's status codes are Connect's codes by name, numbered in this order (gRPC's
- * doc/statuscodes.md; Connect's protocol spec names the same sixteen). */
-int ld_grpc_code(const char *connect) {
-  static const char *const names[] = {"ok", "canceled", "unknown", "invalid_argument", "deadline_exceeded",
-                                      "not_found", "already_exists", "permission_denied", "resource_exhausted",
-                                      "failed_precondition", "aborted", "out_of_range", "unimplemented",
-                                      "internal", "unavailable", "data_loss", "unauthenticated"};
-  for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-    if (!strcmp(names[i], connect)) return i;
-  return 13; /* internal */
-}

@@ -16,7 +16,6 @@
 #include <strings.h>
 #include "grpc/health/v1/health.pb-c.h"
 
-#define ROWS_PREFIX  "/lanced.v1.RowService/"
 #define HEALTH_CHECK "/grpc.health.v1.Health/Check"
 /* The length-prefixed message: a compressed flag byte, then the length (big-endian u32). */
 #define GRPC_PREFIX 5
@@ -115,7 +114,7 @@ static int call(struct ld_req *r, const struct ld_rpc *c, struct lnc_buf *body, 
     r->route = LD_R_HEALTHZ;
     return health_check(c->msg, c->len, body, e);
   }
-  const char *m = !strncmp(r->url, ROWS_PREFIX, strlen(ROWS_PREFIX)) ? r->url + strlen(ROWS_PREFIX) : NULL;
+  const char *m = !strncmp(r->url, LD_ROWSERVICE_PREFIX, strlen(LD_ROWSERVICE_PREFIX)) ? r->url + strlen(LD_ROWSERVICE_PREFIX) : NULL;
   if (m && !strcmp(m, "Take")) {
     r->route = LD_R_TAKE;
     return ld_rpc_take(r, c, body, e);

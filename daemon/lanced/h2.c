@@ -355,19 +355,12 @@ static void request_begin(struct ld_h2_stream *st, bool end_stream) {
   const char *ct = ld_h2_header(st, "content-type");
   r->grpc = ct && !strncasecmp(ct, "application/grpc", 16) && strncasecmp(ct, "application/grpc-web", 20);
   st->body_coming = !end_stream;
-  bool cheap = !strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics") || ld_grpc_is_health(r->url);
-  const char *cl = ld_h2_header(st, "content-length");
-  uint64_t len;
   if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED)
     ld_errf(&e, LD_UNAVAILABLE, "shutting down");
   else if (st->headers_over)
     ld_errf(&e, LD_HEADERS_TOO_LARGE, "request header list is over %u bytes", H2_MAX_HEADER_LIST);
-  else if (!cheap && (st->body_coming ? ld_req_busy(r) : !ld_req_admit_work(r, true)))
-    ld_errf(&e, LD_UNAVAILABLE, "server busy: over the in-flight request limit, retry shortly");
-  else if (cl && lnc_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body)
-    ld_errf(&e, LD_TOO_LARGE, "request body of %llu bytes is over max_body_bytes (%llu)",
-            (unsigned long long)len, (unsigned long long)r->lim.max_body);
-  else
+  else if (!ld_req_refuse_busy(r, st->body_coming, false, &e) &&
+           !ld_req_refuse_declared(r, ld_h2_header(st, "content-length"), &e))
     return;
   send_error(st, &e);
 }
@@ -378,10 +371,7 @@ static void request_run(struct ld_h2_stream *st) {
   if (!r || st->answered || r->stage != LD_STAGE_NEW) return;
   struct ld_err e;
   ld_req_body_release(r);
-  bool cheap = !strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics") || ld_grpc_is_health(r->url);
-  if (r->body_too_big || r->body_busy || !cheap) {
-    if (ld_req_admit_body(r, &e)) return send_error(st, &e);
-  }
+  if (ld_req_admit_body(r, &e)) return send_error(st, &e);
   st->c->at_work++;
   if (ld_req_run(st->c->n, r) == 0) {
     st->c->at_work--;
@@ -514,7 +504,6 @@ static void conn_unlink(struct h2_conn *c) {
     n->h2_conns = c->next;
   if (c->next) c->next->prev = c->prev;
   c->prev = c->next = NULL;
-  n->h2_nconns--;
 }
 
 static void conn_free(struct h2_conn *c) {
@@ -671,7 +660,6 @@ int ld_h2_sniff(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned 
   c->next = n->h2_conns;
   if (n->h2_conns) n->h2_conns->prev = c;
   n->h2_conns = c;
-  n->h2_nconns++;
   if (watch(c, EPOLL_CTL_ADD, false)) { /* MHD then */
     conn_unlink(c);
     free(c);
@@ -753,7 +741,7 @@ void ld_h2_resume(struct ld_req *r) {
   }
   pthread_mutex_lock(&n->lock);
   r->next = n->h2_resumed;
-  n->h2_resumed = r;
+  __atomic_store_n(&n->h2_resumed, r, __ATOMIC_RELAXED); /* service_resumed peeks at it unlocked */
   pthread_mutex_unlock(&n->lock);
   ld_net_wake(n);
 }

@@ -65,7 +65,8 @@ int ld_errf(struct ld_err *e, enum ld_kind kind, const char *fmt, ...) __attribu
 int ld_err_from_lnc(struct ld_err *e, const struct lnc_error *le);
 /* The Connect code for one of our codes ("corrupt_file" -> "data_loss"; unknown -> internal). */
 const char *ld_connect_code(const char *name);
-/* gRPC's numeric status for a Connect code ("not_found" -> 5; unknown -> 13, internal). */
+/* gRPC's numeric status for a Connect code ("not_found" -> 5; unknown -> 13, internal), from
+ * connect.c's table of Connect codes. */
 int ld_grpc_code(const char *connect);
 
 

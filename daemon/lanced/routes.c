@@ -21,13 +21,11 @@ void ld_json_error(struct ld_response *out, const struct ld_err *e) {
   if (e->http == 503) out->retry_after = 1;
 }
 
-/* The Connect routes: POST /lanced.v1.RowService/<method> */
-#define CONNECT_PREFIX "/lanced.v1.RowService/"
 
 void ld_error_for(const struct ld_req *r, struct ld_response *out, const struct ld_err *e) {
   if (r && r->grpc)
     ld_grpc_error(out, e);
-  else if (r && r->url && !strncmp(r->url, CONNECT_PREFIX, strlen(CONNECT_PREFIX)))
+  else if (r && r->url && !strncmp(r->url, LD_ROWSERVICE_PREFIX, strlen(LD_ROWSERVICE_PREFIX)))
     ld_connect_error(out, e);
   else
     ld_json_error(out, e);
@@ -105,8 +103,8 @@ void ld_route(struct ld_req *r, struct ld_response *out) {
   }
   /* "/files" is the listing of the root, as "/files/" is. */
   if (!strncmp(url, "/files/", 7) || is(url, "/files")) return route_files(r, url[6] ? url + 7 : "", get, out);
-  if (!strncmp(url, CONNECT_PREFIX, strlen(CONNECT_PREFIX))) {
-    const char *method = url + strlen(CONNECT_PREFIX);
+  if (!strncmp(url, LD_ROWSERVICE_PREFIX, strlen(LD_ROWSERVICE_PREFIX))) {
+    const char *method = url + strlen(LD_ROWSERVICE_PREFIX);
     r->route = is(method, "GetFile") ? LD_R_GETFILE : LD_R_TAKE;
     if (!is(m, "POST")) return method_not_allowed(r, "POST", out);
     return ld_connect_handle(r, method, out);

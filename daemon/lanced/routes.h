@@ -30,6 +30,8 @@ int ld_qvalue(const char *params);
 int ld_body_decode(struct ld_req *r, enum ld_kind other, struct ld_err *e);
 int ld_gzip(struct lnc_buf *body); /* in place; -1 (body untouched) on failure */
 
+/* lanced.v1.RowService's methods: POST LD_ROWSERVICE_PREFIX <method>, over Connect or gRPC. */
+#define LD_ROWSERVICE_PREFIX "/lanced.v1.RowService/"
 void ld_route(struct ld_req *r, struct ld_response *out);
 void ld_json_error(struct ld_response *out, const struct ld_err *e);
 /* The Connect protocol's error body ({"code","message"}) and its HTTP status. */

@@ -189,17 +189,17 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 }
 
 /* ---- admission: requests at work, and the bytes of bodies on their way ---------------- */
-bool ld_req_admit_work(struct ld_req *r, bool check) {
+bool ld_req_cheap(const struct ld_req *r) {
+  return !strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics") || (r->grpc && ld_grpc_is_health(r->url));
+}
+
+static bool admit_work(struct ld_req *r, bool check) {
   if (check && (__atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight ||
                 __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED) >= r->lim.max_unsent))
     return false;
   __atomic_add_fetch(&working, 1, __ATOMIC_RELAXED);
   r->working = true;
   return true;
-}
-
-bool ld_req_busy(const struct ld_req *r) {
-  return __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight;
 }
 
 /* Room for n more body bytes of r under max_inflight x max_body_bytes. */
@@ -483,6 +483,23 @@ static bool over_connection_limit(struct ld_net *n, const struct ld_req *r) {
            ld_conn_evict(n, 1) > 0);
 }
 
+int ld_req_refuse_busy(struct ld_req *r, bool body_coming, bool over_conns, struct ld_err *e) {
+  if (ld_req_cheap(r)) return 0; /* health and metrics answer whatever the load */
+  if (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
+                                 : !admit_work(r, true)))
+    return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
+                   over_conns ? "connection" : work_limit(r));
+  return 0;
+}
+
+int ld_req_refuse_declared(const struct ld_req *r, const char *cl, struct ld_err *e) {
+  uint64_t len;
+  if (cl && lnc_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body)
+    return ld_errf(e, LD_TOO_LARGE, "request body of %llu bytes is over max_body_bytes (%llu)",
+                   (unsigned long long)len, (unsigned long long)r->lim.max_body);
+  return 0;
+}
+
 /* Headers in: what can be refused before a body is read (shutting down, over the connection
  * or in-flight limits, ambiguous framing, a declared body over max_body_bytes), or 0 with the
  * request admitted (at work from here without a body, from when it is in with one). */
@@ -490,17 +507,9 @@ static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_r
                          const char *cl, bool body_coming, struct ld_err *e) {
   if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) return ld_errf(e, LD_UNAVAILABLE, "shutting down");
   ld_conn_request_started(n, c); /* never evicts itself below */
-  bool cheap = !strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics");
-  bool over_conns = over_connection_limit(n, r);
-  if (!cheap && (over_conns || (body_coming ? __atomic_load_n(&working, __ATOMIC_RELAXED) >= r->lim.max_inflight
-                                            : !ld_req_admit_work(r, true))))
-    return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
-                   over_conns ? "connection" : work_limit(r));
+  if (ld_req_refuse_busy(r, body_coming, over_connection_limit(n, r), e)) return e->http;
   if (ld_framing_check(c, version, e)) return r->framing_bad = true, e->http;
-  uint64_t len;
-  if (cl && lnc_parse_u64(cl, strlen(cl), &len) && len > r->lim.max_body)
-    return ld_errf(e, LD_TOO_LARGE, "request body of %llu bytes is over max_body_bytes (%llu)",
-                   (unsigned long long)len, (unsigned long long)r->lim.max_body);
+  if (ld_req_refuse_declared(r, cl, e)) return e->http;
   /* A body to come: the connection is back under the deadline until it is all in, so a
    * body trickled (or a chunk size never honoured) is cut off like slow headers. */
   if (body_coming) ld_conn_body_started(n, c);
@@ -512,7 +521,7 @@ static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_r
 int ld_req_admit_body(struct ld_req *r, struct ld_err *e) {
   if (r->body_too_big)
     return ld_errf(e, LD_TOO_LARGE, "request body is over max_body_bytes (%llu)", (unsigned long long)r->lim.max_body);
-  if (r->body_busy || (!r->working && !ld_req_admit_work(r, strcmp(r->url, "/healthz") && strcmp(r->url, "/metrics"))))
+  if (r->body_busy || (!r->working && !admit_work(r, !ld_req_cheap(r))))
     return ld_errf(e, LD_UNAVAILABLE, "server busy: over the %s limit, retry shortly",
                    r->body_busy ? "request bodies' memory (max_inflight x max_body_bytes)" : work_limit(r));
   return 0;
@@ -546,7 +555,7 @@ static int try_inline(struct ld_net *n, struct ld_req *r) {
  * now; 1: its answer comes later through ld_req_resume. */
 int ld_req_run(struct ld_net *n, struct ld_req *r) {
   r->net = n;
-  if (!strcmp(r->url, "/healthz") || !strcmp(r->url, "/metrics")) {
+  if (ld_req_cheap(r)) {
     ld_route(r, &r->out);
     return 0;
   }

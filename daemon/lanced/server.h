@@ -81,7 +81,6 @@ struct ld_net {
    * queued back for their streams (guarded by lock). */
   int h2_epfd;
   struct h2_conn *h2_conns;
-  int h2_nconns;
   struct ld_req *h2_resumed;      /* from other threads (under lock) */
   struct ld_req *h2_resumed_here; /* from this thread's own loop tasks */
   double h2_next_sweep;
@@ -164,8 +163,15 @@ void ld_server_free(void);
  * thread (ld_req_resume from any). */
 struct sockaddr;
 struct ld_req *ld_req_new(const char *url, const char *method); /* counted in flight; NULL: no memory */
-bool ld_req_busy(const struct ld_req *r);                       /* max_inflight requests at work */
-bool ld_req_admit_work(struct ld_req *r, bool check);           /* counted at work, or false (busy) */
+/* Health and metrics (/healthz, /metrics, gRPC's Health/Check): answered whatever the load,
+ * never refused as busy, never handed to a thread. */
+bool ld_req_cheap(const struct ld_req *r);
+/* Headers in, before any body: 503 (e filled, its status returned) when the server is busy —
+ * over_conns: the connection limit found no room (HTTP/1.1's count); else max_inflight for a
+ * request without a body (counted at work from here), or the unsent answers' memory — and 413
+ * when a declared Content-Length is over max_body_bytes; 0 when neither. */
+int ld_req_refuse_busy(struct ld_req *r, bool body_coming, bool over_conns, struct ld_err *e);
+int ld_req_refuse_declared(const struct ld_req *r, const char *cl, struct ld_err *e);
 void ld_req_take_body(struct ld_req *r, const char *upload, size_t n);
 void ld_req_body_release(struct ld_req *r);
 int ld_req_admit_body(struct ld_req *r, struct ld_err *e);                       /* the body is in: 0, or -1 with e filled */

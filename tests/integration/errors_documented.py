@@ -7,7 +7,7 @@ Read from the sources, not from a list kept here:
   enum ld_kind) of each kind an `ld_errf(e, LD_KIND, ...)` in daemon/lanced/*.c outside
   connect.c and grpc.c names (the Connect and gRPC routes answer their own codes), and each liblance code's row
   (a liblance error reaches REST through it);
-- every Connect code errors.c maps to, with the HTTP status connect.c's connect_status gives it.
+- every Connect code errors.c maps to, with the HTTP status connect.c's connect_codes table gives it.
 Each must appear in docs/api.md: REST as a row `| STATUS | ... `code` ... |` of the error table,
 Connect in the paragraph listing the Connect codes and their statuses.
 Usage: tests/integration/errors_documented.py (from anywhere; no daemon needed)."""
@@ -51,7 +51,7 @@ def errors_table():
 
 def connect_statuses():
     src = read("daemon/lanced/connect.c")
-    body = src[src.index("static int connect_status"):]
+    body = src[src.index("connect_codes[] = {"):]
     body = body[:body.index("};")]
     return {c: int(h) for c, h in re.findall(r'\{"([a-z_]+)",\s*(\d{3})\}', body)}
 
