@@ -1,11 +1,13 @@
 """A lanced client over the Connect API (binary protobuf, FORMAT_PROTO): rows come back as
 numpy arrays, tensor columns through one frombuffer each."""
+import collections
 import decimal
 import http.client
 import json
 import operator
 import os
 import re
+import socket
 import threading
 import urllib.parse
 
@@ -32,6 +34,9 @@ def _check_ids(ids):
     """ids as a list of Python ints, checked before any request: each an integer (int, a numpy
     integer, an integer 0-d tensor: what operator.index takes) in [0, 2^64). A float (1.5 is
     not row 1), a bool or a negative number raises ValueError naming it and its position."""
+    if type(ids) is list and all(type(i) is int for i in ids):  # what samplers give: checked at C speed
+        if not ids or (min(ids) >= 0 and max(ids) <= _U64_MAX):
+            return list(ids)
     out = []
     for pos, i in enumerate(ids):
         if isinstance(i, bool):
@@ -203,6 +208,164 @@ def _read_body(resp, alloc=None):
     return buf
 
 
+def _error_answer(status, data):
+    """The LancedError of an error answer's body: Connect's shape {"code", "message"}, or the
+    REST routes' {"error": {"code", "message"}} (docs/api.md)."""
+    try:
+        err = json.loads(bytes(data))
+        if isinstance(err.get("error"), dict):
+            err = err["error"]
+        return LancedError(str(err.get("code", "unknown")), str(err.get("message", "")), status)
+    except (ValueError, AttributeError):
+        return LancedError("unknown", bytes(data[:200]).decode("utf-8", "replace"), status)
+
+
+class _Pipeline:
+    """HTTP/1.1 requests pipelined on one connection: requests go out up to depth ahead of the
+    answers, answers are read in order, each body straight into the buffer it is handed
+    (alloc), with nothing copied but the few bytes read past a head. The requests not yet
+    answered are kept, to send again on a new connection if the daemon closes this one (a
+    keep-alive timeout, a drain, "Connection: close"); Take is a read, safe to repeat."""
+
+    _HEAD_MAX = 64 << 10  # lanced's answer heads are a few hundred bytes
+    _SNDBUF = 1 << 20  # every unanswered request fits: sending never waits on the daemon reading
+
+    def __init__(self, host, port, timeout, url):
+        self.host, self.port, self.timeout, self.url = host, port, timeout, url
+        self.sock, self.left = None, bytearray()
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _open(self):
+        self.close()
+        try:
+            self.sock = socket.create_connection((self.host, self.port), self.timeout)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self._SNDBUF)
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError as ex:
+            raise LancedError("unavailable", "cannot reach lanced at %s: %s" % (self.url, ex)) from ex
+        self.left = bytearray()
+
+    def run(self, requests, depth, alloc):
+        """Yields each request's answer body (the buffer alloc gave, or a bytearray). Left
+        before its end (an error, a generator closed early), it closes the connection, whose
+        unanswered requests would otherwise answer the next run."""
+        inflight = collections.deque()
+        done = False
+        try:
+            yield from self._run(iter(requests), depth, alloc, inflight)
+            done = True
+        finally:
+            if not done or inflight:
+                self.close()
+
+    def _run(self, requests, depth, alloc, inflight):
+        sent = 0  # bytes of the requests sent and not answered (inflight)
+        more, retried = True, False
+        if self.sock is None:
+            self._open()
+        while True:
+            while more and len(inflight) < depth and sent < self._SNDBUF // 2:
+                req = next(requests, None)
+                if req is None:
+                    more = False
+                    break
+                self._send(req)
+                inflight.append(req)
+                sent += len(req)
+            if not inflight:
+                return
+            try:
+                status, length, close, body = self._answer(alloc)
+            except _Dropped as ex:
+                if retried:  # dropped twice for the same answer: the daemon is not serving
+                    raise LancedError("unavailable", "lanced at %s closed the connection: %s"
+                                      % (self.url, ex)) from None
+                retried = True
+                self._open()
+                for req in inflight:
+                    self._send(req)
+                continue
+            retried = False
+            sent -= len(inflight.popleft())
+            if status != 200:
+                self.close()  # the rest of the pipeline is dropped with the error
+                raise _error_answer(status, body)
+            if close:  # the daemon closes after this answer: the rest go on a new connection
+                self._open()
+                for req in inflight:
+                    self._send(req)
+            yield body
+
+    def _send(self, req):
+        try:
+            self.sock.sendall(req)
+        except OSError:
+            pass  # the connection is gone: the answer's read says so, and the request is resent
+
+    def _recv(self):
+        try:
+            chunk = self.sock.recv(16 << 10)
+        except socket.timeout:
+            raise self._late() from None
+        except ConnectionError as ex:
+            raise _Dropped(str(ex) or type(ex).__name__) from None
+        if not chunk:
+            raise _Dropped("closed by the daemon")
+        return chunk
+
+    def _late(self):
+        self.close()
+        return LancedError("unavailable", "lanced at %s sent no answer within %g s" % (self.url, self.timeout))
+
+    def _answer(self, alloc):
+        """(status, Content-Length, whether the daemon closes after it, body) of the next answer."""
+        left = self.left
+        end = left.find(b"\r\n\r\n")
+        while end < 0:
+            if len(left) > self._HEAD_MAX:
+                raise LancedError("bad_answer", "an answer head over %d bytes" % self._HEAD_MAX)
+            left += self._recv()
+            end = left.find(b"\r\n\r\n")
+        lines = bytes(left[:end]).decode("latin-1").split("\r\n")
+        del left[:end + 4]
+        parts = lines[0].split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            raise LancedError("bad_answer", "not an HTTP answer: %r" % lines[0][:100])
+        status, fields = int(parts[1]), {}
+        for line in lines[1:]:
+            k, _, v = line.partition(":")
+            fields[k.strip().lower()] = v.strip()
+        close = fields.get("connection", "").lower() == "close" or parts[0] == "HTTP/1.0"
+        if "content-length" not in fields or not fields["content-length"].isdigit():
+            # lanced sends every answer with its length; anything else ends the pipeline
+            raise LancedError("bad_answer", "an answer without a Content-Length (status %d)" % status)
+        n = int(fields["content-length"])
+        body = alloc(n) if alloc and status == 200 else bytearray(n)
+        mv = memoryview(body)
+        got = min(n, len(left))
+        mv[:got] = left[:got]
+        del left[:got]
+        while got < n:
+            try:
+                k = self.sock.recv_into(mv[got:])
+            except socket.timeout:
+                raise self._late() from None
+            except ConnectionError as ex:
+                raise _Dropped(str(ex) or type(ex).__name__) from None
+            if not k:
+                raise _Dropped("closed by the daemon within an answer")
+            got += k
+        return status, n, close, body
+
+
+class _Dropped(Exception):
+    """The connection ended before an answer was whole."""
+
+
 class Client:
     """Client(url): a lanced daemon at url ("http://127.0.0.1:8080"). One keep-alive
     connection per thread and per process: after fork (a DataLoader worker) the child opens
@@ -253,12 +416,7 @@ class Client:
                     raise LancedError("unavailable", "cannot reach lanced at %s: %s"
                                       % (self.url, ex)) from ex
         if resp.status != 200:
-            try:
-                err = json.loads(data)
-                code, message = err.get("code", "unknown"), err.get("message", "")
-            except ValueError:
-                code, message = "unknown", data[:200].decode("utf-8", "replace")
-            raise LancedError(code, message, resp.status)
+            raise _error_answer(resp.status, data)
         return data
 
     def take_arrays(self, path, ids=None, columns=None, version=None, buffer=None, row_ids=None):
@@ -280,6 +438,57 @@ class Client:
         if other:
             out.update(self.take(path, ids, other, version))
         return {c: out[c] for c in names}
+
+    def take_arrays_iter(self, path, batches, columns=None, version=None, buffer=None, depth=4,
+                         row_ids=False):
+        """take_arrays for each id list of the iterable batches, yielded in order, with up to
+        depth requests in flight on one keep-alive connection (HTTP/1.1 pipelining): the
+        daemon works on the next batch while this thread reads the last, and no thread pool or
+        lock is involved. buffer: as for take_arrays, called once per answer as its head
+        arrives (again for the same answer if a dropped connection made it ask again).
+        row_ids=True: the lists are Lance row ids. An error answer raises LancedError for its
+        batch (the batches before it have been yielded); a connection the daemon closed is
+        reopened and the unanswered requests sent again, once."""
+        if depth < 1:
+            raise ValueError("depth must be at least 1")
+        types = self._column_types(path, version)
+        names = list(columns) if columns else list(types)
+        if any(c in types and not _arrays_carry(types[c]) for c in names):
+            # Some columns only take carries: one request (or two) per batch, in turn.
+            for ids in batches:
+                yield self.take_arrays(path, None if row_ids else ids, names, version, buffer,
+                                       ids if row_ids else None)
+            return
+        target = "/files/%s/rows" % urllib.parse.quote(path, safe="/")
+        head = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
+                "Accept: application/vnd.apache.arrow.stream\r\nContent-Length: "
+                % (target, self._host, self._port)).encode()
+        # This thread's pipeline connection, kept between calls (a DataLoader worker's epochs)
+        # when the last one ended with every request answered.
+        loc = self._local
+        pipe = getattr(loc, "pipe", None)
+        if pipe is None or loc.pipe_pid != os.getpid():
+            pipe = loc.pipe = _Pipeline(self._host, self._port, self.timeout, self.url)
+            loc.pipe_pid = os.getpid()
+        for data in pipe.run(self._request_bodies(batches, names, version, row_ids, head),
+                             depth, buffer):
+            try:
+                cols = read_stream(data)
+            except ArrowError as ex:
+                pipe.close()
+                raise LancedError("bad_answer", str(ex)) from ex
+            yield cols
+
+    @staticmethod
+    def _request_bodies(batches, columns, version, row_ids, head):
+        """Each batch's whole request (ids checked first, as take_arrays checks them)."""
+        for ids in batches:
+            ids = _pick_ids(None, ids) if row_ids else _pick_ids(ids, None)
+            body = {_ids_key(ids): ids, "columns": columns}
+            if version:
+                body["version"] = version
+            body = json.dumps(body).encode()
+            yield head + b"%d\r\n\r\n" % len(body) + body
 
     def _take_arrow(self, path, ids, columns, version, alloc=None):
         body = {_ids_key(ids): ids, "columns": columns}

@@ -183,9 +183,12 @@ def test_unknown_column(client):
 
 
 def test_id_out_of_range(client):
-    with pytest.raises(lanced.LancedError) as ex:
-        client.take("data/emb21", [0, 500], ["id"])
-    assert ex.value.code == "out_of_range" and ex.value.status == 400
+    # take (Connect's error shape) and take_arrays (the REST route's) alike
+    for take in (client.take, client.take_arrays):
+        with pytest.raises(lanced.LancedError) as ex:
+            take("data/emb21", [0, 500], ["id"])
+        assert ex.value.code == "out_of_range" and ex.value.status == 400
+        assert "500" in ex.value.message
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, 2.0, True, "3", 2 ** 64])
@@ -367,3 +370,183 @@ def test_row_ids(client):
     for bad in ({"ids": [1], "row_ids": [1]}, {}):
         with pytest.raises(ValueError):
             client.take(path, **bad)
+
+
+# ---- take_arrays_iter: requests pipelined on one connection ---------------------------------
+import socket  # noqa: E402
+import threading  # noqa: E402
+import urllib.parse  # noqa: E402
+
+
+def _same_arrays(got, want, where):
+    assert list(got) == list(want), where
+    for c, w in want.items():
+        g = got[c]
+        if isinstance(w, lanced.Ragged):
+            assert isinstance(g, lanced.Ragged), (where, c)
+            assert np.array_equal(g.offsets, w.offsets), (where, c)
+            assert all(np.array_equal(a, b) if isinstance(b, np.ndarray) else a == b
+                       for a, b in zip(g.rows(), w.rows())), (where, c)
+        elif isinstance(w, np.ma.MaskedArray):
+            assert np.array_equal(np.ma.getmaskarray(g), np.ma.getmaskarray(w)), (where, c)
+            assert np.array_equal(np.ma.filled(g, 0), np.ma.filled(w, 0),
+                                  equal_nan=w.dtype.kind == "f"), (where, c)
+        elif isinstance(w, np.ndarray) and w.dtype != object:
+            assert np.array_equal(g, w, equal_nan=w.dtype.kind == "f"), (where, c)
+        else:
+            assert [repr(x) for x in g] == [repr(x) for x in w], (where, c)
+
+
+@pytest.mark.parametrize("path", ["data/types21", "data/lists21", "data/emb21", "datasets/deletions_v22.lance"])
+@pytest.mark.parametrize("depth", [1, 3, 8])
+def test_pipelined_batches_equal_take_arrays(client, path, depth):
+    """Every batch of a pipelined run equals take_arrays of the same ids, in order, whatever
+    the depth (more batches than the depth, batches of different sizes, a repeated id)."""
+    n = client.describe(path)["num_rows"]
+    rng = np.random.default_rng(depth)
+    batches = [rng.integers(0, n, size).tolist() for size in (1, 7, 40, 3, 97, 1, 12, 5, 64, 2)]
+    batches[3] = [batches[3][0]] * 3
+    got = list(client.take_arrays_iter(path, batches, depth=depth))
+    assert len(got) == len(batches)
+    for k, (b, g) in enumerate(zip(batches, got)):
+        _same_arrays(g, client.take_arrays(path, b), "%s batch %d" % (path, k))
+
+
+def test_pipelined_row_ids_and_buffer(client):
+    """row_ids=True sends Lance row ids; buffer= is called once per answer with its size."""
+    path = "datasets/deletions_v22.lance"
+    with open(os.path.join(FIXTURES, "datasets", "deletions_v22.rowaddr")) as f:
+        addrs = json.loads(f.readline().split("\t")[2])
+    sizes = []
+
+    def alloc(n):
+        sizes.append(n)
+        return bytearray(n)
+    offs = [[5, 0], [1000], [3, 4, 5]]
+    got = list(client.take_arrays_iter(path, [[addrs[o] for o in b] for b in offs], ["id"],
+                                       buffer=alloc, depth=2, row_ids=True))
+    assert [list(g["id"]) for g in got] == [list(client.take_arrays(path, b, ["id"])["id"]) for b in offs]
+    assert len(sizes) == 3 and all(s > 0 for s in sizes)
+
+
+def test_pipelined_error_ends_at_its_batch(client):
+    """An error answer raises LancedError for its batch, after the batches before it; the
+    connection is dropped with the pipeline, and the next run answers normally."""
+    path = "data/types21"
+    n = client.describe(path)["num_rows"]
+    batches = [[0, 1], [2], [n + 5], [3]]
+    it = client.take_arrays_iter(path, batches, ["i64"], depth=4)
+    assert list(next(it)["i64"]) == list(client.take_arrays(path, [0, 1], ["i64"])["i64"])
+    next(it)
+    with pytest.raises(lanced.LancedError) as ex:
+        next(it)
+    assert ex.value.code == "out_of_range" and ex.value.status == 400
+    again = list(client.take_arrays_iter(path, [[3], [4]], ["i64"], depth=2))
+    assert [list(g["i64"]) for g in again] == [list(client.take_arrays(path, [i], ["i64"])["i64"]) for i in (3, 4)]
+
+
+def test_pipelined_ids_checked_before_sending(client):
+    with pytest.raises(ValueError):
+        list(client.take_arrays_iter("data/types21", [[1], [-1]], ["i64"]))
+
+
+class _CuttingProxy:
+    """A TCP proxy in front of lanced that closes its first `cuts` client connections after
+    relaying `after` bytes of answers (mid-answer, or at an answer's end when `after` is
+    that many whole answers' bytes): a daemon restart or a keep-alive close, as a pipelined
+    client sees it."""
+
+    def __init__(self, upstream, after, cuts=1):
+        u = urllib.parse.urlsplit(upstream)
+        self.up, self.after, self.cuts = (u.hostname, u.port), after, cuts
+        self.srv = socket.create_server(("127.0.0.1", 0))
+        self.url = "http://127.0.0.1:%d" % self.srv.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.srv.accept()
+            except OSError:
+                return
+            self.connections += 1
+            limit = self.after if self.connections <= self.cuts else None
+            threading.Thread(target=self._serve, args=(c, limit), daemon=True).start()
+
+    def _serve(self, c, limit):
+        u = socket.create_connection(self.up)
+        threading.Thread(target=self._pump, args=(c, u, None), daemon=True).start()
+        self._pump(u, c, limit)
+        c.close()
+        u.close()
+
+    @staticmethod
+    def _pump(src, dst, limit):
+        relayed = 0
+        try:
+            while limit is None or relayed < limit:
+                b = src.recv(65536 if limit is None else min(65536, limit - relayed))
+                if not b:
+                    break
+                dst.sendall(b)
+                relayed += len(b)
+            if limit is not None:
+                dst.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def close(self):
+        self.srv.close()
+
+
+def _answer_bytes(client, path, ids, columns):
+    """The whole HTTP answer (head and body) lanced gives a pipelined client for ids."""
+    body = json.dumps({"ids": ids, "columns": columns}).encode()
+    u = urllib.parse.urlsplit(client.url)
+    with socket.create_connection((u.hostname, u.port)) as s:
+        s.sendall(b"POST /files/%s/rows HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Accept: application/vnd.apache.arrow.stream\r\nConnection: close\r\n"
+                  b"Content-Length: %d\r\n\r\n%s" % (path.encode(), len(body), body))
+        out = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                return out
+            out += b
+
+
+@pytest.mark.parametrize("where", ["mid-answer", "between answers"])
+def test_pipelined_connection_dropped_is_resent(daemon, where):
+    """The daemon's connection closing under a pipeline (mid-answer, or after whole answers)
+    loses nothing: a new connection is opened and the unanswered requests sent again, so every
+    batch comes once, in order, equal to take_arrays."""
+    client = lanced.Client(daemon)
+    path, cols = "data/emb21", ["id", "emb"]
+    batches = [[i, i + 1, i + 2] for i in range(0, 30, 3)]
+    one = len(_answer_bytes(client, path, batches[0], cols)) - len(b"Connection: close\r\n")
+    after = one * 2 + (one // 2 if where == "mid-answer" else 0)
+    proxy = _CuttingProxy(daemon, after)
+    try:
+        pc = lanced.Client(proxy.url)
+        pc._types = client._types  # described already (describe's own request is not cut)
+        client.describe(path)
+        pc._types = dict(client._types)
+        got = list(pc.take_arrays_iter(path, batches, cols, depth=4))
+        assert proxy.connections == 2
+    finally:
+        proxy.close()
+    assert len(got) == len(batches)
+    for k, (b, g) in enumerate(zip(batches, got)):
+        _same_arrays(g, client.take_arrays(path, b, cols), "batch %d" % k)
+
+
+def test_pipelined_daemon_gone_is_unavailable():
+    s = socket.create_server(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    c = lanced.Client("http://127.0.0.1:%d" % port)
+    c._types[("data/emb21", 0)] = {"id": "int32"}
+    with pytest.raises(lanced.LancedError) as ex:
+        list(c.take_arrays_iter("data/emb21", [[1]], ["id"]))
+    assert ex.value.code == "unavailable"

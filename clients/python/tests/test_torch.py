@@ -230,3 +230,76 @@ def test_batch_read_inside_a_worker(daemon):
     assert [g["sum"] for g in got] == [2 * i + 1 for i in range(4)]
     assert all(g["keys"] == ["emb", "id"] and g["n"] == 2 for g in got)
     assert got[0]["emb0"] == float(want)
+
+
+# ---- the workers' shared-memory rings ------------------------------------------------------
+import gc  # noqa: E402
+
+import lanced.torch as lt  # noqa: E402
+
+
+def _count_rebuilds(monkeypatch):
+    """How batches reached this process: from a ring slot, or copied into a memfd of their own."""
+    seen = collections.Counter()
+    slot, copied = lt._rebuild_slot, lt._rebuild
+
+    def from_slot(*a):
+        seen["slot"] += 1
+        return slot(*a)
+
+    def from_copy(*a):
+        seen["copy"] += 1
+        return copied(*a)
+    # Pickled by name in the workers (forked with these in place), so named as what they replace.
+    for f, name in ((from_slot, "_rebuild_slot"), (from_copy, "_rebuild")):
+        f.__module__, f.__qualname__ = "lanced.torch", name
+        monkeypatch.setattr(lt, name, f)
+    return seen
+
+
+def test_ring_slots_come_back_when_batches_die(daemon, monkeypatch):
+    """A batch's slot is free again as soon as the main process drops its last tensor of it,
+    without the garbage collector (off here): three epochs of a consumer that keeps nothing
+    never run out of slots (no batch is copied), and afterwards every slot is free."""
+    seen = _count_rebuilds(monkeypatch)
+    ds = LancedDataset(daemon, "data/lists21", None)
+    batches = ds.batches(16, shuffle=True, prefetch=3, seed=5)
+    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+    gc.disable()
+    try:
+        n = 0
+        for epoch in range(3):
+            batches.set_epoch(epoch)
+            for b in dl:
+                n += len(next(iter(b.values())))
+                del b
+        views = [v for t, v in lt._rings.items() if isinstance(t, tuple)]
+        assert views and all(not v.busy.any() for v in views)
+    finally:
+        gc.enable()
+        del dl
+    assert n == 3 * len(ds)
+    assert seen["slot"] == 3 * len(batches) and seen["copy"] == 0
+
+
+def test_held_batches_are_never_overwritten(daemon, monkeypatch):
+    """A trainer that keeps every batch of an epoch (more than a ring has slots): the later
+    batches are copied into memfds of their own, and no kept batch changes under it."""
+    seen = _count_rebuilds(monkeypatch)
+    path = "data/types21"
+    client = lanced.Client(daemon)
+    ds = LancedDataset(daemon, path, ["i64", "f64", "s"])
+    batches = ds.batches(7, shuffle=True, prefetch=2, seed=3)
+    order = [i for b in batches.sampler._batches() for i in b]
+    kept = list(torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2))
+    assert seen["copy"] > 0 and seen["slot"] > 0 and seen["slot"] + seen["copy"] == len(kept)
+    want = client.take_arrays(path, order, ["i64", "f64", "s"])
+    at = 0
+    for b in kept:
+        k = len(b["i64"])
+        for i in range(k):
+            _same_value(b["i64"][i], want["i64"][at + i], "i64[%d]" % (at + i))
+            _same_value(b["f64"][i], want["f64"][at + i], "f64[%d]" % (at + i))
+            _same_value(b["s"][i], want["s"][at + i], "s[%d]" % (at + i))
+        at += k
+    assert at == len(order)
