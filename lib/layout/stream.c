@@ -343,12 +343,45 @@ int lnc_leafrows_end_row(struct lnc_leafrows *r) {
   return 0;
 }
 
+/* Room for all of perm's rows in dst at once. Grown by doubling as rows were appended, the
+ * values were copied again at every doubling: for a training batch's image column (2 MB) a
+ * fifth of the permute's time went to realloc's copies. */
+static int permute_reserve(const struct lnc_leafrows *src, const uint32_t *perm, uint64_t n,
+                           struct lnc_leafrows *dst) {
+  const struct lnc_valbuf *sv = &src->values;
+  uint64_t levels = 0, values = 0, bytes = 0;
+  for (uint64_t k = 0; k < n; k++) {
+    uint32_t u = perm[k];
+    if (u >= src->n_rows) return LNC_EINTERNAL;
+    uint64_t v0 = src->row_val[u], v1 = src->row_val[u + 1];
+    if (v1 < v0 || v1 > sv->n) return LNC_EINTERNAL;
+    if (__builtin_add_overflow(levels, src->row_lev[u + 1] - src->row_lev[u], &levels) ||
+        __builtin_add_overflow(values, v1 - v0, &values))
+      return LNC_ENOMEM;
+    if (sv->kind == LNC_VALUES_VARIABLE && __builtin_add_overflow(bytes, sv->offsets[v1] - sv->offsets[v0], &bytes))
+      return LNC_ENOMEM;
+  }
+  if (sv->kind == LNC_VALUES_FIXED && sv->bits % 8 == 0 &&
+      __builtin_mul_overflow(values, (uint64_t)(sv->bits / 8) * sv->items_per_value, &bytes))
+    return LNC_ENOMEM;
+  struct lnc_valbuf *dv = &dst->values;
+  size_t rc1 = dst->rows_cap, rc2 = dst->rows_cap;
+  if ((levels && grow_levels(dst, levels)) || (bytes && lnc_grow_array((void **)&dv->data, &dv->data_cap, bytes, 1)) ||
+      (sv->kind == LNC_VALUES_VARIABLE && lnc_grow_array((void **)&dv->offsets, &dv->off_cap, values + 1, 8)) ||
+      lnc_grow_array((void **)&dst->row_lev, &rc1, n + 2, 8) || lnc_grow_array((void **)&dst->row_val, &rc2, n + 2, 8))
+    return LNC_ENOMEM;
+  dst->rows_cap = rc1 < rc2 ? rc1 : rc2;
+  return 0;
+}
+
 int lnc_leafrows_permute(const struct lnc_leafrows *src, const uint32_t *perm, uint64_t n,
                          struct lnc_leafrows *dst) {
   memset(dst, 0, sizeof *dst);
   dst->has_rep = src->has_rep;
   dst->has_def = src->has_def;
   if (vb_copy_shape(&dst->values, &src->values)) return LNC_ENOMEM;
+  int pr = permute_reserve(src, perm, n, dst);
+  if (pr) return pr;
   for (uint64_t k = 0; k < n; k++) {
     uint32_t u = perm[k];
     if (u >= src->n_rows) return LNC_EINTERNAL;
