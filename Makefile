@@ -217,6 +217,7 @@ integration: $(BINS) $(LIB_SO) $(S3CHECK) $(CLONE_FIXTURES)
 	@BIN=$(BINOUT) tests/integration/daemon_nonblocking.sh
 	@BIN=$(BINOUT) tests/integration/daemon_revalidate.sh
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_connections
+	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_placement
 	@BIN=$(BINOUT) tests/integration/daemon_descriptors.sh
 	@BIN=$(BINOUT) tests/integration/daemon_rowids.sh
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh

@@ -1,5 +1,5 @@
 /* The acceptor: one thread accepts on every listening socket and hands each connection to
- * the network thread (a libmicrohttpd daemon on its own loop) that has the fewest open
+ * the network thread (a libmicrohttpd daemon on its own loop) that has the fewest busy
  * connections; the thread adds it to its daemon (ld_net_hand). MHD's own thread pool lets whichever thread wakes first take a new
  * connection, so a few keep-alive clients often all landed on one network thread and the
  * daemon ran on half the CPUs it was given. */
@@ -31,13 +31,19 @@ static uint64_t refused_per_client;
 uint64_t ld_acceptor_hard_limit(void) { return __atomic_load_n(&hard_limit, __ATOMIC_RELAXED); }
 uint64_t ld_acceptor_refused_per_client(void) { return __atomic_load_n(&refused_per_client, __ATOMIC_RELAXED); }
 
-/* The network thread with the fewest connections; ties go to the lowest index. */
+/* The network thread with the fewest connections in a request (open minus those waiting for
+ * one; a connection just handed over counts as busy until its thread sees it), then the
+ * fewest open, then the lowest index. By open connections alone, idle keep-alive ones (a
+ * client's metadata connection beside its data connections) could put two busy connections
+ * on one thread while another thread idles: a request is run on its connection's thread, so
+ * those two then share one CPU (a DataLoader's two workers at 0.7x of the other placement). */
 static struct ld_net *least_loaded(void) {
-  struct ld_net *best = &nets[0];
-  int best_n = __atomic_load_n(&best->conns, __ATOMIC_RELAXED);
-  for (int i = 1; i < nnets; i++) {
-    int n = __atomic_load_n(&nets[i].conns, __ATOMIC_RELAXED);
-    if (n < best_n) best = &nets[i], best_n = n;
+  struct ld_net *best = NULL;
+  int best_busy = 0, best_open = 0;
+  for (int i = 0; i < nnets; i++) {
+    int open = __atomic_load_n(&nets[i].conns, __ATOMIC_RELAXED), busy = ld_net_busy(&nets[i]);
+    if (!best || busy < best_busy || (busy == best_busy && open < best_open))
+      best = &nets[i], best_busy = busy, best_open = open;
   }
   return best;
 }

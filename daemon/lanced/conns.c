@@ -39,6 +39,7 @@ struct ld_conn {
   uint32_t bucket; /* per-address counter index (accept.c) */
   double since;    /* accept or last answer */
   bool waiting, closing;
+  bool heavy;          /* its last request's route held its thread long (ld_conn_note_work) */
   const char *raw_uri; /* the current request line's URI in MHD's read buffer, as */
   size_t raw_uri_len;  /* seen before MHD parsed it (framing.c), and its strlen */
 };
@@ -92,7 +93,7 @@ static void unlink_waiting(struct ld_net *n, struct ld_conn *k) {
   if (!k->waiting) return;
   LNC_LIST_UNLINK(n->waiting_head, n->waiting_tail, k);
   k->waiting = false;
-  n->nwaiting--;
+  __atomic_sub_fetch(&n->nwaiting, 1, __ATOMIC_RELAXED); /* read by the acceptor */
   publish_oldest(n);
 }
 
@@ -102,7 +103,7 @@ static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
   k->since = now;
   LNC_LIST_PUSH_BACK(n->waiting_head, n->waiting_tail, k);
   k->waiting = true;
-  n->nwaiting++;
+  __atomic_add_fetch(&n->nwaiting, 1, __ATOMIC_RELAXED);
   publish_oldest(n);
 }
 
@@ -168,6 +169,27 @@ void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c) {
 void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c) {
   struct ld_conn *k = conn_of(c);
   if (k && !k->closing) append_waiting(n, k, lnc_now_s());
+}
+
+/* A connection whose requests take long to route (a training batch: milliseconds of
+ * decoding and copying) has them run on take threads (server.c ld_req_run): run inline, each
+ * would hold its network thread, and the other connections placed on that thread would wait
+ * behind it while another CPU idles. Light again below half the mark (hysteresis: a batch of
+ * the same size can land on either side of one mark). */
+#define HEAVY_ROUTE_S 1e-3
+
+void ld_conn_note_work(struct MHD_Connection *c, double route_s) {
+  struct ld_conn *k = conn_of(c);
+  if (!k) return;
+  if (route_s > HEAVY_ROUTE_S)
+    k->heavy = true;
+  else if (route_s < HEAVY_ROUTE_S / 2)
+    k->heavy = false;
+}
+
+bool ld_conn_heavy(struct MHD_Connection *c) {
+  struct ld_conn *k = conn_of(c);
+  return k && k->heavy;
 }
 
 void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len) {

@@ -111,7 +111,9 @@ static void *take_thread(void *arg) {
       set_unavailable(r, &e);
     } else if (!too_late(p, r)) {
       r->call = (struct ld_call){.worker = worker, .nowait = LNC_NOWAIT_OFF};
+      double t0 = lnc_now_s();
       ld_route(r, &r->out);
+      r->route_s = lnc_now_s() - t0;
     }
     resume_answered(r, resume_delay_ms);
   }
@@ -181,10 +183,10 @@ int ld_dispatch_start(int n, int nmounts, int store, uint64_t store_wait_ms) {
   return 0;
 }
 
-uint64_t ld_dispatch_handoffs(void) { return __atomic_load_n(&handoffs, __ATOMIC_RELAXED); }
+uint64_t ld_dispatch_handoffs(void) { return __atomic_load_n(&handoffs, __ATOMIC_SEQ_CST); }
 
 void ld_dispatch(struct ld_req *r, int block) {
-  __atomic_add_fetch(&handoffs, 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&handoffs, 1, __ATOMIC_SEQ_CST);
   int i = block >= LD_BLOCK_STORE ? 1 + block - LD_BLOCK_STORE : 0;
   struct pool *p = &pools[i < npools && pools[i].nthreads ? i : 0];
   /* Queued for a mount's threads, a request counts against the mount's share as it does in

@@ -149,9 +149,16 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   counter(o, "lanced_reads_total", "Read requests issued to the device.", GET(reads));
   counter(o, "lanced_bytes_read_total", "Bytes covered by those reads.", GET(bytes_read));
   counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
+  /* The crowded ones first: each was counted in ld_dispatch_handoffs before it was counted there. */
+  uint64_t crowded = ld_server_crowded_handoffs(), handoffs = ld_dispatch_handoffs();
   counter(o, "lanced_take_handoffs_total", "Requests handed to a take thread because a first "
                                            "attempt on the network thread would have waited for the disk.",
-          ld_dispatch_handoffs());
+          handoffs - crowded);
+  counter(o, "lanced_take_handoffs_crowded_total",
+          "Requests handed to a take thread because their connection's requests are heavy (the "
+          "last one's take held its thread over 1 ms) and their network thread had two or more busy "
+          "connections more than the least busy one.",
+          crowded);
   uint64_t hto, ev;
   ld_server_conn_stats(&hto, &ev);
   ld_buf_printf(o, "# HELP lanced_connections_closed_total Connections the daemon closed itself: "

@@ -42,6 +42,7 @@ struct ld_req {
   struct ld_response out;      /* the take thread's answer, sent when the connection resumes */
   struct ld_req *next;         /* take queue link */
   double start;
+  double route_s; /* how long ld_route ran on the thread that answered it (0: not measured) */
   char method[8];
   char *url;           /* owned copy */
   struct lnc_buf body; /* request body, bounded by max_body */

@@ -61,7 +61,7 @@ struct ld_net {
   _Atomic double last_turn;        /* lnc_now_s() at the end of its last iteration */
   /* conns.c: connections with no request in progress, oldest first (this thread's only) */
   struct ld_conn *waiting_head, *waiting_tail;
-  int nwaiting;
+  int nwaiting;                  /* written by the thread, read by the acceptor (atomics) */
   _Atomic double oldest_waiting; /* the head's `since`, 0 when none: read by other threads */
   uint64_t closed_by_sweep;
   uint64_t header_timeouts, evicted;      /* read by metrics (atomics) */
@@ -94,6 +94,14 @@ static inline bool ld_net_owned(struct ld_net *n) {
   return n && (pthread_equal(pthread_self(), n->thread) || atomic_load(&n->stop));
 }
 
+/* Connections of n in a request now: open minus those waiting for one (a connection just
+ * handed over counts until its thread sees it). Any thread; the two counts are read apart,
+ * so it is an estimate, never below 0. */
+static inline int ld_net_busy(struct ld_net *n) {
+  int busy = __atomic_load_n(&n->conns, __ATOMIC_RELAXED) - __atomic_load_n(&n->nwaiting, __ATOMIC_RELAXED);
+  return busy < 0 ? 0 : busy;
+}
+
 /* ---- conns.c: header deadline, idle-first eviction, per-address caps ---------------------
  * Called on the connection's network thread, except the per-address counters (any thread). */
 struct ld_conn;
@@ -103,6 +111,10 @@ void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ct
 void ld_conn_closed(struct ld_net *n, void **socket_ctx);
 void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c);
 void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c);
+/* How long the finished request's route ran on its thread; whether the connection's next
+ * request should go straight to a take thread (its requests are heavy). */
+void ld_conn_note_work(struct MHD_Connection *c, double route_s);
+bool ld_conn_heavy(struct MHD_Connection *c);
 /* Headers in, a body to come: under the deadline again until ld_conn_request_started. */
 void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c);
 /* The raw request-line URI noted by framing.c (pointer into MHD's buffer, strlen at the
@@ -140,7 +152,8 @@ void ld_net_hand(struct ld_net *n, int fd, const void *addr, unsigned addrlen);
 void ld_net_wake(struct ld_net *n);
 void ld_server_quiesce(void); /* stop accepting, close the listeners; in-flight requests go on */
 uint64_t ld_server_inflight(void);
-uint64_t ld_server_unsent_bytes(void); /* answers queued, not yet taken by their clients */
+uint64_t ld_server_crowded_handoffs(void); /* heavy requests sent to take threads off a crowded thread */
+uint64_t ld_server_unsent_bytes(void);     /* answers queued, not yet taken by their clients */
 /* Whether every network thread finished a loop iteration within max_age_s (the watchdog pings
  * only then), and the longest a loop may wait per iteration (set before ld_server_start). */
 bool ld_server_loops_turning(double max_age_s);
