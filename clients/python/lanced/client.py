@@ -306,20 +306,21 @@ class _Pipeline:
         except OSError:
             pass  # the connection is gone: the answer's read says so, and the request is resent
 
-    def _recv(self):
+    def _read(self, op, arg, where=""):
+        """op(arg) (the socket's recv or recv_into), its failures said as the pipeline's: no
+        answer within the timeout is unavailable; a reset or the end of the stream drops the
+        connection (run sends the unanswered requests again)."""
         try:
-            chunk = self.sock.recv(16 << 10)
+            got = op(arg)
         except socket.timeout:
-            raise self._late() from None
+            self.close()
+            raise LancedError("unavailable", "lanced at %s sent no answer within %g s"
+                              % (self.url, self.timeout)) from None
         except ConnectionError as ex:
             raise _Dropped(str(ex) or type(ex).__name__) from None
-        if not chunk:
-            raise _Dropped("closed by the daemon")
-        return chunk
-
-    def _late(self):
-        self.close()
-        return LancedError("unavailable", "lanced at %s sent no answer within %g s" % (self.url, self.timeout))
+        if not got:
+            raise _Dropped("closed by the daemon" + where)
+        return got
 
     def _answer(self, alloc):
         """(status, Content-Length, whether the daemon closes after it, body) of the next answer."""
@@ -328,7 +329,7 @@ class _Pipeline:
         while end < 0:
             if len(left) > self._HEAD_MAX:
                 raise LancedError("bad_answer", "an answer head over %d bytes" % self._HEAD_MAX)
-            left += self._recv()
+            left += self._read(self.sock.recv, 16 << 10)
             end = left.find(b"\r\n\r\n")
         lines = bytes(left[:end]).decode("latin-1").split("\r\n")
         del left[:end + 4]
@@ -350,15 +351,7 @@ class _Pipeline:
         mv[:got] = left[:got]
         del left[:got]
         while got < n:
-            try:
-                k = self.sock.recv_into(mv[got:])
-            except socket.timeout:
-                raise self._late() from None
-            except ConnectionError as ex:
-                raise _Dropped(str(ex) or type(ex).__name__) from None
-            if not k:
-                raise _Dropped("closed by the daemon within an answer")
-            got += k
+            got += self._read(self.sock.recv_into, mv[got:], " within an answer")
         return status, n, close, body
 
 
