@@ -1,6 +1,8 @@
 """lanced.torch.LancedDataset: a map-style PyTorch dataset over a Lance file or dataset
 served by lanced, fetching one batch per HTTP request."""
 import mmap
+import multiprocessing
+import multiprocessing.context
 import multiprocessing.reduction
 import os
 import threading
@@ -324,7 +326,8 @@ class LancedDataset(torch.utils.data.Dataset):
     index may then name another row, or none, after a delete). refresh_each_epoch=True moves to
     the newest version at the start of each epoch (batch_sampler's samplers do it when their
     iteration starts, in the main process, before DataLoader forks its workers; with
-    persistent_workers the workers keep the version they started with).
+    persistent_workers a map-style DataLoader's workers keep the version they started with,
+    batches()'s follow: its set_epoch publishes the version to them).
 
     dataset[i] is one row, {column: value}; dataset[[i, j, ...]] and __getitems__ fetch many
     rows with one request. __getitems__ (called by DataLoader's automatic batching where torch
@@ -436,14 +439,39 @@ class LancedBatches(torch.utils.data.IterableDataset):
             raise ValueError("prefetch must be at least 1")
         self.dataset, self.sampler, self.prefetch = dataset, sampler, prefetch
         dataset._ring_slots = min(prefetch + 6, _Ring._MAX_SLOTS)
+        # What set_epoch decides, in shared memory: DataLoader's persistent workers keep the
+        # copy of this object they started with, and read the epoch (and with
+        # refresh_each_epoch the version and its row count) here as each epoch starts.
+        # Before, set_epoch never reached them: every epoch drew epoch 0's order.
+        self._shared = multiprocessing.RawArray("q", 3)  # epoch, rows, version (-1: none)
+        self._publish()
+
+    def _publish(self):
+        v = self.dataset.version
+        self._shared[:] = [self.sampler.epoch, self.sampler.n, v if type(v) is int else -1]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if multiprocessing.context.get_spawning_popen() is None:
+            # Pickled other than to start a worker: shared memory cannot go along, a copy does.
+            state["_shared"] = list(self._shared)
+        return state
+
+    def _follow_main(self):
+        """In a worker: the epoch, rows and version the main process last published."""
+        epoch, n, version = self._shared[:]
+        self.sampler.epoch, self.sampler.n = epoch, n
+        if version >= 0 and not self.dataset.follow:
+            self.dataset.version, self.dataset._len = version, n
 
     def set_epoch(self, epoch):
         """The epoch to draw the next order for; with refresh_each_epoch, also moves to the
-        newest version here, in the main process, so the workers DataLoader starts for the
-        epoch all read the same one (persistent workers keep the version they started with)."""
+        newest version here, in the main process, so the workers all read the same one
+        (persistent workers too: they read both from shared memory as the epoch starts)."""
         self.sampler.set_epoch(epoch)
         if self.dataset.refresh_each_epoch:
             self.sampler.n = self.dataset.refresh()
+        self._publish()
 
     def __len__(self):
         return len(self.sampler)
@@ -451,6 +479,8 @@ class LancedBatches(torch.utils.data.IterableDataset):
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         wid, nw = (info.id, info.num_workers) if info else (0, 1)
+        if info is not None:
+            self._follow_main()
         # Every worker draws the same order (the sampler's, from its seed and epoch; an
         # unseeded shuffle would differ per worker, so batches() seeds it) and keeps its share.
         mine = (b for k, b in enumerate(self.sampler._batches()) if k % nw == wid)

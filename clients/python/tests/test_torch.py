@@ -303,3 +303,48 @@ def test_held_batches_are_never_overwritten(daemon, monkeypatch):
             _same_value(b["s"][i], want["s"][at + i], "s[%d]" % (at + i))
         at += k
     assert at == len(order)
+
+
+def _epoch_order(batches, epoch):
+    """The order batches' sampler draws for epoch (in this process, on a copy)."""
+    s = batches.sampler
+    twin = lt.BatchSampler(s.n, s.batch_size, s.shuffle, s.drop_last, seed=s.seed)
+    twin.set_epoch(epoch)
+    return [i for b in twin._batches() for i in b]
+
+
+def test_persistent_workers_follow_set_epoch(daemon):
+    """With persistent_workers, set_epoch in the main process reaches the workers (shared
+    memory): each epoch is the sampler's order for that epoch, a new one each time, every row
+    once. (Before, persistent workers kept the epoch they started with: every epoch drew the
+    same order.)"""
+    ds = LancedDataset(daemon, "data/types21", ["i64"])
+    batches = ds.batches(13, shuffle=True, prefetch=2, seed=9)
+    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+    ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
+    orders = []
+    for epoch in range(3):
+        batches.set_epoch(epoch)
+        got = [int(v) for b in dl for v in b["i64"]]
+        assert got == [int(ids[i]) for i in _epoch_order(batches, epoch)], epoch
+        orders.append(got)
+    assert sorted(orders[0]) == sorted(int(v) for v in ids)
+    assert orders[0] != orders[1] != orders[2]
+    # Pickled other than to start a worker, it carries a copy of what was published.
+    import pickle
+    assert pickle.loads(pickle.dumps(batches)).sampler.epoch == 2
+
+
+def test_persistent_workers_follow_refresh_each_epoch(live_table):
+    """refresh_each_epoch with persistent workers: the version and row count set_epoch moved to
+    reach the workers, which read the new version from the next epoch on."""
+    url, root = live_table
+    ds = LancedDataset(url, "live.lance", ["id"], refresh_each_epoch=True)
+    batches = ds.batches(64, prefetch=2)
+    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+    batches.set_epoch(0)
+    epoch0 = sorted(int(i) for b in dl for i in b["id"])
+    _write("delete", root, "live", "id >= 150")
+    batches.set_epoch(1)
+    epoch1 = sorted(int(i) for b in dl for i in b["id"])
+    assert epoch0 == list(range(200)) and epoch1 == list(range(150)) and ds.version == 2
