@@ -172,10 +172,10 @@ void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c) {
 }
 
 /* A connection whose requests take long to route (a training batch: milliseconds of
- * decoding and copying) has them run on take threads (server.c ld_req_run): run inline, each
- * would hold its network thread, and the other connections placed on that thread would wait
- * behind it while another CPU idles. Light again below half the mark (hysteresis: a batch of
- * the same size can land on either side of one mark). */
+ * decoding and copying) is heavy: when its network thread is crowded (server.c crowded), its
+ * requests run on take threads, since inline each would hold the thread while the other
+ * connections placed on it wait and another CPU idles. Light again below half the mark
+ * (hysteresis: a batch of the same size can land on either side of one mark). */
 #define HEAVY_ROUTE_S 1e-3
 
 void ld_conn_note_work(struct MHD_Connection *c, double route_s) {

@@ -552,6 +552,9 @@ static int try_inline(struct ld_net *n, struct ld_req *r) {
   return r->call.would_block ? -1 : 0;
 }
 
+static uint64_t crowded_handoffs; /* requests ld_req_run handed over for crowded() */
+uint64_t ld_server_crowded_handoffs(void) { return __atomic_load_n(&crowded_handoffs, __ATOMIC_SEQ_CST); }
+
 /* Whether n has two or more connections in a request beyond the least busy network thread:
  * placement put busy clients together (a connection is placed when it opens, before anyone
  * knows which will be busy). A heavy request of n's (conns.c ld_conn_note_work) then runs on
@@ -559,9 +562,6 @@ static int try_inline(struct ld_net *n, struct ld_req *r) {
  * answers. Where the threads are evenly busy, inline is better: a hand-over costs a
  * suspension, two wake-ups and the answer read on another CPU (a sequential client lost 10–20
  * % of its batch rate to it in an A/B). */
-static uint64_t crowded_handoffs;
-uint64_t ld_server_crowded_handoffs(void) { return __atomic_load_n(&crowded_handoffs, __ATOMIC_SEQ_CST); }
-
 static bool crowded(struct ld_net *n) {
   int here = ld_net_busy(n), least = here, started = nets_started();
   for (int i = 0; i < started; i++) {

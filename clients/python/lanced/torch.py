@@ -142,8 +142,8 @@ class _Ring:
         os.ftruncate(self.state_fd, self._STATE_BYTES)
         self.state_map = mmap.mmap(self.state_fd, self._STATE_BYTES, mmap.MAP_SHARED)
         self.busy = np.frombuffer(self.state_map, np.uint8, count=self._MAX_SLOTS)
-        # What the main process has mapped of each slot (bytes), and whether it holds the
-        # state page (acked[0] of the last word): written by the main process, read here.
+        # What the main process has mapped of each slot (bytes), and in the last word whether
+        # it has mapped this state page: written by the main process, read here.
         self.mapped = np.frombuffer(self.state_map, np.int64, count=self._MAX_SLOTS + 1,
                                     offset=self._MAX_SLOTS)
         self.fds, self.maps, self.caps = [], [], []
@@ -184,7 +184,7 @@ class _Ring:
 
 _tls = threading.local()
 _rings = {}  # in a worker: {pid: _Ring}; in the main process: {token: _RingView}
-_rings_lock = threading.Lock()  # a worker's prefetch threads start together
+_rings_lock = threading.Lock()  # a map-style dataset may be read by several threads of a worker
 
 
 def _worker_ring(slots):
