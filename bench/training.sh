@@ -9,8 +9,8 @@
 #   - the PyTorch DataLoader (2 workers, batch 256, every column, shuffled) through
 #     lanced.torch beside lanced-load sending the same requests (batch 256, 2 connections,
 #     the client's format).
-# lanced and nginx alternate REPS times (the shared machine's noise hits both); each pair's
-# ratio is kept and the report judges their median. Writes OUT/training.json and a report
+# lanced and nginx alternate REPS times (the shared machine's noise hits both), and so do the
+# DataLoader and lanced-load; each pair's ratio is kept and the report judges their median. Writes OUT/training.json and a report
 # section OUT/training.md. Usage: bench/training.sh OUT_DIR DATA_DIR
 #   BIN (default bin), DURATION (s per cell, default 5), REPS (default 3)
 set -uo pipefail
@@ -88,13 +88,20 @@ node bench/lancedb-inproc.mjs --root "$DATA" --table training --batch 100 --infl
 if "$PY" -c 'import torch, numpy, google.protobuf' 2>/dev/null; then
   fmt=$("$PY" -c 'import sys; sys.path.insert(0, "clients/python"); import lanced.torch as t; print(getattr(t, "WIRE_FORMAT", "proto"))')
   cols=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=>d.name==="training").columns.join(","))' "$PWD/$DATA/manifest.json")
-  for rep in 1 2; do
-    echo "training: DataLoader vs lanced-load ($fmt, batch 256), repetition $rep" >&2
+  loader_cell() {
     "$PY" bench/torch_loader.py --url "$URL" --path training.lance --name training --columns "$cols" \
       --feed "$fmt" --seconds "$DURATION" > "$TMP/loader.json" &&
-      echo "loader $rep $(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).samples_per_s.toFixed(0))' "$TMP/loader.json")" >> "$R"
+      echo "loader $1 $(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).samples_per_s.toFixed(0))' "$TMP/loader.json")" >> "$R"
+  }
+  load256_cell() {
     read -r rows errs < <(load training.lance 256 2 "$fmt")
-    echo "load256 $rep $rows $errs" >> "$R"
+    echo "load256 $1 $rows $errs" >> "$R"
+  }
+  # Each pair in turn order reversed every other repetition: whichever runs second runs on a
+  # warmer (or busier) machine.
+  for rep in $(seq "$REPS"); do
+    echo "training: DataLoader vs lanced-load ($fmt, batch 256), repetition $rep of $REPS" >&2
+    if ((rep % 2)); then loader_cell "$rep"; load256_cell "$rep"; else load256_cell "$rep"; loader_cell "$rep"; fi
   done
 fi
 kill -0 "$LPID" 2>/dev/null || { echo "training: lanced died during the cells" >&2; tail -20 "$TMP/lanced.log" >&2; exit 1; }
