@@ -31,19 +31,24 @@ static uint64_t refused_per_client;
 uint64_t ld_acceptor_hard_limit(void) { return __atomic_load_n(&hard_limit, __ATOMIC_RELAXED); }
 uint64_t ld_acceptor_refused_per_client(void) { return __atomic_load_n(&refused_per_client, __ATOMIC_RELAXED); }
 
-/* The network thread with the fewest connections in a request (open minus those waiting for
- * one; a connection just handed over counts as busy until its thread sees it), then the
- * fewest open, then the lowest index. By open connections alone, idle keep-alive ones (a
- * client's metadata connection beside its data connections) could put two busy connections
- * on one thread while another thread idles: a request is run on its connection's thread, so
- * those two then share one CPU (a DataLoader's two workers at 0.7x of the other placement). */
+/* How many idle connections one connection in a request weighs when placing a new one.
+ * Placed by open connections alone, idle keep-alive ones (a client's metadata connection
+ * beside its data connections) could put two busy connections on one thread while another
+ * idled: a request is run on its connection's thread, so those two then share one CPU (a
+ * DataLoader's two workers at 0.7x of the other placement). Placed by busy ones alone, every
+ * idle connection went to whichever thread was not serving at that instant, and the busy
+ * thread then had none of its own to close for a request over connection_limit. */
+#define BUSY_WEIGHT 8
+
+/* The network thread with the least load: open connections plus BUSY_WEIGHT per connection
+ * in a request (a connection just handed over counts as busy until its thread sees it); ties
+ * go to the lowest index. */
 static struct ld_net *least_loaded(void) {
   struct ld_net *best = NULL;
-  int best_busy = 0, best_open = 0;
+  long best_load = 0;
   for (int i = 0; i < nnets; i++) {
-    int open = __atomic_load_n(&nets[i].conns, __ATOMIC_RELAXED), busy = ld_net_busy(&nets[i]);
-    if (!best || busy < best_busy || (busy == best_busy && open < best_open))
-      best = &nets[i], best_busy = busy, best_open = open;
+    long load = __atomic_load_n(&nets[i].conns, __ATOMIC_RELAXED) + (long)BUSY_WEIGHT * ld_net_busy(&nets[i]);
+    if (!best || load < best_load) best = &nets[i], best_load = load;
   }
   return best;
 }

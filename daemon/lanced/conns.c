@@ -262,6 +262,15 @@ static struct ld_net *holder_of_oldest(struct ld_net *n, struct ld_net *all, int
   return best;
 }
 
+bool ld_conn_wake_waiting_elsewhere(struct ld_net *n, struct ld_net *all, int nall) {
+  for (int i = 0; i < nall; i++)
+    if (&all[i] != n && atomic_load_explicit(&all[i].oldest_waiting, memory_order_relaxed) > 0) {
+      ld_net_wake(&all[i]);
+      return true;
+    }
+  return false;
+}
+
 int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need, bool fresh_too) {
   int done = 0;
   double now = lnc_now_s();

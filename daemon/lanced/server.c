@@ -475,13 +475,17 @@ static const char *work_limit(const struct ld_req *r) {
  * oldest anywhere that has waited past the eviction grace, else this thread's oldest whatever
  * its age. The grace spares a fresh connection whose request may be on its way, but a request
  * in hand outranks one that has sent none (clients reopening unused connections faster than
- * the grace held every slot, and requests were refused). True when none could be closed:
- * every connection is in a request. */
+ * the grace held every slot, and requests were refused). A waiting connection on another
+ * thread cannot be closed from here: that thread is woken to make room, and the request is
+ * served meanwhile, a moment over the (soft) limit. True when none could be closed or is
+ * being closed: every connection is in a request. */
 static bool over_connection_limit(struct ld_net *n, const struct ld_req *r) {
   uint64_t excess = ld_conn_excess(r->lim.connection_limit);
   if (!excess) return false;
-  return !(ld_conn_make_room(n, nets, nets_started(), excess > 1024 ? 1024 : (int)excess, false) > 0 ||
-           ld_conn_evict(n, 1) > 0);
+  if (ld_conn_make_room(n, nets, nets_started(), excess > 1024 ? 1024 : (int)excess, false) > 0 ||
+      ld_conn_evict(n, 1) > 0)
+    return false;
+  return !ld_conn_wake_waiting_elsewhere(n, nets, nets_started());
 }
 
 int ld_req_refuse_busy(struct ld_req *r, bool body_coming, bool over_conns, struct ld_err *e) {

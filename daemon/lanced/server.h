@@ -134,6 +134,9 @@ uint64_t ld_conn_excess(uint64_t limit);
  * reset): this thread's while its oldest is the oldest anywhere, else it wakes the thread
  * that has the oldest (which does the same in its sweep). Returns how many this thread closed. */
 int ld_conn_make_room(struct ld_net *n, struct ld_net *all, int nall, int need, bool fresh_too);
+/* Whether a thread other than n has a connection waiting for a request; wakes the first such
+ * thread, whose sweep makes room under connection_limit. */
+bool ld_conn_wake_waiting_elsewhere(struct ld_net *n, struct ld_net *all, int nall);
 int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *all, int nall);
 /* Lingering close for a connection answered before its body was read: keeps reading and
  * dropping what the client still sends, so it gets the answer rather than a reset. */
