@@ -1,6 +1,6 @@
 /* The acceptor: one thread accepts on every listening socket and hands each connection to
- * the network thread (a libmicrohttpd daemon on its own loop) that has the fewest busy
- * connections; the thread adds it to its daemon (ld_net_hand). MHD's own thread pool lets whichever thread wakes first take a new
+ * the least loaded network thread (a libmicrohttpd daemon on its own loop: open connections,
+ * a busy one counting as several idle ones); the thread adds it to its daemon (ld_net_hand). MHD's own thread pool lets whichever thread wakes first take a new
  * connection, so a few keep-alive clients often all landed on one network thread and the
  * daemon ran on half the CPUs it was given. */
 #include "lanced.h"

@@ -228,7 +228,7 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   int per[1024];
   int n = ld_server_net_conns(per, 1024);
   ld_buf_puts(o, "# HELP lanced_network_thread_connections Open connections per network "
-                 "thread (new ones go to the thread with the fewest).\n"
+                 "thread (new ones go to the least loaded: open ones, a busy one weighing 8).\n"
                  "# TYPE lanced_network_thread_connections gauge\n");
   for (int i = 0; i < n; i++)
     ld_buf_printf(o, "lanced_network_thread_connections{thread=\"%d\"} %d\n", i, per[i]);
