@@ -208,6 +208,18 @@ def _read_body(resp, alloc=None):
     return buf
 
 
+def _rows_target(path, query=""):
+    return "/files/%s/rows%s" % (urllib.parse.quote(path, safe="/"), query)
+
+
+def _rows_body(ids, columns, version):
+    """A rows POST body (checked ids: offsets, or _RowIds), as JSON bytes."""
+    body = {_ids_key(ids): ids, "columns": columns}
+    if version:
+        body["version"] = version
+    return json.dumps(body).encode()
+
+
 def _error_answer(status, data):
     """The LancedError of an error answer's body: Connect's shape {"code", "message"}, or the
     REST routes' {"error": {"code", "message"}} (docs/api.md)."""
@@ -279,15 +291,13 @@ class _Pipeline:
             if not inflight:
                 return
             try:
-                status, length, close, body = self._answer(alloc)
+                status, close, body = self._answer(alloc)
             except _Dropped as ex:
                 if retried:  # dropped twice for the same answer: the daemon is not serving
                     raise LancedError("unavailable", "lanced at %s closed the connection: %s"
                                       % (self.url, ex)) from None
                 retried = True
-                self._open()
-                for req in inflight:
-                    self._send(req)
+                self._resend(inflight)
                 continue
             retried = False
             sent -= len(inflight.popleft())
@@ -295,10 +305,14 @@ class _Pipeline:
                 self.close()  # the rest of the pipeline is dropped with the error
                 raise _error_answer(status, body)
             if close:  # the daemon closes after this answer: the rest go on a new connection
-                self._open()
-                for req in inflight:
-                    self._send(req)
+                self._resend(inflight)
             yield body
+
+    def _resend(self, inflight):
+        """A new connection, and the unanswered requests sent on it again."""
+        self._open()
+        for req in inflight:
+            self._send(req)
 
     def _send(self, req):
         try:
@@ -323,7 +337,7 @@ class _Pipeline:
         return got
 
     def _answer(self, alloc):
-        """(status, Content-Length, whether the daemon closes after it, body) of the next answer."""
+        """(status, whether the daemon closes after it, body) of the next answer."""
         left = self.left
         end = left.find(b"\r\n\r\n")
         while end < 0:
@@ -352,7 +366,7 @@ class _Pipeline:
         del left[:got]
         while got < n:
             got += self._read(self.sock.recv_into, mv[got:], " within an answer")
-        return status, n, close, body
+        return status, close, body
 
 
 class _Dropped(Exception):
@@ -452,10 +466,9 @@ class Client:
                 yield self.take_arrays(path, None if row_ids else ids, names, version, buffer,
                                        ids if row_ids else None)
             return
-        target = "/files/%s/rows" % urllib.parse.quote(path, safe="/")
         head = ("POST %s HTTP/1.1\r\nHost: %s:%d\r\nContent-Type: application/json\r\n"
                 "Accept: application/vnd.apache.arrow.stream\r\nContent-Length: "
-                % (target, self._host, self._port)).encode()
+                % (_rows_target(path), self._host, self._port)).encode()
         # This thread's pipeline connection, kept between calls (a DataLoader worker's epochs)
         # when the last one ended with every request answered.
         loc = self._local
@@ -477,18 +490,11 @@ class Client:
         """Each batch's whole request (ids checked first, as take_arrays checks them)."""
         for ids in batches:
             ids = _pick_ids(None, ids) if row_ids else _pick_ids(ids, None)
-            body = {_ids_key(ids): ids, "columns": columns}
-            if version:
-                body["version"] = version
-            body = json.dumps(body).encode()
+            body = _rows_body(ids, columns, version)
             yield head + b"%d\r\n\r\n" % len(body) + body
 
     def _take_arrow(self, path, ids, columns, version, alloc=None):
-        body = {_ids_key(ids): ids, "columns": columns}
-        if version:
-            body["version"] = version
-        target = "/files/%s/rows" % urllib.parse.quote(path, safe="/")
-        data = self._post(target, json.dumps(body).encode(), {
+        data = self._post(_rows_target(path), _rows_body(ids, columns, version), {
             "Content-Type": "application/json", "Accept": "application/vnd.apache.arrow.stream"}, alloc)
         try:
             return read_stream(data)
@@ -540,11 +546,8 @@ class Client:
     def _take_json(self, path, ids, columns, version):
         """Structs, maps and lists of non-numbers, which only JSON rows carry: object arrays
         of the JSON-rows values (docs/json-rows.md: dicts, lists, strings for dates...)."""
-        body = {_ids_key(ids): ids, "columns": columns}
-        if version:
-            body["version"] = version
-        target = "/files/%s/rows?format=json" % urllib.parse.quote(path, safe="/")
-        data = self._post(target, json.dumps(body).encode(), {"Content-Type": "application/json"})
+        data = self._post(_rows_target(path, "?format=json"), _rows_body(ids, columns, version),
+                          {"Content-Type": "application/json"})
         rows = json.loads(data)["rows"]
         types = self._column_types(path, version)
         return {c: _objects(decimal.Decimal(r[c]) if r[c] is not None and

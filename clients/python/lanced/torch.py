@@ -386,11 +386,9 @@ class LancedDataset(torch.utils.data.Dataset):
         except BaseException:
             alloc.drop()
             raise
-        if alloc.slot is not None:
-            return alloc.answer(cols)
-        if alloc.buf is not None:
-            return _SharedAnswer(alloc.buf, len(alloc.buf), cols)
-        return {k: _to_torch(v) for k, v in cols.items()}  # no Arrow answer (other columns)
+        shared = alloc.answer(cols)
+        # None: no Arrow answer (every column came another way)
+        return shared if shared is not None else {k: _to_torch(v) for k, v in cols.items()}
 
     def __getitem__(self, index):
         if isinstance(index, (list, tuple, np.ndarray, torch.Tensor)):
@@ -496,12 +494,9 @@ class LancedBatches(torch.utils.data.IterableDataset):
         try:
             for cols in ds.client.take_arrays_iter(ds.path, mine, ds.columns, version, alloc,
                                                    self.prefetch):
-                if shared and alloc.slot is not None:
-                    yield alloc.answer(cols)
-                    continue
-                if shared and alloc.buf is not None:  # every slot was taken
-                    yield _SharedAnswer(alloc.buf, len(alloc.buf), cols)
-                    alloc.buf = None
+                answer = alloc.answer(cols) if shared else None
+                if answer is not None:
+                    yield answer
                     continue
                 batch = {k: _to_torch(v) for k, v in cols.items()}
                 yield ds.transform(batch) if ds.transform else batch
@@ -512,8 +507,9 @@ class LancedBatches(torch.utils.data.IterableDataset):
 
 class _SlotAlloc:
     """A take_arrays buffer callable for one answer at a time: a free slot of ring, else this
-    thread's buffer; answer(cols) hands the slot over to a _SharedAnswer. Asked again before
-    that (the answer is read again after a dropped connection), it frees what it gave."""
+    thread's buffer; answer(cols) hands it over to a _SharedAnswer (a slot as it is, the buffer
+    copied into a memfd of its own), None when nothing was asked for. Asked again before that
+    (the answer is read again after a dropped connection), it frees what it gave."""
 
     def __init__(self, ring):
         self.ring, self.slot, self.buf = ring, None, None
@@ -528,7 +524,10 @@ class _SlotAlloc:
         return self.buf
 
     def answer(self, cols):
-        a = _SharedAnswer(self.buf, len(self.buf), cols, self.slot, self.ring)
+        if self.buf is None:
+            return None
+        a = _SharedAnswer(self.buf, len(self.buf), cols, self.slot,
+                          self.ring if self.slot is not None else None)
         self.slot, self.buf = None, None
         return a
 
