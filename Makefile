@@ -21,7 +21,7 @@ LIBOUT ?= lib
 BINOUT ?= bin
 
 PKGS_LIB := libprotobuf-c libzstd liblz4 liburing libcurl
-PKGS_DAEMON := libmicrohttpd libnghttp2 jansson zlib libsystemd
+PKGS_DAEMON := libnghttp2 jansson zlib libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS_LIB) $(PKGS_DAEMON) check 2>/dev/null)
 LIB_LIBS = $(shell pkg-config --libs $(PKGS_LIB) 2>/dev/null) -lm -lpthread
 DAEMON_LIBS = $(shell pkg-config --libs $(PKGS_DAEMON) 2>/dev/null)

@@ -30,7 +30,7 @@ for t in $targets; do
   if [[ $t == fuzz_request || $t == fuzz_grpc ]]; then
     mapfile -t daemon_srcs < <(ls daemon/lanced/*.c | grep -v '/main\.c$')
     extra=("${daemon_srcs[@]}" $B/gen/lanced/v1/lanced.pb-c.c $B/gen/grpc/health/v1/health.pb-c.c
-           $(pkg-config --cflags --libs libmicrohttpd libnghttp2 jansson zlib libsystemd))
+           $(pkg-config --cflags --libs libnghttp2 jansson zlib libsystemd))
   fi
   "$CLANG" -O1 -g -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer $SAN -Ilib -I$B/gen \
     "tests/fuzz/$t.c" "${extra[@]}" $B/lib/liblance.a $LIBS -o "$B/fuzz/$t"

@@ -1,13 +1,12 @@
 /* The acceptor: one thread accepts on every listening socket and hands each connection to
- * the least loaded network thread (a libmicrohttpd daemon on its own loop: open connections,
- * a busy one counting as several idle ones); the thread adds it to its daemon (ld_net_hand). MHD's own thread pool lets whichever thread wakes first take a new
- * connection, so a few keep-alive clients often all landed on one network thread and the
- * daemon ran on half the CPUs it was given. */
+ * the least loaded network thread (open connections, a busy one counting as several idle
+ * ones), which serves it on its own loop (ld_net_hand). Letting whichever thread wakes first
+ * take a new connection (libmicrohttpd's thread pool, before) often put a few keep-alive
+ * clients all on one network thread, and the daemon ran on half the CPUs it was given. */
 #include "lanced.h"
 #include "config.h"
 #include "server.h"
 #include <errno.h>
-#include <microhttpd.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -69,7 +68,7 @@ static bool drain_listener(int fd) {
       return true; /* EAGAIN, or an error of this one connection */
     }
     /* Beyond the hard cap (above connection_limit, whose excess makes room or gets a 503)
-     * a connection is refused outright, as MHD's own limit did; so is one over its client
+     * a connection is refused outright; so is one over its client
      * address's cap. */
     uint32_t bucket = ld_conn_addr_bucket((struct sockaddr *)&ss);
     if (ld_server_connections() >= hard_limit ||
@@ -79,9 +78,9 @@ static bool drain_listener(int fd) {
       continue;
     }
     struct ld_net *n = least_loaded();
-    /* Counted here rather than when MHD reports the connection started, so a burst of
-     * accepts spreads before the network threads have seen any of them; server.c's
-     * on_connection() takes it off when the connection closes. */
+    /* Counted here rather than when its network thread takes it, so a burst of accepts
+     * spreads before the network threads have seen any of them; h1.c or h2.c takes it off
+     * when the connection closes. */
     __atomic_add_fetch(&n->conns, 1, __ATOMIC_RELAXED);
     ld_net_hand(n, c, &ss, sl);
   }

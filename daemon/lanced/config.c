@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 /* Timeouts are at most a day: anything longer is a mistake, and the arithmetic on them
- * (libmicrohttpd takes whole seconds as an unsigned) stays far from wrapping. */
+ * stays far from wrapping. */
 #define MAX_TIMEOUT_MS 86400000u
 
 void ld_config_defaults(struct ld_config *c) {
@@ -230,8 +230,7 @@ static int set_key(struct ld_config *c, const char *k, const char *v, bool *list
   } else if (!strcmp(k, "max_response_bytes")) {
     if (parse_size(v, &c->max_response_bytes) || !c->max_response_bytes) goto bad;
   } else if (!strcmp(k, "request_timeout_ms")) {
-    /* bounded: rounded up to seconds it goes to libmicrohttpd as an unsigned, and a value
-     * that wrapped to 0 there would mean no timeout at all */
+    /* bounded, and never 0 (which would mean no timeout at all) */
     if (parse_uint(v, &c->request_timeout_ms) || !c->request_timeout_ms || c->request_timeout_ms > MAX_TIMEOUT_MS) goto bad;
   } else if (!strcmp(k, "loop_max_ids")) {
     if (parse_uint(v, &c->loop_max_ids)) goto bad;

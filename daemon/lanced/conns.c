@@ -1,8 +1,9 @@
-/* Connection discipline (issue 14, point 1): what libmicrohttpd does not bound.
+/* Connection discipline (issue 14, point 1): deadlines and room that hold whatever a client
+ * does.
  *
- * MHD's connection timeout is an *idle* timeout, so a client sending one header byte a
- * second keeps its connection for ever, and idle keep-alive connections count against the
- * limit like busy ones. Here each network thread keeps the connections that have no request
+ * An idle timeout alone would let a client sending one header byte a second keep its
+ * connection for ever, and idle keep-alive connections count against the limit like busy
+ * ones. Here each network thread keeps the connections that have no request
  * in progress ("waiting": accepted, or answered and kept alive) in one list, oldest first,
  * and its loop (server.c net_main) sweeps it:
  *   - header deadline: a waiting connection gets client_header_timeout_ms, counted from its
@@ -15,16 +16,16 @@
  *     closes its own only while its own is the oldest, else wakes the thread that holds it
  *     (ld_conn_make_room);
  * and accept.c caps the connections of one client address.
- * Closing = shutdown(2) on the socket: MHD sees the end on its next read and closes the
- * connection through its usual path (on_connection's CLOSED). A connection in a request
- * (headers complete, possibly suspended on a loop task or a take thread) is never touched.
- * Ownership: an ld_conn is MHD's socket context, made and freed on the connection's network
- * thread; lists are that thread's alone. The per-address counters are shared (atomics). */
+ * Closing = shutdown(2) on the socket: its owner (h1.c, h2.c) sees the end on its next read
+ * and closes the connection through its usual path. A connection in a request (headers
+ * complete, possibly at work on a loop task or a take thread) is never touched.
+ * Ownership: an ld_conn is made (ld_conn_track_fd) and freed (ld_conn_untrack_fd) by the
+ * connection's owner on its network thread; lists are that thread's alone. The per-address
+ * counters are shared (atomics). */
 #include "lanced.h"
 #include "config.h"
 #include "server.h"
 #include "util/list.h"
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -34,14 +35,9 @@
 
 struct ld_conn {
   struct ld_conn *prev, *next; /* the thread's waiting list, oldest at the head */
-  struct MHD_Connection *c;
   int fd;
-  uint32_t bucket; /* per-address counter index (accept.c) */
-  double since;    /* accept or last answer */
+  double since; /* accept or last answer */
   bool waiting, closing;
-  bool heavy;          /* its last request's route held its thread long (ld_conn_note_work) */
-  const char *raw_uri; /* the current request line's URI in MHD's read buffer, as */
-  size_t raw_uri_len;  /* seen before MHD parsed it (framing.c), and its strlen */
 };
 
 /* ---- per-client-address counts ------------------------------------------------------
@@ -78,8 +74,8 @@ bool ld_conn_addr_admit(uint32_t bucket, uint64_t cap) {
 
 void ld_conn_addr_release(uint32_t bucket) { atomic_fetch_sub(&per_addr[bucket], 1); }
 
-/* Shut down for room or a deadline and not yet closed by MHD: still counted as open by
- * on_connection, so they are subtracted before deciding how many more must go. */
+/* Shut down for room or a deadline and not yet closed by their owner: still counted as open,
+ * so they are subtracted before deciding how many more must go. */
 static atomic_int closing_now;
 
 /* ---- the waiting list ----------------------------------------------------------------- */
@@ -107,40 +103,6 @@ static void append_waiting(struct ld_net *n, struct ld_conn *k, double now) {
   publish_oldest(n);
 }
 
-/* The accept time of the connection n's thread is adding to MHD (server.c add_pending):
- * MHD_add_connection calls ld_conn_opened before it returns. 0 = now. */
-void ld_conn_adding(struct ld_net *n, double accepted) { n->adding_since = accepted; }
-
-void ld_conn_opened(struct ld_net *n, struct MHD_Connection *c, void **socket_ctx) {
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  uint32_t bucket = ci && ci->client_addr ? ld_conn_addr_bucket(ci->client_addr) : 0;
-  struct ld_conn *k = calloc(1, sizeof *k);
-  if (!k) { /* untracked: MHD's own timeout still applies; its address is counted no more */
-    ld_conn_addr_release(bucket);
-    return;
-  }
-  k->c = c;
-  k->bucket = bucket;
-  ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-  k->fd = ci ? ci->connect_fd : -1;
-  *socket_ctx = k;
-  append_waiting(n, k, n->adding_since > 0 ? n->adding_since : lnc_now_s());
-  n->adding_since = 0;
-}
-
-void ld_conn_closed(struct ld_net *n, void **socket_ctx) {
-  struct ld_conn *k = *socket_ctx;
-  if (!k) return;
-  unlink_waiting(n, k);
-  ld_conn_addr_release(k->bucket);
-  if (k->closing) atomic_fetch_sub(&closing_now, 1);
-  free(k);
-  *socket_ctx = NULL;
-}
-
-/* A socket that is not MHD's yet (h2.c: a new connection whose first bytes are awaited)
- * waits like one: the header deadline and eviction close it the same way (shutdown; h2.c
- * sees the end and closes it). Its address is h2.c's to give back. */
 struct ld_conn *ld_conn_track_fd(struct ld_net *n, int fd, double since) {
   struct ld_conn *k = calloc(1, sizeof *k);
   if (!k) return NULL;
@@ -156,56 +118,15 @@ void ld_conn_untrack_fd(struct ld_net *n, struct ld_conn *k) {
   free(k);
 }
 
-static struct ld_conn *conn_of(struct MHD_Connection *c) {
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-  return ci ? ci->socket_context : NULL;
-}
-
-void ld_conn_request_started(struct ld_net *n, struct MHD_Connection *c) {
-  struct ld_conn *k = conn_of(c);
+void ld_conn_request_started(struct ld_net *n, struct ld_conn *k) {
   if (k) unlink_waiting(n, k);
 }
 
-void ld_conn_body_started(struct ld_net *n, struct MHD_Connection *c) {
-  struct ld_conn *k = conn_of(c);
+void ld_conn_body_started(struct ld_net *n, struct ld_conn *k) {
   if (k && !k->closing) append_waiting(n, k, lnc_now_s());
 }
 
-/* A connection whose requests take long to route (a training batch: milliseconds of
- * decoding and copying) is heavy: when its network thread is crowded (server.c crowded), its
- * requests run on take threads, since inline each would hold the thread while the other
- * connections placed on it wait and another CPU idles. Light again below half the mark
- * (hysteresis: a batch of the same size can land on either side of one mark). */
-#define HEAVY_ROUTE_S 1e-3
-
-void ld_conn_note_work(struct MHD_Connection *c, double route_s) {
-  struct ld_conn *k = conn_of(c);
-  if (!k) return;
-  if (route_s > HEAVY_ROUTE_S)
-    k->heavy = true;
-  else if (route_s < HEAVY_ROUTE_S / 2)
-    k->heavy = false;
-}
-
-bool ld_conn_heavy(struct MHD_Connection *c) {
-  struct ld_conn *k = conn_of(c);
-  return k && k->heavy;
-}
-
-void ld_conn_note_uri(struct MHD_Connection *c, const char *uri, size_t len) {
-  struct ld_conn *k = conn_of(c);
-  if (k) k->raw_uri = uri, k->raw_uri_len = len;
-}
-
-const char *ld_conn_raw_uri(struct MHD_Connection *c, size_t *len) {
-  struct ld_conn *k = conn_of(c);
-  const char *u = k ? k->raw_uri : NULL;
-  if (k) *len = k->raw_uri_len, k->raw_uri = NULL; /* one request's */
-  return u;
-}
-
-void ld_conn_request_done(struct ld_net *n, struct MHD_Connection *c) {
-  struct ld_conn *k = conn_of(c);
+void ld_conn_request_done(struct ld_net *n, struct ld_conn *k) {
   if (k && !k->closing) append_waiting(n, k, lnc_now_s());
 }
 
@@ -328,17 +249,17 @@ int ld_conn_sweep(struct ld_net *n, const struct ld_limits *lim, struct ld_net *
  * A request refused before its body was read (413: over max_body_bytes) is answered at once
  * and its connection closed; a client still writing the body would then get a reset, which
  * can destroy the 413 before it reads it ("broken pipe", no answer). So the socket is kept
- * (a dup of MHD's descriptor) and whatever the client still sends is read and dropped until
+ * (handed over by h1.c) and whatever the client still sends is read and dropped until
  * it stops (end of stream), LD_LINGER_MS pass, or LD_LINGER_BYTES were dropped; then it is
  * closed. At most LD_LINGER_MAX sockets linger per thread; beyond, they close at once. */
 #define LD_LINGER_MS    5000 /* nginx's lingering_timeout default */
 #define LD_LINGER_BYTES (256ull << 20)
 
-void ld_linger_add(struct ld_net *n, struct MHD_Connection *c) {
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-  if (!ci || ci->connect_fd < 0 || n->nlinger >= LD_LINGER_MAX) return;
-  int fd = dup(ci->connect_fd);
-  if (fd < 0) return;
+void ld_linger_add(struct ld_net *n, int fd) {
+  if (n->nlinger >= LD_LINGER_MAX) {
+    close(fd);
+    return;
+  }
   shutdown(fd, SHUT_WR); /* the answer is all we send: the client sees its end */
   n->linger[n->nlinger++] = (struct ld_linger){.fd = fd, .until = lnc_now_s() + LD_LINGER_MS / 1000.0};
 }

@@ -1,5 +1,5 @@
-/* Take threads. A request that reads Lance data is suspended on its network thread
- * (MHD_suspend_connection) and queued here; a take thread — each with its own engine worker
+/* Take threads. A request that reads Lance data waits on its network thread (its
+ * connection reads nothing more meanwhile) and is queued here; a take thread — each with its own engine worker
  * and io_uring ring — routes it, keeps the answer in the request, and resumes the
  * connection, whose network thread then sends it. So a request waiting on the disk holds a
  * take thread, never the threads that accept and answer other requests. Requests for paths

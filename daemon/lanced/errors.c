@@ -36,8 +36,10 @@ static const struct ld_code codes[LD_KIND_COUNT] = {
     [LD_RATE_LIMITED] = {"resource_exhausted", 429, "resource_exhausted"},
     /* A Content-Type or Content-Encoding the route does not speak (RFC 9110 15.5.16). */
     [LD_MEDIA_TYPE] = {"unsupported_media_type", 415, "invalid_argument"},
-    /* An HTTP/2 request's header list over its bound (HTTP/1.1's is MHD's 431). */
+    /* A request's headers over their bound: an HTTP/2 header list, HTTP/1.1's buffer. */
     [LD_HEADERS_TOO_LARGE] = {"limit_exceeded", 431, "resource_exhausted"},
+    [LD_URI_TOO_LONG] = {"limit_exceeded", 414, "resource_exhausted"},
+    [LD_HTTP_VERSION] = {"unimplemented", 505, "unimplemented"},
 };
 
 int ld_errf(struct ld_err *e, enum ld_kind kind, const char *fmt, ...) {

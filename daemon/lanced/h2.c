@@ -1,17 +1,17 @@
 /* HTTP/2 cleartext with prior knowledge (h2c: what gRPC clients speak inside a pod), served on
- * the network threads' own loops beside libmicrohttpd, with libnghttp2 doing the framing
+ * the network threads' own loops beside HTTP/1.1 (h1.c), with libnghttp2 doing the framing
  * (HPACK, flow control, settings) and lanced owning the sockets.
  *
- * Same port as HTTP/1.1: a new connection's first bytes are looked at (MSG_PEEK) before
- * libmicrohttpd sees it. HTTP/2's 24-byte preface ("PRI * HTTP/2.0...") keeps it here; any
- * other first bytes hand it to libmicrohttpd untouched. Each thread watches its HTTP/2 sockets
- * through one epoll fd of its own, waited on by the same io_uring wait as MHD's epoll fd and
- * the device reads (server.c net_main): still one loop per thread, and a separate port was not
- * needed (nor a second listener to name in lanced.socket).
+ * Same port as HTTP/1.1: a new connection's first bytes are looked at (MSG_PEEK) before h1.c
+ * sees it. HTTP/2's 24-byte preface ("PRI * HTTP/2.0...") keeps it here; any other first bytes
+ * hand it to h1.c untouched. Each thread watches its HTTP/2 sockets through one epoll fd of
+ * its own, waited on by the same io_uring wait as HTTP/1.1's epoll fd and the device reads
+ * (server.c net_main): still one loop per thread, and a separate port was not needed (nor a
+ * second listener to name in lanced.socket).
  *
  * A stream is one request, made and run by server.c's request life exactly as an HTTP/1.1
  * request is: the same admission (max_inflight, bodies' memory, unsent answers), the same
- * loop tasks and take threads, the same routes. Its answer comes back here (ld_h2_resume) to
+ * loop tasks and take threads, the same routes. Its answer comes back here (ld_h2_answer_back) to
  * be framed. gRPC requests (content-type application/grpc) are routed to grpc.c.
  *
  * Ownership: a connection (struct h2_conn) and its streams belong to their network thread. A
@@ -47,7 +47,7 @@
  * name + value + 32 per field), as HTTP/1.1's 32 KiB connection memory bounds its headers. */
 #define H2_MAX_HEADER_LIST (32u * 1024)
 #define H2_MAX_FIELDS      64         /* regular header fields kept per request */
-#define H2_MAX_ARGS        64         /* query parameters, as HTTP/1.1's (server.c QUERY_MAX_PARAMS) */
+#define H2_MAX_ARGS        LD_QUERY_MAX_PARAMS /* query parameters, as HTTP/1.1's */
 #define H2_WINDOW          (1u << 20) /* each stream's receive window: request bodies are small */
 /* Rapid reset (CVE-2023-44487): RST_STREAMs a client may send, a burst then per second,
  * before nghttp2 ends the connection; CONTINUATION frames after one HEADERS (a flood of them
@@ -142,6 +142,8 @@ const char *ld_h2_arg(const struct ld_h2_stream *st, const char *name) {
 
 const char *ld_h2_arg_twice(const struct ld_h2_stream *st) { return st->arg_twice; }
 
+const char ld_query_too_many[] = "(more parameters than the query may hold)";
+
 int ld_h2_split_query(char *query, const char **keys, const char **vals, int max, const char **twice) {
   int n = 0;
   *twice = NULL;
@@ -160,7 +162,10 @@ int ld_h2_split_query(char *query, const char **keys, const char **vals, int max
     if (*p) {
       for (int i = 0; i < n && !*twice; i++)
         if (!strcmp(keys[i], p)) *twice = keys[i];
-      if (n < max) keys[n] = p, vals[n++] = val;
+      if (n < max)
+        keys[n] = p, vals[n++] = val;
+      else if (!*twice)
+        *twice = ld_query_too_many;
     }
     p = amp ? amp + 1 : NULL;
   }
@@ -647,7 +652,7 @@ static int peek_preface(int fd) {
 
 int ld_h2_sniff(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned addrlen, double accepted) {
   int p = peek_preface(fd);
-  if (p < 0 || !setup_ok) return 0; /* MHD reads it (and sees a close for itself) */
+  if (p < 0 || !setup_ok) return 0; /* HTTP/1.1 reads it (and sees a close for itself) */
   struct h2_conn *c = calloc(1, sizeof *c);
   if (!c || addrlen > sizeof c->addr) {
     free(c);
@@ -660,7 +665,7 @@ int ld_h2_sniff(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned 
   c->next = n->h2_conns;
   if (n->h2_conns) n->h2_conns->prev = c;
   n->h2_conns = c;
-  if (watch(c, EPOLL_CTL_ADD, false)) { /* MHD then */
+  if (watch(c, EPOLL_CTL_ADD, false)) { /* HTTP/1.1 then */
     conn_unlink(c);
     free(c);
     return 0;
@@ -674,13 +679,13 @@ int ld_h2_sniff(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned 
   return 1;
 }
 
-/* A sniffing connection's bytes came: HTTP/2 on, handed to MHD, or closed. */
+/* A sniffing connection's bytes came: HTTP/2 on, handed to HTTP/1.1, or closed. */
 static void sniff_ready(struct h2_conn *c) {
   int p = peek_preface(c->fd);
   if (p == 0) return;
   if (p == 1) return open_or_close(c);
   if (p == -2) return conn_close(c);
-  struct ld_net *n = c->n; /* HTTP/1.1: the socket goes to MHD, counted there from here */
+  struct ld_net *n = c->n; /* HTTP/1.1: the socket goes to h1.c, counted there from here */
   epoll_ctl(n->h2_epfd, EPOLL_CTL_DEL, c->fd, NULL);
   ld_conn_untrack_fd(n, c->waiting);
   ld_server_count_conn(-1);
@@ -697,58 +702,21 @@ static void conn_event(struct h2_conn *c, uint32_t ev) {
   if (!ok) conn_close(c);
 }
 
-/* Answers that came back from tasks and take threads, sent on their streams. */
-static void service_resumed(struct ld_net *n) {
-  struct ld_req *r = n->h2_resumed_here;
-  n->h2_resumed_here = NULL;
-  if (__atomic_load_n(&n->h2_resumed, __ATOMIC_RELAXED)) { /* a peek; the lock takes it */
-    pthread_mutex_lock(&n->lock);
-    struct ld_req *more = n->h2_resumed;
-    n->h2_resumed = NULL;
-    pthread_mutex_unlock(&n->lock);
-    while (more) {
-      struct ld_req *next = more->next;
-      more->next = r;
-      r = more;
-      more = next;
-    }
-  }
-  while (r) {
-    struct ld_req *next = r->next;
-    struct ld_h2_stream *st = r->h2;
-    struct h2_conn *c = st->c;
-    LNC_ASSERT(r->stage == LD_STAGE_ANSWERED);
-    c->at_work--;
-    if (st->closed) { /* reset, or its connection closed, meanwhile */
-      r->stage = LD_STAGE_SENT;
-      stream_free(st);
-    } else {
-      send_answer(st);
-      if (!conn_flush(c)) conn_close(c);
-    }
-    r = next;
-  }
-}
-
-void ld_h2_resume(struct ld_req *r) {
-  struct ld_net *n = r->net;
-  /* A loop task that parked ends on its own thread, inside lnc_loop_wait: ld_h2_service runs
-   * right after it, so neither the lock nor a wake-up (another turn of the loop) is needed. */
-  if (pthread_equal(pthread_self(), n->thread)) {
-    r->next = n->h2_resumed_here;
-    n->h2_resumed_here = r;
+/* An answer back from a task or a take thread (server.c service_resumed), sent on its stream. */
+void ld_h2_answer_back(struct ld_req *r) {
+  struct ld_h2_stream *st = r->h2;
+  struct h2_conn *c = st->c;
+  c->at_work--;
+  if (st->closed) { /* reset, or its connection closed, meanwhile */
+    r->stage = LD_STAGE_SENT;
+    stream_free(st);
     return;
   }
-  pthread_mutex_lock(&n->lock);
-  r->next = n->h2_resumed;
-  __atomic_store_n(&n->h2_resumed, r, __ATOMIC_RELAXED); /* service_resumed peeks at it unlocked */
-  pthread_mutex_unlock(&n->lock);
-  ld_net_wake(n);
+  send_answer(st);
+  if (!conn_flush(c)) conn_close(c);
 }
 
-void ld_h2_service(struct ld_net *n, bool events) {
-  service_resumed(n);
-  if (!events) return;
+void ld_h2_service(struct ld_net *n) {
   struct epoll_event ev[64];
   int k = epoll_wait(n->h2_epfd, ev, 64, 0);
   for (int i = 0; i < k; i++) conn_event(ev[i].data.ptr, ev[i].events);

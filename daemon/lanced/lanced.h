@@ -56,7 +56,9 @@ enum ld_kind {
   LD_METHOD,            /* 405 method_not_allowed */
   LD_RATE_LIMITED,      /* 429 resource_exhausted (Connect: a limit the request is over) */
   LD_MEDIA_TYPE,        /* 415 unsupported_media_type */
-  LD_HEADERS_TOO_LARGE, /* 431 limit_exceeded (HTTP/2 header list) */
+  LD_HEADERS_TOO_LARGE, /* 431 limit_exceeded (a request's headers over their bound) */
+  LD_URI_TOO_LONG,      /* 414 limit_exceeded (an HTTP/1.1 request line over its buffer) */
+  LD_HTTP_VERSION,      /* 505 unimplemented (an HTTP version not served) */
   LD_KIND_COUNT
 };
 /* Fills e; returns its HTTP status. */

@@ -74,9 +74,8 @@ static int make_empty_root(struct ld_config *c) {
 }
 
 /* Requests still in flight at the drain's deadline are parked on a stalled read or held by a
- * take thread (a slow disk or store). Nothing can be stopped under them: libmicrohttpd aborts
- * the process when a daemon stops with a suspended connection, and their take threads would
- * go on using requests and network threads freed under them. So the process ends here, and
+ * take thread (a slow disk or store). Nothing can be stopped under them: their take threads
+ * and loop tasks would go on using requests and connections freed under them. So the process ends here, and
  * the kernel closes their sockets; status 1 says that requests were abandoned. */
 static _Noreturn void drain_timed_out(uint64_t n) {
   ld_log(LD_LOG_WARN, "drain timed out with %llu requests in flight: exiting without them",
@@ -103,10 +102,9 @@ static void drain(const struct ld_config *cfg) {
   ld_log(LD_LOG_INFO, "shutting down: draining %llu in-flight requests", (unsigned long long)n);
   n = wait_inflight(deadline);
   /* Then the gate: from here a new request (on a keep-alive connection idle since before the
-   * drain) is answered 503 at once, never suspended under the daemons stopped next (MHD
-   * aborts on a suspended connection). One that began before the gate closed is counted by
-   * the second wait. The fence orders the store before that count; on_request counts itself
-   * before it looks at the gate. */
+   * drain) is answered 503 at once, never put to work under the network threads stopped
+   * next. One that began before the gate closed is counted by the second wait. The fence
+   * orders the store before that count; ld_req_new counts itself before the gate is read. */
   ld_draining = LD_DRAIN_CLOSED;
   atomic_thread_fence(memory_order_seq_cst);
   if (!n) n = wait_inflight(deadline);

@@ -6,11 +6,12 @@
 #include "config.h"
 #include "service.h"
 
-struct MHD_Connection;
+struct ld_h1_conn;
 struct ld_net;
 struct ld_h2_stream;
-/* A request being served; owned by server.c, freed when MHD reports completion. */
-struct ld_response { /* what a handler produces; server.c turns it into MHD */
+/* A request being served; owned by server.c, freed when its connection or stream is done
+ * with it (ld_req_finish). */
+struct ld_response { /* what a handler produces; h1.c or h2.c frames it */
   int status;
   const char *content_type;
   struct lnc_buf body; /* ownership passes to the response */
@@ -31,12 +32,12 @@ enum ld_stage {
   LD_STAGE_TASK,        /* a loop task parked on device reads, connection suspended */
   LD_STAGE_TAKE_THREAD, /* handed to a take thread, connection suspended */
   LD_STAGE_ANSWERED,    /* the take thread produced r->out; the connection resumes */
-  LD_STAGE_SENT         /* r->out handed to MHD */
+  LD_STAGE_SENT         /* r->out framed on its connection or stream */
 };
 struct ld_req {
   int route, format, status;
-  int stage;                   /* enum ld_stage; handed between threads by MHD_resume_connection */
-  struct MHD_Connection *conn; /* HTTP/1.1: libmicrohttpd's connection; NULL over HTTP/2 */
+  int stage;                /* enum ld_stage; handed between threads by ld_req_resume */
+  struct ld_h1_conn *h1;    /* HTTP/1.1: the connection that carried it (h1.c); NULL over HTTP/2 */
   struct ld_h2_stream *h2;     /* HTTP/2: the stream that carried it (h2.c); NULL over HTTP/1.1 */
   struct ld_net *net;          /* the network thread that owns conn or h2 */
   struct ld_response out;      /* the take thread's answer, sent when the connection resumes */
@@ -64,14 +65,15 @@ struct ld_req {
   struct ld_limits lim;
 };
 
-/* A request's headers and query, whichever protocol carried it (server.c): libmicrohttpd's
- * connection over HTTP/1.1, the stream's own lists over HTTP/2 (h2.c). Names of headers are
+/* A request's headers and query, whichever protocol carried it (server.c): the connection's
+ * parsed head over HTTP/1.1 (h1.c), the stream's own lists over HTTP/2 (h2.c). Names of headers are
  * case-insensitive, of query parameters exact; values are percent-decoded. */
 const char *ld_header(const struct ld_req *r, const char *name);     /* "" when absent */
 const char *ld_header_opt(const struct ld_req *r, const char *name); /* NULL when absent */
 const char *ld_arg(const struct ld_req *r, const char *name);        /* NULL when absent */
 /* A query parameter named twice (?ids=1&ids=2), or NULL: such a query is refused, since a
- * server hands out the first and a proxy or cache in front may act on the last. */
+ * server hands out the first and a proxy or cache in front may act on the last. Or
+ * ld_query_too_many (server.h): more parameters than are kept, refused too. */
 const char *ld_arg_twice(const struct ld_req *r);
 
 #endif

@@ -97,6 +97,10 @@ void ld_route(struct ld_req *r, struct ld_response *out) {
   struct ld_err e;
   if (r->grpc) return ld_grpc_handle(r, out);
   const char *twice = ld_arg_twice(r);
+  if (twice == ld_query_too_many) {
+    ld_errf(&e, LD_INVALID, "a query of more than %d parameters", LD_QUERY_MAX_PARAMS);
+    return ld_error_for(r, out, &e);
+  }
   if (twice) {
     ld_errf(&e, LD_INVALID, "query parameter '%.60s' given more than once", twice);
     return ld_error_for(r, out, &e);

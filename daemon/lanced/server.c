@@ -2,10 +2,11 @@
  * in-flight limits answered with 503 + Retry-After), request bodies, and turning handler
  * results into responses.
  *
- * A network thread is one loop (net_main): libmicrohttpd in external-epoll mode, its epoll
- * fd and the thread's wake eventfd watched through the thread's io_uring (lnc_loop), so one
- * io_uring_enter per iteration both submits the device reads of every request that became
- * ready in that iteration and waits for network events and read completions alike.
+ * A network thread is one loop (net_main): its HTTP/1.1 connections' epoll fd (h1.c), its
+ * HTTP/2 connections' (h2.c) and the thread's wake eventfd watched through the thread's
+ * io_uring (lnc_loop), so one io_uring_enter per iteration both submits the device reads of
+ * every request that became ready in that iteration and waits for network events and read
+ * completions alike.
  *
  * io_mode direct: a request runs as a loop task (run_task). Where its take reads the device
  * the task parks, the connection is suspended, and the read's completion resumes the task on
@@ -23,7 +24,6 @@
 #include "routes.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -51,7 +51,7 @@ static uint64_t inflight, connections;
  * body_bytes: the bytes they hold, at most max_inflight x max_body_bytes, the memory the
  * count bounded while it counted them. */
 static uint64_t working, body_bytes;
-/* Bytes of answers queued to MHD and not yet completed (sent, or the connection closed): what
+/* Bytes of answers framed and not yet completed (sent, or the connection closed): what
  * slow readers hold, under max_unsent_bytes. unsent_peak: the most since the last trim. */
 static uint64_t unsent_bytes, unsent_peak;
 /* After a burst of large answers, memory is given back to the system once they are all gone
@@ -60,7 +60,6 @@ static uint64_t unsent_bytes, unsent_peak;
 #define TRIM_AFTER_UNSENT (64ull << 20)
 static bool direct_tasks;       /* io_mode direct: requests run as loop tasks */
 static int max_wait_ms = 1000;  /* a loop iteration waits at most this long (the watchdog's pace) */
-static unsigned conn_timeout_s; /* MHD's idle timeout of every connection (net_start) */
 
 void ld_server_set_max_wait_ms(int ms) { max_wait_ms = ms < 10 ? 10 : ms; }
 
@@ -94,8 +93,7 @@ int ld_server_net_conns(int *out, int max) {
 }
 
 const char *ld_header_opt(const struct ld_req *r, const char *name) {
-  if (r->h2) return ld_h2_header(r->h2, name);
-  return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+  return r->h2 ? ld_h2_header(r->h2, name) : ld_h1_header(r->h1, name);
 }
 
 const char *ld_header(const struct ld_req *r, const char *name) {
@@ -104,36 +102,10 @@ const char *ld_header(const struct ld_req *r, const char *name) {
 }
 
 const char *ld_arg(const struct ld_req *r, const char *name) {
-  if (r->h2) return ld_h2_arg(r->h2, name);
-  return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+  return r->h2 ? ld_h2_arg(r->h2, name) : ld_h1_arg(r->h1, name);
 }
 
-/* The query parameters compared for repeats (the routes take at most a handful). */
-#define QUERY_MAX_PARAMS 64
-struct query_seen {
-  const char *keys[QUERY_MAX_PARAMS];
-  int n;
-  const char *twice;
-};
-
-static enum MHD_Result note_param(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
-  (void)kind, (void)value;
-  struct query_seen *q = cls;
-  for (int i = 0; i < q->n; i++)
-    if (!strcmp(q->keys[i], key)) {
-      q->twice = key;
-      return MHD_NO;
-    }
-  if (q->n < QUERY_MAX_PARAMS) q->keys[q->n++] = key;
-  return MHD_YES;
-}
-
-const char *ld_arg_twice(const struct ld_req *r) {
-  if (r->h2) return ld_h2_arg_twice(r->h2);
-  struct query_seen q = {.n = 0};
-  MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, note_param, &q);
-  return q.twice;
-}
+const char *ld_arg_twice(const struct ld_req *r) { return r->h2 ? ld_h2_arg_twice(r->h2) : ld_h1_arg_twice(r->h1); }
 
 /* Percent-decoding for the path and query values. A decoded NUL would silently cut the
  * string short; it becomes 0x01 instead, which every parser here rejects. */
@@ -142,11 +114,6 @@ static int hexval(char ch) {
   if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
   if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
   return -1;
-}
-
-static size_t unescape(void *cls, struct MHD_Connection *c, char *s) {
-  (void)cls, (void)c;
-  return ld_url_unescape(s);
 }
 
 size_t ld_url_unescape(char *s) {
@@ -163,29 +130,6 @@ size_t ld_url_unescape(char *s) {
   }
   *w = 0;
   return (size_t)(w - s);
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  char line[512];
-  vsnprintf(line, sizeof line, fmt, ap);
-  size_t n = strlen(line);
-  while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
-  ld_log(LD_LOG_DEBUG, "http: %s", line);
-}
-
-static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
-                          enum MHD_ConnectionNotificationCode code) {
-  struct ld_net *net = cls;
-  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-    net->add_started = true; /* if MHD_add_connection then fails, it reports CLOSED too */
-    __atomic_add_fetch(&connections, 1, __ATOMIC_RELAXED);
-    ld_conn_opened(net, c, socket_ctx);
-  } else {
-    __atomic_sub_fetch(&connections, 1, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&net->conns, 1, __ATOMIC_RELAXED);
-    ld_conn_closed(net, socket_ctx);
-  }
 }
 
 /* ---- admission: requests at work, and the bytes of bodies on their way ---------------- */
@@ -293,62 +237,6 @@ void ld_req_finish(struct ld_req *r, const struct sockaddr *addr, bool aborted) 
   free(r);
 }
 
-/* MHD is done with the request (sent, failed or timed out): account for it and free it. */
-static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
-                         enum MHD_RequestTerminationCode toe) {
-  struct ld_net *net = cls; /* MHD calls it on the daemon's own thread */
-  struct ld_req *r = *con_cls;
-  if (!r) return;
-  /* MHD never completes a suspended connection (it aborts if asked to stop with one). */
-  LNC_ASSERT(r->stage != LD_STAGE_TASK && r->stage != LD_STAGE_TAKE_THREAD);
-  /* On the network thread: waiting again, the header deadline restarts; a body may still be
-   * coming. (MHD_stop_daemon completes what is left on the stopping thread: nothing more.) */
-  if (pthread_equal(pthread_self(), net->thread)) {
-    ld_conn_request_done(net, c);
-    if (r->route_s > 0) ld_conn_note_work(c, r->route_s);
-    if (r->linger || r->status == 413) ld_linger_add(net, c);
-  }
-  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-  ld_req_finish(r, ci ? ci->client_addr : NULL, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
-  *con_cls = NULL;
-}
-
-static enum MHD_Result send_response(struct MHD_Connection *c, struct ld_req *r,
-                                     struct ld_response *out) {
-  struct MHD_Response *resp;
-  r->bytes_out = out->body.len;
-  if (out->body.len)
-    resp = MHD_create_response_from_buffer_with_free_callback(out->body.len, out->body.data, free);
-  else
-    resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-  if (!resp) {
-    lnc_buf_free(&out->body);
-    return MHD_NO;
-  }
-  out->body.data = NULL; /* the response owns it now */
-  if (out->content_type) MHD_add_response_header(resp, "Content-Type", out->content_type);
-  if (out->allow) MHD_add_response_header(resp, "Allow", out->allow);
-  if (out->retry_after) {
-    char v[16];
-    snprintf(v, sizeof v, "%d", out->retry_after);
-    MHD_add_response_header(resp, "Retry-After", v);
-  }
-  if (out->extra_name) MHD_add_response_header(resp, out->extra_name, out->extra_value);
-  if (out->content_encoding) MHD_add_response_header(resp, "Content-Encoding", out->content_encoding);
-  if (out->grpc_status) {
-    MHD_add_response_header(resp, "grpc-status", out->grpc_status);
-    MHD_add_response_header(resp, "grpc-message", out->grpc_message);
-  }
-  /* While draining, close keep-alive connections after this answer so the drain ends. */
-  if (ld_draining || out->status == 503 || out->status == 413 || out->close)
-    MHD_add_response_header(resp, "Connection", "close");
-  r->status = out->status;
-  enum MHD_Result rc = MHD_queue_response(c, (unsigned)out->status, resp);
-  MHD_destroy_response(resp);
-  ld_req_answered(r, rc == MHD_YES ? r->bytes_out : 0);
-  return rc;
-}
-
 /* Built and queued (len bytes, 0 when it was not): the request no longer holds a max_inflight
  * slot, whether or not its client reads (clients that never read held every slot); what it
  * holds now is its unsent answer. */
@@ -357,54 +245,63 @@ void ld_req_answered(struct ld_req *r, size_t len) {
   if (len) unsent_queued(r, len);
 }
 
-/* Suspends c for an answer that comes later (a parked loop task, a take thread).
- * libmicrohttpd 0.9.75 marks a resumed connection readable and, in its epoll loop, reads it
- * before it asks the handler for the answer, unless the connection is in the list of those
- * with a timeout of their own, which is walked first (MHD_connection_handle_idle) on every
- * turn. A client that half-closed after its request (shutdown(SHUT_WR), nc -N) had that read
- * find the end of the stream, which MHD took for an abort: the answer was dropped (499).
- * Only when no other connection was open did the walk of the default-timeout list reach it
- * first. So while suspended the connection gets a timeout of its own (one second longer;
- * MHD does not time out suspended connections), and gets the default back as its answer is
- * queued (resumed_answer). */
-static void suspend_for_answer(struct MHD_Connection *c) {
-  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s + 1);
-  MHD_suspend_connection(c);
-}
-
-/* Its answer is in r->out (stage ANSWERED): back to its network thread to be sent. */
+/* Its answer is in r->out (stage ANSWERED): queued back to its network thread, which sends it
+ * (service_resumed). A loop task that parked ends on its own thread, inside lnc_loop_wait:
+ * service_resumed runs right after that, so neither the lock nor a wake-up is needed. */
 void ld_req_resume(struct ld_req *r) {
-  if (r->h2)
-    ld_h2_resume(r);
-  else
-    MHD_resume_connection(r->conn);
+  struct ld_net *n = r->net;
+  if (pthread_equal(pthread_self(), n->thread)) {
+    r->next = n->resumed_here;
+    n->resumed_here = r;
+    return;
+  }
+  pthread_mutex_lock(&n->lock);
+  r->next = n->resumed;
+  __atomic_store_n(&n->resumed, r, __ATOMIC_RELAXED); /* service_resumed peeks at it unlocked */
+  pthread_mutex_unlock(&n->lock);
+  ld_net_wake(n);
 }
 
-static void req_suspend(struct ld_req *r) {
-  if (!r->h2) suspend_for_answer(r->conn);
-}
-
-static enum MHD_Result resumed_answer(struct MHD_Connection *c, struct ld_req *r) {
-  LNC_ASSERT(r->stage == LD_STAGE_ANSWERED && r->conn == c);
-  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, conn_timeout_s);
-  r->stage = LD_STAGE_SENT;
-  return send_response(c, r, &r->out);
-}
-
-/* An answer given before the request's body was read (shutting down, over a limit, framing,
- * a Content-Length over max_body_bytes): with a body on its way, the connection lingers after
- * it (conns.c), so a client still writing the body reads the answer instead of a reset.
- * (Keyed on the status this was a 413 only, which a Connect request gets as 429.) */
-static enum MHD_Result answer_early(struct MHD_Connection *c, struct ld_req *r,
-                                    struct ld_response *out, bool body_coming) {
-  r->linger = body_coming;
-  return send_response(c, r, out);
+/* The answers that came back from tasks and take threads, each sent on its connection or
+ * stream, oldest first. */
+static void service_resumed(struct ld_net *n) {
+  struct ld_req *lifo = n->resumed_here, *fifo = NULL;
+  n->resumed_here = NULL;
+  if (__atomic_load_n(&n->resumed, __ATOMIC_RELAXED)) { /* a peek; the lock takes it */
+    pthread_mutex_lock(&n->lock);
+    struct ld_req *more = n->resumed;
+    n->resumed = NULL;
+    pthread_mutex_unlock(&n->lock);
+    while (more) { /* behind this thread's own: they came back earlier */
+      struct ld_req *next = more->next;
+      more->next = lifo;
+      lifo = more;
+      more = next;
+    }
+  }
+  while (lifo) {
+    struct ld_req *next = lifo->next;
+    lifo->next = fifo;
+    fifo = lifo;
+    lifo = next;
+  }
+  while (fifo) {
+    struct ld_req *next = fifo->next;
+    fifo->next = NULL;
+    LNC_ASSERT(fifo->stage == LD_STAGE_ANSWERED);
+    if (fifo->h2)
+      ld_h2_answer_back(fifo);
+    else
+      ld_h1_answer_back(fifo);
+    fifo = next;
+  }
 }
 
 /* To a take thread, whose answer resumes the connection (already suspended). */
 static void hand_off(struct ld_req *r, int block) {
   /* From its network thread (inline or a task that did not park) or a parked task resumed
-   * on it: the connection is suspended, and only the take thread touches r from here. */
+   * on it: its connection waits (h1.c WORK, h2.c's stream at work), and only the take thread
+   * touches r from here. */
   LNC_ASSERT(r->stage == LD_STAGE_NEW || r->stage == LD_STAGE_TASK);
   LNC_ASSERT(ld_net_owned(r->net));
   memset(&r->out, 0, sizeof r->out);
@@ -417,7 +314,7 @@ static void hand_off(struct ld_req *r, int block) {
 
 /* A request as a loop task (io_mode direct). Runs on the network thread; parks inside the
  * take while its reads fly. Ending without having parked (warm answers, errors), it leaves
- * r->out for on_request to send; after a park it resumes the connection itself. */
+ * r->out for ld_req_run's caller to send; after a park it resumes the request itself. */
 static void run_task(void *arg) {
   struct ld_req *r = arg;
   long stall = ld_test_stall_ms(r->url);
@@ -425,7 +322,7 @@ static void run_task(void *arg) {
   r->call = (struct ld_call){.worker = r->net->worker, .nowait = LNC_NOWAIT_RING};
   ld_route(r, &r->out);
   int wb = r->call.would_block;
-  if (r->stage != LD_STAGE_TASK) return; /* still inside on_request: it sends or hands off */
+  if (r->stage != LD_STAGE_TASK) return; /* still inside ld_req_run: it sends or hands off */
   LNC_ASSERT(ld_net_owned(r->net));      /* a parked task resumes on its loop's thread */
   if (wb) {
     lnc_buf_free(&r->out.body);
@@ -436,16 +333,7 @@ static void run_task(void *arg) {
   ld_req_resume(r);
 }
 
-/* A refusal before the request is at work: e in the route's shape (a 503 with Retry-After). */
-static enum MHD_Result refuse_early(struct MHD_Connection *c, struct ld_req *r, const struct ld_err *e,
-                                    bool body_coming) {
-  struct ld_response out = {0};
-  ld_error_for(r, &out, e);
-  out.close = r->framing_bad; /* nothing behind an ambiguous message is read as a request */
-  return answer_early(c, r, &out, body_coming);
-}
-
-/* The request's record, made when its headers are in (MHD's first call). */
+/* The request's record, made when its headers are in. */
 struct ld_req *ld_req_new(const char *url, const char *method) {
   struct ld_req *r = calloc(1, sizeof *r);
   if (!r) return NULL;
@@ -505,20 +393,10 @@ int ld_req_refuse_declared(const struct ld_req *r, const char *cl, struct ld_err
   return 0;
 }
 
-/* Headers in: what can be refused before a body is read (shutting down, over the connection
- * or in-flight limits, ambiguous framing, a declared body over max_body_bytes), or 0 with the
- * request admitted (at work from here without a body, from when it is in with one). */
-static int admit_headers(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r, const char *version,
-                         const char *cl, bool body_coming, struct ld_err *e) {
+int ld_req_admit_headers(struct ld_net *n, struct ld_req *r, bool body_coming, const char *cl, struct ld_err *e) {
   if (atomic_load(&ld_draining) == LD_DRAIN_CLOSED) return ld_errf(e, LD_UNAVAILABLE, "shutting down");
-  ld_conn_request_started(n, c); /* never evicts itself below */
   if (ld_req_refuse_busy(r, body_coming, over_connection_limit(n, r), e)) return e->http;
-  if (ld_framing_check(c, version, e)) return r->framing_bad = true, e->http;
-  if (ld_req_refuse_declared(r, cl, e)) return e->http;
-  /* A body to come: the connection is back under the deadline until it is all in, so a
-   * body trickled (or a chunk size never honoured) is cut off like slow headers. */
-  if (body_coming) ld_conn_body_started(n, c);
-  return 0;
+  return ld_req_refuse_declared(r, cl, e);
 }
 
 /* The body is in: refused if it was over max_body_bytes or over the bodies' memory, or if
@@ -540,7 +418,6 @@ static int try_as_task(struct ld_net *n, struct ld_req *r) {
   if (lnc_loop_spawn(n->loop, run_task, r, &parked, NULL) != 0) return -1;
   if (parked) {
     r->stage = LD_STAGE_TASK;
-    req_suspend(r);
     return 1;
   }
   return r->call.would_block ? -1 : 0;
@@ -585,8 +462,7 @@ int ld_req_run(struct ld_net *n, struct ld_req *r) {
     ld_route(r, &r->out);
     return 0;
   }
-  if (r->conn && ld_conn_heavy(r->conn) && crowded(n)) {
-    req_suspend(r);
+  if (r->h1 && ld_h1_heavy(r->h1) && crowded(n)) {
     hand_off(r, LD_BLOCK_DISK);
     /* After ld_dispatch counted it, so metrics' difference of the two never goes below 0. */
     __atomic_add_fetch(&crowded_handoffs, 1, __ATOMIC_SEQ_CST);
@@ -596,49 +472,8 @@ int ld_req_run(struct ld_net *n, struct ld_req *r) {
   if (rc >= 0) return rc;
   lnc_buf_free(&r->out.body);
   int block = r->call.would_block;
-  req_suspend(r);
   hand_off(r, block ? block : LD_BLOCK_DISK);
   return 1;
-}
-
-static enum MHD_Result run_request(struct ld_net *n, struct MHD_Connection *c, struct ld_req *r) {
-  return ld_req_run(n, r) ? MHD_YES : send_response(c, r, &r->out);
-}
-
-/* libmicrohttpd's access handler, called on the request's network thread: first with the
- * headers, then once per piece of body, then with the body complete, and again after a
- * suspended connection resumes. Each call is one step of the request's life. */
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload, size_t *upload_size, void **con_cls) {
-  struct ld_net *n = cls;
-  LNC_ASSERT(pthread_equal(pthread_self(), n->thread));
-  struct ld_req *r = *con_cls;
-  struct ld_err e;
-  if (!r) {
-    if (!(r = ld_req_new(url, method))) return MHD_NO;
-    *con_cls = r;
-    r->conn = c;
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    bool body_coming = (cl && strcmp(cl, "0")) || MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
-    return admit_headers(n, c, r, version, cl, body_coming, &e) ? refuse_early(c, r, &e, body_coming) : MHD_YES;
-  }
-  if (*upload_size) {
-    ld_req_take_body(r, upload, *upload_size);
-    *upload_size = 0;
-    return MHD_YES;
-  }
-  if (r->stage == LD_STAGE_ANSWERED) /* back from a take thread: send what it produced */
-    return resumed_answer(c, r);
-  if (r->stage != LD_STAGE_NEW || r->status) return MHD_YES; /* at work elsewhere, or answered */
-  ld_conn_request_started(n, c);                             /* the body is in */
-  ld_req_body_release(r);
-  if (ld_req_admit_body(r, &e)) {
-    struct ld_response out = {0};
-    ld_error_for(r, &out, &e); /* a 503 gets its Retry-After there */
-    return send_response(c, r, &out);
-  }
-  return run_request(n, c, r);
 }
 
 /* One listening socket per address; numeric or resolvable host, port 0 = any free port. */
@@ -740,20 +575,11 @@ static void add_pending(struct ld_net *n) {
   }
   while (p) {
     struct ld_pending_conn *next = p->next;
-    /* HTTP/2's preface, or HTTP/1.1 for libmicrohttpd (h2.c looks at the first bytes). */
+    /* HTTP/2's preface, or HTTP/1.1 (h2.c looks at the first bytes). */
     if (!ld_h2_sniff(n, p->fd, (struct sockaddr *)&p->addr, p->addrlen, p->accepted))
       ld_net_add_http1(n, p->fd, (struct sockaddr *)&p->addr, p->addrlen, p->accepted);
     free(p);
     p = next;
-  }
-}
-
-void ld_net_add_http1(struct ld_net *n, int fd, const struct sockaddr *addr, unsigned addrlen, double accepted) {
-  ld_conn_adding(n, accepted);
-  n->add_started = false;
-  if (MHD_add_connection(n->d, fd, addr, addrlen) != MHD_YES && !n->add_started) {
-    __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED); /* MHD closed the socket */
-    ld_conn_addr_release(ld_conn_addr_bucket(addr));
   }
 }
 
@@ -798,9 +624,14 @@ static bool loop_running(struct ld_net *n) {
   return state > 0;
 }
 
-/* The thread's one loop: let MHD do what is ready (its epoll_wait with timeout 0), then one
- * lnc_loop_wait: submit the reads queued by tasks, wait for MHD's epoll fd, the wake fd, a
- * read completion or MHD's next timeout, and resume the tasks whose reads are in. */
+/* The smaller of a deadline in ms (-1: none) and the wait so far. */
+static int sooner(int due, int ms) { return due >= 0 && due < ms ? due : ms; }
+
+/* The thread's one loop: the deadlines of its connections (conns.c, h1.c, h2.c) bound one
+ * lnc_loop_wait, which submits the reads queued by tasks, waits for the wake fd, the HTTP/1.1
+ * and HTTP/2 epoll fds, a read completion or the next deadline, and resumes the tasks whose
+ * reads are in; then what became ready is served: new connections, answers back from tasks
+ * and take threads, the sockets with bytes in or room out. */
 static void *net_main(void *arg) {
   struct ld_net *n = arg;
   struct ld_err e;
@@ -810,19 +641,14 @@ static void *net_main(void *arg) {
     return NULL;
   }
   loop_started(n, 1);
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(n->d, MHD_DAEMON_INFO_EPOLL_FD);
-  int fds[3] = {di ? di->epoll_fd : -1, n->wake_fd, n->h2_epfd};
+  int fds[3] = {n->wake_fd, n->h1_epfd, n->h2_epfd};
   lnc_loop *loop = n->loop;
   atomic_store(&n->last_turn, lnc_now_s());
   while (!atomic_load(&n->stop)) {
-    MHD_run(n->d);
-    MHD_UNSIGNED_LONG_LONG to = 0;
-    int ms = MHD_get_timeout(n->d, &to) == MHD_YES && to < (MHD_UNSIGNED_LONG_LONG)max_wait_ms ? (int)to : max_wait_ms;
     struct ld_limits lim = ld_limits_get();
-    int due = ld_conn_sweep(n, &lim, nets, nets_started());
-    if (due >= 0 && due < ms) ms = due;
-    due = ld_h2_sweep(n, &lim);
-    if (due >= 0 && due < ms) ms = due;
+    int ms = sooner(ld_conn_sweep(n, &lim, nets, nets_started()), max_wait_ms);
+    ms = sooner(ld_h1_sweep(n, &lim), ms);
+    ms = sooner(ld_h2_sweep(n, &lim), ms);
     uint64_t ready = 0;
     struct lnc_error le = {0};
     /* Lingering sockets are drained every iteration, at least every 10 ms, rather than
@@ -833,12 +659,15 @@ static void *net_main(void *arg) {
       struct timespec ts = {0, 10 * 1000 * 1000};
       nanosleep(&ts, NULL); /* never spin on a failing ring */
     }
-    if (ready & 2) add_pending(n);
-    ld_h2_service(n, ready & 4);
+    if (ready & 1) add_pending(n);
+    service_resumed(n);
+    if (ready & 2) ld_h1_service(n);
+    if (ready & 4) ld_h2_service(n);
     if (n->nlinger) ld_linger_service(n);
     publish_stats(n, loop);
     atomic_store(&n->last_turn, lnc_now_s());
   }
+  ld_h1_stop(n);
   ld_h2_stop(n);
   ld_service_thread_stop(n->loop, n->worker);
   n->loop = NULL;
@@ -846,25 +675,12 @@ static void *net_main(void *arg) {
   return NULL;
 }
 
-static int net_start(struct ld_net *n, int index, unsigned flags, uint64_t hard, unsigned timeout_s) {
+static int net_start(struct ld_net *n, int index) {
   n->index = index;
-  conn_timeout_s = timeout_s;
   n->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   pthread_mutex_init(&n->lock, NULL);
   pthread_cond_init(&n->loop_cv, NULL);
-  if (n->wake_fd < 0 || ld_h2_start(n) < 0) return -1;
-  n->d = MHD_start_daemon(
-      flags, 0, NULL, NULL, on_request, n,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)(hard + 1),
-      MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)LD_CONN_MEMORY,
-      MHD_OPTION_NOTIFY_COMPLETED, on_completed, n,
-      MHD_OPTION_NOTIFY_CONNECTION, on_connection, n,
-      MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
-      MHD_OPTION_URI_LOG_CALLBACK, ld_framing_uri_seen, NULL,
-      MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-      MHD_OPTION_END);
-  if (!n->d) return -1;
+  if (n->wake_fd < 0 || ld_h1_start(n) < 0 || ld_h2_start(n) < 0) return -1;
   if (pthread_create(&n->thread, NULL, net_main, n)) return -1;
   n->started = true;
   return loop_running(n) ? 0 : -1;
@@ -878,8 +694,6 @@ static void net_stop(struct ld_net *n) {
     }
     pthread_join(n->thread, NULL);
   }
-  if (n->d) MHD_stop_daemon(n->d);
-  n->d = NULL;
   for (struct ld_pending_conn *p = n->queue, *next; p; p = next) {
     next = p->next;
     close(p->fd);
@@ -892,6 +706,7 @@ static void net_stop(struct ld_net *n) {
  * resumed the last answer wakes this thread's eventfd after the resume (dispatch.c). */
 static void net_free(struct ld_net *n) {
   if (n->wake_fd >= 0) close(n->wake_fd);
+  if (n->h1_epfd >= 0) close(n->h1_epfd);
   if (n->h2_epfd >= 0) close(n->h2_epfd);
   pthread_mutex_destroy(&n->lock);
   pthread_cond_destroy(&n->loop_cv);
@@ -911,7 +726,6 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
                         "x.lance files or datasets",
            cfg->root);
   char msg[512];
-  unsigned timeout_s = (unsigned)((cfg->request_timeout_ms + 999) / 1000);
   /* The hard cap sits above connection_limit so the excess can make room (idle connections
    * are closed first, conns.c) or get a 503, not a reset. */
   uint64_t hard = cfg->connection_limit + (cfg->connection_limit < 128 ? 64 : cfg->connection_limit / 2);
@@ -934,14 +748,10 @@ int ld_server_start(const struct ld_config *cfg, int rootfd) {
   if (!nets) {
     return start_failed();
   }
-  /* External epoll: net_main drives each daemon from its own loop. MHD_USE_ITC lets a
-   * resumed connection (MHD_resume_connection, from a take thread) wake that loop. */
-  unsigned flags = MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
-                   MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
   direct_tasks = cfg->io_mode == LD_IO_DIRECT;
   for (int i = 0; i < n; i++) {
-    nets[i].wake_fd = nets[i].h2_epfd = -1;
-    int rc = net_start(&nets[i], i, flags, hard, timeout_s);
+    nets[i].wake_fd = nets[i].h1_epfd = nets[i].h2_epfd = -1;
+    int rc = net_start(&nets[i], i);
     __atomic_store_n(&nnets, i + 1, __ATOMIC_RELEASE); /* a failed one too: start_failed undoes what it began */
     if (rc) {
       ld_log(LD_LOG_ERROR, "could not start network thread %d", i);

@@ -50,6 +50,18 @@ for name, raw, n in cases:
     check(got == [b"200"] * n and closed,
           f"{name}: answered 200 and closed, 5 times (statuses {[x.decode() for x in got]}, closed {closed})")
 
+# Answered inline (no park, no thread): the end of the stream is seen once the answer is out and
+# the connection closes then. With libmicrohttpd it stayed in CLOSE-WAIT until the header
+# deadline (10 s by default), holding a connection slot like an idle one.
+for i in range(5):
+    t0 = time.monotonic()
+    out, closed = half_closed(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", timeout=5.0)
+    secs = time.monotonic() - t0
+    if not (out.startswith(b"HTTP/1.1 200") and closed and secs < 2):
+        break
+check(out.startswith(b"HTTP/1.1 200") and closed and secs < 2,
+      f"answered inline, half-closed: 200 and closed at once, 5 times ({out[:20]!r}, closed {closed}, {secs:.2f} s)")
+
 # The same connections are still served as usual: keep-alive after an asynchronous answer.
 s = socket.create_connection(("127.0.0.1", port))
 s.settimeout(10)
