@@ -180,7 +180,9 @@ int ld_h1_chunk_size(const char *p, size_t len, uint64_t *size, size_t *used, st
   size_t i = 0, digits = 0;
   for (; i < at - 1; i++) {
     char ch = p[i];
-    int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+    int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                                            : ch >= 'A' && ch <= 'F'   ? ch - 'A' + 10
+                                                                       : -1;
     if (d < 0) break;
     if (v >> 60) return ld_errf(e, LD_INVALID, "a chunk size over 2^64 - 1"), -1;
     v = v << 4 | (uint64_t)d;

@@ -41,8 +41,10 @@ static void body(const char *p, size_t len) {
     if (rc == 0) return;
     if (used == 0 || used > len) abort();
     p += used, len -= used;
-    if (state == 0) state = left ? 1 : 2;
-    else if (rc == 2) return;
+    if (state == 0)
+      state = left ? 1 : 2;
+    else if (rc == 2)
+      return;
   }
 }
 

@@ -54,7 +54,9 @@ START_TEST(test_parse_fields) {
   ck_assert_ptr_null(ld_h1_field(&h, "Content-Length"));
   ck_assert(h.close && h.keep_alive && !h.has_length && !h.chunked && h.hosts == 1);
   ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\ncontent-length: 12\r\n"
-                         "Expect: 100-Continue\r\nEmpty:\r\n\r\n", buf, &h, &e), 0);
+                         "Expect: 100-Continue\r\nEmpty:\r\n\r\n",
+                         buf, &h, &e),
+                   0);
   ck_assert(h.has_length && h.length == 12 && h.expect_continue);
   ck_assert_str_eq(ld_h1_field(&h, "Empty"), "");
   ck_assert_int_eq(parse("POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n", buf, &h, &e), 0);
