@@ -481,6 +481,22 @@ LNC_API int lnc_encode_json_max(const struct ArrowSchema *schema, const struct A
 /* Arrow IPC stream: schema message, one record batch, end-of-stream marker. */
 LNC_API int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
                                  struct lnc_buf *out, struct lnc_error *err);
+/* A run of an encoded stream's bytes that stays where it lies: ptr[0..len) comes after the
+ * first `at` bytes of the encoder's out buffer (and after the refs before it). */
+struct lnc_ipc_ref {
+  size_t at;
+  const void *ptr;
+  size_t len;
+};
+/* As lnc_encode_arrow_ipc, without copying value buffers of min_ref bytes or more (0 means
+ * 1: every plain value buffer): out gets the rest, and *refs (malloc'd, the caller frees
+ * it; NULL when *nrefs is 0) names each buffer left in place, in order of `at`. The stream
+ * is out's bytes with each ref's inserted at its `at`, byte for byte what
+ * lnc_encode_arrow_ipc writes; the refs point into array's buffers, so array must not be
+ * released while they are used (written to a socket with writev/sendmsg). */
+LNC_API int lnc_encode_arrow_ipc_refs(const struct ArrowSchema *schema, const struct ArrowArray *array, size_t min_ref,
+                                      struct lnc_buf *out, struct lnc_ipc_ref **refs, size_t *nrefs,
+                                      struct lnc_error *err);
 
 #ifdef __cplusplus
 }

@@ -4,7 +4,9 @@
  * little endian, no compression. Sliced input (offset != 0) is written from position 0:
  * bitmaps are shifted, offsets rebased, values copied from the slice start. The metadata is
  * built first from a plan of (source, transform) pairs; the body is then copied straight
- * into the output buffer. */
+ * into the output buffer, or, for lnc_encode_arrow_ipc_refs, every value buffer of at least
+ * min_ref bytes is left where it is and named by a ref (a training batch's images and
+ * embeddings: megabytes a copy would only move once more on their way to a socket). */
 #include "flatbuf.h"
 #include "format.h"
 #include "../util/buf.h"
@@ -80,6 +82,9 @@ struct ipc {
   struct dict_entry *dicts;
   size_t ndicts, cap_dicts;
   struct plan plan;
+  size_t min_ref; /* 0: every byte into out */
+  struct lnc_ipc_ref *refs;
+  size_t nrefs, cap_refs;
 };
 
 static int oom(struct ipc *w) { return lnc_errf(w->err, LNC_ENOMEM, "arrow ipc: out of memory"); }
@@ -426,6 +431,18 @@ static int write_message(struct ipc *w, uint8_t htype, lnc_fb_ref header, int64_
   return 0;
 }
 
+/* A value buffer left in place: its bytes come after out's first `at` bytes. */
+static int add_ref(struct ipc *w, size_t at, const void *ptr, size_t len) {
+  if (w->nrefs == w->cap_refs) {
+    size_t cap = w->cap_refs ? 2 * w->cap_refs : 8;
+    struct lnc_ipc_ref *v = realloc(w->refs, cap * sizeof *v);
+    if (!v) return oom(w);
+    w->refs = v, w->cap_refs = cap;
+  }
+  w->refs[w->nrefs++] = (struct lnc_ipc_ref){.at = at, .ptr = ptr, .len = len};
+  return 0;
+}
+
 static void write_src(uint8_t *dst, const struct src *s) {
   switch (s->kind) {
   case SRC_EMPTY: break;
@@ -486,24 +503,31 @@ static int write_batch(struct ipc *w, int64_t length, int64_t dict_id) {
   uint8_t *p = w->out->data + w->out->len; /* space reserved by write_message */
   for (size_t i = 0; i < pl->nsrcs; i++) {
     const struct src *s = &pl->srcs[i];
-    write_src(p, s);
     int64_t padded = pad8(s->len);
-    memset(p + s->len, 0, (size_t)(padded - s->len));
-    p += padded;
+    if (s->kind == SRC_COPY && w->min_ref && (uint64_t)s->len >= w->min_ref) {
+      /* Its bytes stay where they are; only the padding behind them is ours. */
+      int rc = add_ref(w, (size_t)(p - w->out->data), s->ptr, (size_t)s->len);
+      if (rc) return rc;
+    } else {
+      write_src(p, s);
+      p += s->len;
+    }
+    memset(p, 0, (size_t)(padded - s->len));
+    p += padded - s->len;
   }
-  w->out->len += (size_t)body;
+  w->out->len = (size_t)(p - w->out->data);
   pl->nnodes = pl->nsrcs = 0;
   return 0;
 }
 
-int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
-                         struct lnc_buf *out, struct lnc_error *err) {
+static int encode(const struct ArrowSchema *schema, const struct ArrowArray *array, size_t min_ref,
+                  struct lnc_buf *out, struct lnc_ipc_ref **refs, size_t *nrefs, struct lnc_error *err) {
   int rc = lnc_arrow_validate(schema, array, err);
   if (rc) return rc;
   if (strcmp(schema->format, "+s") != 0 || schema->dictionary)
     return lnc_errf(err, LNC_EINVAL, "arrow ipc: record batch must be a struct array, got \"%s\"",
                     schema->format);
-  struct ipc w = {.out = out, .err = err};
+  struct ipc w = {.out = out, .err = err, .min_ref = min_ref};
   lnc_fb_init(&w.fb);
   size_t start = out->len;
 
@@ -531,10 +555,31 @@ int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArr
   static const uint8_t eos[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
   if (lnc_buf_append(out, eos, sizeof eos)) rc = oom(&w);
 done:
-  if (rc) out->len = start;
+  if (rc) {
+    out->len = start;
+    free(w.refs);
+  } else if (refs) {
+    *refs = w.refs;
+    *nrefs = w.nrefs;
+  }
   lnc_fb_free(&w.fb);
   free(w.dicts);
   free(w.plan.nodes);
   free(w.plan.srcs);
   return rc;
+}
+
+int lnc_encode_arrow_ipc(const struct ArrowSchema *schema, const struct ArrowArray *array,
+                         struct lnc_buf *out, struct lnc_error *err) {
+  if (!schema || !array || !out) return lnc_errf(err, LNC_EINVAL, "arrow ipc: NULL argument");
+  return encode(schema, array, 0, out, NULL, NULL, err);
+}
+
+int lnc_encode_arrow_ipc_refs(const struct ArrowSchema *schema, const struct ArrowArray *array, size_t min_ref,
+                              struct lnc_buf *out, struct lnc_ipc_ref **refs, size_t *nrefs,
+                              struct lnc_error *err) {
+  if (!schema || !array || !out || !refs || !nrefs) return lnc_errf(err, LNC_EINVAL, "arrow ipc: NULL argument");
+  *refs = NULL;
+  *nrefs = 0;
+  return encode(schema, array, min_ref ? min_ref : 1, out, refs, nrefs, err);
 }

@@ -523,6 +523,53 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+/* ---- refs: value buffers left in place ------------------------------------------------------- */
+/* The stream lnc_encode_arrow_ipc_refs describes (out with each ref inserted at its `at`) is
+ * byte for byte lnc_encode_arrow_ipc's, for every test batch (sliced, nested, dictionaries)
+ * and every threshold, from every buffer a ref to none; refs come in order, inside out. */
+START_TEST(test_refs_same_bytes) {
+  static const size_t min_refs[] = {1, 4, 8, 17, 64, 1 << 20};
+  for (size_t t = 0; t < sizeof BATCHES / sizeof BATCHES[0]; t++) {
+    struct ArrowSchema *s;
+    struct ArrowArray *a;
+    BATCHES[t].fn(&s, &a);
+    struct lnc_buf want = encode_ok(s, a);
+    for (size_t m = 0; m < sizeof min_refs / sizeof min_refs[0]; m++) {
+      struct lnc_buf out = {0}, got = {0};
+      struct lnc_ipc_ref *refs;
+      size_t nrefs, at = 0, ref_bytes = 0;
+      struct lnc_error err;
+      ck_assert_msg(lnc_encode_arrow_ipc_refs(s, a, min_refs[m], &out, &refs, &nrefs, &err) == 0, "%s: %s",
+                    BATCHES[t].name, err.message);
+      for (size_t i = 0; i < nrefs; i++) {
+        ck_assert_uint_ge(refs[i].at, at);
+        ck_assert_uint_le(refs[i].at, out.len);
+        ck_assert_uint_ge(refs[i].len, min_refs[m]);
+        ck_assert_int_eq(lnc_buf_append(&got, out.data + at, refs[i].at - at), 0);
+        ck_assert_int_eq(lnc_buf_append(&got, refs[i].ptr, refs[i].len), 0);
+        at = refs[i].at;
+        ref_bytes += refs[i].len;
+      }
+      ck_assert_int_eq(lnc_buf_append(&got, out.data + at, out.len - at), 0);
+      ck_assert_msg(got.len == want.len && !memcmp(got.data, want.data, want.len),
+                    "%s, min_ref %zu: %zu bytes against %zu", BATCHES[t].name, min_refs[m], got.len, want.len);
+      ck_assert_uint_eq(out.len + ref_bytes, want.len);
+      if (min_refs[m] == 1 && strcmp(BATCHES[t].name, "empty")) ck_assert_uint_gt(nrefs, 0);
+      if (min_refs[m] == 1 << 20) ck_assert_uint_eq(nrefs, 0);
+      free(refs);
+      lnc_buf_free(&out);
+      lnc_buf_free(&got);
+    }
+    lnc_buf_free(&want);
+  }
+  struct lnc_buf out = {0};
+  struct lnc_ipc_ref *refs;
+  size_t n;
+  struct lnc_error err;
+  ck_assert_int_eq(lnc_encode_arrow_ipc_refs(NULL, NULL, 1, &out, &refs, &n, &err), LNC_EINVAL);
+}
+END_TEST
+
 /* ---- round-trip files ------------------------------------------------------------------------ */
 static void put_jstr(FILE *f, const char *s) {
   fputc('"', f);
@@ -609,6 +656,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_dictionary_batches);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_roundtrip_files);
+  tcase_add_test(tc, test_refs_same_bytes);
   suite_add_tcase(s, tc);
   return s;
 }
