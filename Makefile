@@ -223,6 +223,7 @@ integration: $(BINS) $(LIB_SO) $(S3CHECK) $(CLONE_FIXTURES)
 	@BIN=$(BINOUT) tests/integration/daemon_permissions.sh
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_framing
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_halfclose
+	@/usr/bin/python3 -u tests/integration/daemon_arrow_bytes.py $(BINOUT) tests/fixtures
 	@BIN=$(BINOUT) tests/integration/run_py.sh daemon_utf8
 	@/usr/bin/python3 -u tests/integration/daemon_grpc.py $(BINOUT)
 	@/usr/bin/python3 -u tests/integration/daemon_h2.py $(BINOUT)

@@ -25,6 +25,7 @@
 #include "routes.h"
 #include "server.h"
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -40,26 +41,27 @@
 /* The input buffer: a request's head must fit (414 / 431 beyond), as must the bytes read
  * behind it (its body passes through, pipelined requests wait). */
 #define H1_IN_CAP         LD_CONN_MEMORY
-#define H1_READS_PER_TURN 8  /* reads of one connection per event, so one client cannot hog a turn */
-#define H1_HEAD_OUT       2048 /* an answer's status line and fields */
+#define H1_READS_PER_TURN 8                   /* reads of one connection per event, so one client cannot hog a turn */
+#define H1_HEAD_OUT       2048                /* an answer's status line and fields */
 #define H1_MAX_ARGS       LD_QUERY_MAX_PARAMS /* query parameters kept, as HTTP/2's */
+#define H1_IOV_MAX        IOV_MAX             /* iovecs per sendmsg (the kernel's UIO_MAXIOV) */
 
 enum { H1_HEAD = 1,
        H1_BODY,
        H1_WORK,
        H1_SEND,
        H1_CLOSED };
-enum { CH_SIZE = 1,   /* a chunk-size line is next */
-       CH_DATA,       /* chunk_left bytes of data */
-       CH_DATA_CRLF,  /* the CRLF after a chunk's data */
-       CH_TRAILER };  /* trailer lines, up to the empty one */
+enum { CH_SIZE = 1,  /* a chunk-size line is next */
+       CH_DATA,      /* chunk_left bytes of data */
+       CH_DATA_CRLF, /* the CRLF after a chunk's data */
+       CH_TRAILER }; /* trailer lines, up to the empty one */
 
 struct ld_h1_conn {
   struct ld_net *n;
   struct ld_h1_conn *prev, *next; /* the thread's list */
   int fd, state;
-  uint32_t watched; /* epoll events asked for; 0 = not in the epoll set */
-  uint32_t bucket;  /* per-address count (accept.c), given back at close */
+  uint32_t watched;  /* epoll events asked for; 0 = not in the epoll set */
+  uint32_t bucket;   /* per-address count (accept.c), given back at close */
   struct ld_conn *k; /* its place among the connections waiting for a request (conns.c) */
   double last_io;
   bool heavy;       /* its last request's route held the thread long (ld_h1_heavy) */
@@ -76,12 +78,13 @@ struct ld_h1_conn {
   uint64_t body_left; /* Content-Length bytes still to come, or of the current chunk */
   int chunk;          /* CH_*, for a chunked body */
   size_t trailer_bytes;
-  bool close_after;   /* the connection closes once the answer is out */
-  /* the answer: head_out then the response body, out_off bytes of both written */
+  bool close_after; /* the connection closes once the answer is out */
+  /* the answer: head_out, then the body's runs (and an Arrow answer's refs between them);
+   * segs[seg..nsegs) is what is left to write, advanced in place as the socket takes it */
   char head_out[H1_HEAD_OUT];
-  size_t head_out_len, out_off;
-  const uint8_t *body_out;
-  size_t body_out_len;
+  size_t head_out_len;
+  struct iovec segs_inline[2], *segs;
+  size_t nsegs, seg;
   socklen_t addrlen;
   struct sockaddr_storage addr;
 };
@@ -104,7 +107,8 @@ bool ld_h1_heavy(const struct ld_h1_conn *c) { return c->heavy; }
 static void watch(struct ld_h1_conn *c, uint32_t events) {
   if (events == c->watched) return;
   struct epoll_event ev = {.events = events, .data.ptr = c};
-  int op = !events ? EPOLL_CTL_DEL : c->watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+  int op = !events ? EPOLL_CTL_DEL : c->watched ? EPOLL_CTL_MOD
+                                                : EPOLL_CTL_ADD;
   if (epoll_ctl(c->n->h1_epfd, op, c->fd, &ev) == 0 || op == EPOLL_CTL_DEL) c->watched = events;
 }
 
@@ -133,7 +137,7 @@ static void conn_close(struct ld_h1_conn *c, bool linger) {
   ld_server_count_conn(-1);
   __atomic_sub_fetch(&n->conns, 1, __ATOMIC_RELAXED);
   ld_conn_addr_release(c->bucket);
-  conn_free_request(c, c->state != H1_SEND || c->out_off < c->head_out_len + c->body_out_len);
+  conn_free_request(c, c->state != H1_SEND || c->seg < c->nsegs);
   if (c->prev)
     c->prev->next = c->next;
   else
@@ -169,7 +173,8 @@ static const char *reason(int status) {
   case 503: return "Service Unavailable";
   case 504: return "Gateway Timeout";
   case 505: return "HTTP Version Not Supported";
-  default: return status < 300 ? "OK" : status < 500 ? "Client Error" : "Server Error";
+  default: return status < 300 ? "OK" : status < 500 ? "Client Error"
+                                                     : "Server Error";
   }
 }
 
@@ -206,13 +211,32 @@ static void head_add(struct ld_h1_conn *c, const char *name, const char *value) 
   if (k > 0 && (size_t)k < room) c->head_out_len += (size_t)k; /* an over-long extra field is dropped, never cut */
 }
 
+/* The iovecs of an answer: its head, then its body from where it is. With refs, the body's
+ * runs and the refs' buffers (in the take's array) alternate, in the room ld_refs keeps for
+ * it; empty runs are left out. */
+static void answer_segments(struct ld_h1_conn *c, const struct ld_response *out, bool head_only) {
+  struct ld_refs *refs = out->refs;
+  c->segs = refs ? refs->iov : c->segs_inline;
+  c->nsegs = c->seg = 0;
+  c->segs[c->nsegs++] = (struct iovec){c->head_out, c->head_out_len};
+  if (head_only) return;
+  size_t at = 0;
+  for (size_t i = 0; refs && i < refs->n; i++) {
+    if (refs->v[i].at > at) c->segs[c->nsegs++] = (struct iovec){out->body.data + at, refs->v[i].at - at};
+    c->segs[c->nsegs++] = (struct iovec){(void *)refs->v[i].ptr, refs->v[i].len};
+    at = refs->v[i].at;
+  }
+  if (out->body.len > at) c->segs[c->nsegs++] = (struct iovec){out->body.data + at, out->body.len - at};
+}
+
 /* r->out framed: the status line and fields into head_out, the body sent from where it is. */
 static void frame_answer(struct ld_h1_conn *c, struct ld_req *r, struct ld_response *out) {
   bool head_only = !strcmp(r->method, "HEAD");
   c->close_after = closes_after(c, r, out);
   c->head_out_len = (size_t)snprintf(c->head_out, sizeof c->head_out, "HTTP/1.1 %d %s\r\n", out->status, reason(out->status));
   char len[24];
-  snprintf(len, sizeof len, "%zu", out->body.len);
+  size_t body_len = ld_response_len(out);
+  snprintf(len, sizeof len, "%zu", body_len);
   head_add(c, "Content-Length", len);
   head_add(c, "Date", http_date());
   if (out->content_type) head_add(c, "Content-Type", out->content_type);
@@ -234,28 +258,21 @@ static void frame_answer(struct ld_h1_conn *c, struct ld_req *r, struct ld_respo
     head_add(c, "Connection", "keep-alive");
   memcpy(c->head_out + c->head_out_len, "\r\n", 2); /* head_add leaves room for it */
   c->head_out_len += 2;
-  c->body_out = head_only ? NULL : out->body.data;
-  c->body_out_len = head_only ? 0 : out->body.len;
-  c->out_off = 0;
+  answer_segments(c, out, head_only);
+  body_len = head_only ? 0 : body_len;
   r->status = out->status;
-  r->bytes_out = c->body_out_len;
+  r->bytes_out = body_len;
   r->stage = LD_STAGE_SENT;
   c->state = H1_SEND;
-  ld_req_answered(r, c->body_out_len);
+  ld_req_answered(r, body_len);
 }
 
 /* Writes what is left of the answer: 1 all of it, 0 the socket is full (EPOLLOUT), -1 the
  * connection failed. */
 static int flush(struct ld_h1_conn *c) {
-  size_t total = c->head_out_len + c->body_out_len;
-  while (c->out_off < total) {
-    struct iovec iov[2];
-    int k = 0;
-    if (c->out_off < c->head_out_len)
-      iov[k++] = (struct iovec){c->head_out + c->out_off, c->head_out_len - c->out_off};
-    size_t body_off = c->out_off > c->head_out_len ? c->out_off - c->head_out_len : 0;
-    if (c->body_out_len > body_off) iov[k++] = (struct iovec){(void *)(c->body_out + body_off), c->body_out_len - body_off};
-    struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)k};
+  while (c->seg < c->nsegs) {
+    size_t k = c->nsegs - c->seg;
+    struct msghdr m = {.msg_iov = c->segs + c->seg, .msg_iovlen = k < H1_IOV_MAX ? k : H1_IOV_MAX};
     ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -263,8 +280,15 @@ static int flush(struct ld_h1_conn *c) {
       return 0;
     }
     if (w <= 0) return -1;
-    c->out_off += (size_t)w;
     c->last_io = lnc_now_s();
+    for (size_t left = (size_t)w; left;) { /* the segments written drop off the front */
+      struct iovec *v = &c->segs[c->seg];
+      size_t n = left < v->iov_len ? left : v->iov_len;
+      v->iov_base = (char *)v->iov_base + n;
+      v->iov_len -= n;
+      left -= n;
+      if (!v->iov_len) c->seg++;
+    }
   }
   return 1;
 }
@@ -275,7 +299,7 @@ static void answer(struct ld_h1_conn *c, struct ld_response *out) { frame_answer
 /* e in the shape r's route speaks, as the answer (before r is at work, or instead of it). */
 static void answer_error(struct ld_h1_conn *c, const struct ld_err *e) {
   struct ld_req *r = c->r;
-  lnc_buf_free(&r->out.body);
+  ld_response_drop(&r->out);
   memset(&r->out, 0, sizeof r->out);
   ld_error_for(r, &r->out, e);
   answer(c, &r->out);

@@ -46,9 +46,9 @@
 /* The header list a request may send (SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §6.5.2 sizes:
  * name + value + 32 per field), as HTTP/1.1's 32 KiB connection memory bounds its headers. */
 #define H2_MAX_HEADER_LIST (32u * 1024)
-#define H2_MAX_FIELDS      64         /* regular header fields kept per request */
+#define H2_MAX_FIELDS      64                  /* regular header fields kept per request */
 #define H2_MAX_ARGS        LD_QUERY_MAX_PARAMS /* query parameters, as HTTP/1.1's */
-#define H2_WINDOW          (1u << 20) /* each stream's receive window: request bodies are small */
+#define H2_WINDOW          (1u << 20)          /* each stream's receive window: request bodies are small */
 /* Rapid reset (CVE-2023-44487): RST_STREAMs a client may send, a burst then per second,
  * before nghttp2 ends the connection; CONTINUATION frames after one HEADERS (a flood of them
  * held the decoder) likewise. */
@@ -281,9 +281,18 @@ static void grpc_message_encode(const char *msg, char *dst, size_t cap) {
 
 /* Submits r->out on its stream: headers, the body through read_body, and for gRPC the status
  * as trailers (or, with no message, in the headers: Trailers-Only). */
+static void send_error(struct ld_h2_stream *st, const struct ld_err *e);
+
 static void send_answer(struct ld_h2_stream *st) {
   struct ld_req *r = st->r;
   struct ld_response *out = &r->out;
+  /* DATA frames come from one buffer: an Arrow answer's refs (h1.c sends them where they
+   * lie) are copied into it here. */
+  if (out->refs && ld_response_flatten(out)) {
+    struct ld_err e;
+    ld_errf(&e, LD_EXHAUSTED, "out of memory for a %zu-byte answer", ld_response_len(out));
+    return send_error(st, &e);
+  }
   nghttp2_nv nv[10];
   size_t k = 0;
   char status[8], retry[16];
@@ -327,7 +336,7 @@ static void send_answer(struct ld_h2_stream *st) {
 /* e in the shape of the stream's protocol (gRPC status, Connect or REST error body), sent. */
 static void send_error(struct ld_h2_stream *st, const struct ld_err *e) {
   struct ld_req *r = st->r;
-  lnc_buf_free(&r->out.body);
+  ld_response_drop(&r->out);
   memset(&r->out, 0, sizeof r->out);
   if (r->grpc)
     ld_grpc_error(&r->out, e);

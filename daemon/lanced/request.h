@@ -14,10 +14,12 @@ struct ld_h2_stream;
 struct ld_response { /* what a handler produces; h1.c or h2.c frames it */
   int status;
   const char *content_type;
-  struct lnc_buf body; /* ownership passes to the response */
-  const char *allow;   /* Allow header for 405 */
-  int retry_after;     /* seconds; 0 = none */
-  bool close;          /* Connection: close after it */
+  struct lnc_buf body;  /* ownership passes to the response */
+  struct ld_refs *refs; /* an Arrow answer's large buffers, left in the take's array: the answer
+                           is body with each ref inserted (ld_response_len), owned here */
+  const char *allow;    /* Allow header for 405 */
+  int retry_after;      /* seconds; 0 = none */
+  bool close;           /* Connection: close after it */
   const char *extra_name, *extra_value;
   const char *content_encoding;           /* "gzip" when body is compressed */
   const char *grpc_status, *grpc_message; /* gRPC: the status (trailers), its message */
@@ -25,6 +27,14 @@ struct ld_response { /* what a handler produces; h1.c or h2.c frames it */
   int grpc_http;                          /* a gRPC error's REST status (the request log and metrics; HTTP says 200) */
 };
 
+
+/* The answer's length: its body and its refs. */
+size_t ld_response_len(const struct ld_response *out);
+/* The refs copied into the body (for a framing that sends one buffer: HTTP/2); -1 out of
+ * memory, out unchanged. */
+int ld_response_flatten(struct ld_response *out);
+/* The body and the refs freed (an answer replaced, or done with). */
+void ld_response_drop(struct ld_response *out);
 
 /* Where a request is (server.c / dispatch.c). */
 enum ld_stage {
@@ -36,12 +46,12 @@ enum ld_stage {
 };
 struct ld_req {
   int route, format, status;
-  int stage;                /* enum ld_stage; handed between threads by ld_req_resume */
-  struct ld_h1_conn *h1;    /* HTTP/1.1: the connection that carried it (h1.c); NULL over HTTP/2 */
-  struct ld_h2_stream *h2;     /* HTTP/2: the stream that carried it (h2.c); NULL over HTTP/1.1 */
-  struct ld_net *net;          /* the network thread that owns conn or h2 */
-  struct ld_response out;      /* the take thread's answer, sent when the connection resumes */
-  struct ld_req *next;         /* take queue link */
+  int stage;               /* enum ld_stage; handed between threads by ld_req_resume */
+  struct ld_h1_conn *h1;   /* HTTP/1.1: the connection that carried it (h1.c); NULL over HTTP/2 */
+  struct ld_h2_stream *h2; /* HTTP/2: the stream that carried it (h2.c); NULL over HTTP/1.1 */
+  struct ld_net *net;      /* the network thread that owns conn or h2 */
+  struct ld_response out;  /* the take thread's answer, sent when the connection resumes */
+  struct ld_req *next;     /* take queue link */
   double start;
   double route_s; /* how long ld_route ran on the thread that answered it (0: not measured) */
   char method[8];

@@ -12,7 +12,7 @@
 void ld_json_error(struct ld_response *out, const struct ld_err *e) {
   out->status = e->http;
   out->content_type = "application/json";
-  lnc_buf_free(&out->body);
+  ld_response_drop(out);
   ld_buf_puts(&out->body, "{\"error\":{\"code\":");
   ld_buf_json_str(&out->body, e->code, strlen(e->code));
   ld_buf_puts(&out->body, ",\"message\":");

@@ -474,16 +474,19 @@ void ld_rows_handle(struct ld_req *r, const char *rel, struct ld_response *out) 
     goto fail;
   r->rows = q.n;
   ld_metrics_rows(q.n, &t.stats);
-  int rc = fmt == LD_F_PROTO ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
-                                                      &out->body, &e)
-                             : ld_service_encode(fmt, &t.schema, &t.array, r->lim.max_response, &out->body, &e);
-  t.array.release(&t.array);
+  /* Arrow leaves its large value buffers (images, embeddings) in the take's array, which moves
+   * into the answer: HTTP/1.1 sends them from there (h1.c), one copy fewer (issue 34). */
+  int rc = fmt == LD_F_PROTO   ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
+                                                        &out->body, &e)
+           : fmt == LD_F_ARROW ? ld_service_encode_refs(&t.schema, &t.array, &out->body, &out->refs, &e)
+                               : ld_service_encode(fmt, &t.schema, &t.array, r->lim.max_response, &out->body, &e);
+  if (t.array.release) t.array.release(&t.array);
   t.schema.release(&t.schema);
   if (rc) goto fail;
-  if (out->body.len > r->lim.max_response) {
+  if (ld_response_len(out) > r->lim.max_response) {
     ld_errf(&e, LD_TOO_LARGE,
             "the answer is %zu bytes, over max_response_bytes (%llu); ask for fewer ids or columns",
-            out->body.len, (unsigned long long)r->lim.max_response);
+            ld_response_len(out), (unsigned long long)r->lim.max_response);
     goto fail;
   }
   req_free(&q);

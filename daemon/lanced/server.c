@@ -22,6 +22,7 @@
 #include "request.h"
 #include "server.h"
 #include "routes.h"
+#include "util/buf.h" /* lnc_buf_reserve: a flattened answer that may not fit */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -58,8 +59,8 @@ static uint64_t unsent_bytes, unsent_peak;
  * (glibc keeps freed heap below M_TRIM_THRESHOLD per arena, main.c tune_malloc): past this
  * many bytes unsent at once, malloc_trim runs when the count is back to zero. */
 #define TRIM_AFTER_UNSENT (64ull << 20)
-static bool direct_tasks;       /* io_mode direct: requests run as loop tasks */
-static int max_wait_ms = 1000;  /* a loop iteration waits at most this long (the watchdog's pace) */
+static bool direct_tasks;      /* io_mode direct: requests run as loop tasks */
+static int max_wait_ms = 1000; /* a loop iteration waits at most this long (the watchdog's pace) */
 
 void ld_server_set_max_wait_ms(int ms) { max_wait_ms = ms < 10 ? 10 : ms; }
 
@@ -211,6 +212,33 @@ static void unsent_done(struct ld_req *r) {
 
 uint64_t ld_server_unsent_bytes(void) { return __atomic_load_n(&unsent_bytes, __ATOMIC_RELAXED); }
 
+size_t ld_response_len(const struct ld_response *out) { return out->body.len + (out->refs ? out->refs->bytes : 0); }
+
+int ld_response_flatten(struct ld_response *out) {
+  struct ld_refs *refs = out->refs;
+  if (!refs) return 0;
+  struct lnc_buf flat = {0};
+  if (lnc_buf_reserve(&flat, ld_response_len(out))) return -1;
+  size_t at = 0;
+  for (size_t i = 0; i < refs->n; i++) {
+    lnc_buf_append(&flat, out->body.data + at, refs->v[i].at - at); /* reserved: cannot fail */
+    lnc_buf_append(&flat, refs->v[i].ptr, refs->v[i].len);
+    at = refs->v[i].at;
+  }
+  lnc_buf_append(&flat, out->body.data + at, out->body.len - at);
+  lnc_buf_free(&out->body);
+  out->body = flat;
+  ld_refs_free(refs);
+  out->refs = NULL;
+  return 0;
+}
+
+void ld_response_drop(struct ld_response *out) {
+  lnc_buf_free(&out->body);
+  ld_refs_free(out->refs);
+  out->refs = NULL;
+}
+
 /* r is over (answered and sent, failed, or its client went away): counted in the metrics and
  * the request log, its limits' counts given back, and freed. addr: the client's, for the log. */
 void ld_req_finish(struct ld_req *r, const struct sockaddr *addr, bool aborted) {
@@ -232,7 +260,7 @@ void ld_req_finish(struct ld_req *r, const struct sockaddr *addr, bool aborted) 
   unsent_done(r);
   ld_req_body_release(r);
   lnc_buf_free(&r->body);
-  lnc_buf_free(&r->out.body); /* answered and never sent (a handed-over body is NULL here) */
+  ld_response_drop(&r->out); /* answered and never sent (a handed-over body is NULL here) */
   free(r->url);
   free(r);
 }
@@ -325,7 +353,7 @@ static void run_task(void *arg) {
   if (r->stage != LD_STAGE_TASK) return; /* still inside ld_req_run: it sends or hands off */
   LNC_ASSERT(ld_net_owned(r->net));      /* a parked task resumes on its loop's thread */
   if (wb) {
-    lnc_buf_free(&r->out.body);
+    ld_response_drop(&r->out);
     hand_off(r, wb);
     return;
   }
@@ -470,7 +498,7 @@ int ld_req_run(struct ld_net *n, struct ld_req *r) {
   }
   int rc = direct_tasks && n->loop ? try_as_task(n, r) : try_inline(n, r);
   if (rc >= 0) return rc;
-  lnc_buf_free(&r->out.body);
+  ld_response_drop(&r->out);
   int block = r->call.would_block;
   hand_off(r, block ? block : LD_BLOCK_DISK);
   return 1;

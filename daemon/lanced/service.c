@@ -151,9 +151,18 @@ static int mount_all(const struct ld_config *c) {
   return 0;
 }
 
+/* Value buffers under this stay copied into an Arrow answer: an iovec of its own costs more
+ * than copying a few KiB (and most small answers stay one buffer). The test hook
+ * LANCED_TEST_REF_MIN_BYTES lowers it (1: every value buffer a ref), so that tests send every
+ * fixture's answer through the iovec path (tests/integration/daemon_arrow_bytes.py). */
+#define REF_MIN_BYTES (16 * 1024)
+static size_t ref_min_bytes = REF_MIN_BYTES;
+
 int ld_service_init(const struct ld_config *c) {
   struct lnc_engine_config ec;
   engine_config(c, &ec);
+  const char *rm = getenv("LANCED_TEST_REF_MIN_BYTES");
+  if (rm && strtoull(rm, NULL, 10) > 0) ref_min_bytes = (size_t)strtoull(rm, NULL, 10);
   direct_reads = ec.io_mode == LNC_IO_DIRECT;
   loop_max_ids = c->loop_max_ids;
   set_mount_share(c);
@@ -335,6 +344,41 @@ int ld_service_encode(int format, const struct ArrowSchema *s, const struct Arro
     return -1;
   }
   return 0;
+}
+
+int ld_service_encode_refs(const struct ArrowSchema *s, struct ArrowArray *a, struct lnc_buf *out,
+                           struct ld_refs **refs, struct ld_err *e) {
+  *refs = NULL;
+  struct lnc_error le = {0};
+  struct lnc_ipc_ref *v = NULL;
+  size_t n = 0;
+  if (lnc_encode_arrow_ipc_refs(s, a, ref_min_bytes, out, &v, &n, &le)) {
+    ld_err_from_lnc(e, &le);
+    return -1;
+  }
+  if (!n) return 0;
+  struct ld_refs *r = calloc(1, sizeof *r);
+  struct iovec *iov = r ? calloc(2 + 2 * n, sizeof *iov) : NULL;
+  if (!iov) {
+    free(r);
+    free(v);
+    lnc_buf_free(out);
+    return ld_errf(e, LD_EXHAUSTED, "out of memory for an answer's pieces"), -1;
+  }
+  r->v = v, r->n = n, r->iov = iov;
+  for (size_t i = 0; i < n; i++) r->bytes += v[i].len;
+  r->array = *a; /* moved: the refs point into its buffers */
+  a->release = NULL;
+  *refs = r;
+  return 0;
+}
+
+void ld_refs_free(struct ld_refs *r) {
+  if (!r) return;
+  if (r->array.release) r->array.release(&r->array);
+  free(r->v);
+  free(r->iov);
+  free(r);
 }
 
 /* Called once no request is in flight: request threads are stopped and have freed their

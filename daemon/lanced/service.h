@@ -4,6 +4,7 @@
 #define LANCED_SERVICE_H
 #include "lanced.h"
 #include "config.h"
+#include <sys/uio.h>
 
 /* ---- paths.c: relative path to descriptor, never outside the root ------------------------ */
 /* Rejects what is not a plain relative path (.., absolute, NUL, control bytes, empty
@@ -75,6 +76,22 @@ int ld_service_describe(struct ld_call *call, const char *rel, const uint64_t *v
  * stops with a 413 once it passes max_len (0 = no bound). */
 int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a, size_t max_len,
                       struct lnc_buf *out, struct ld_err *e);
+/* An Arrow IPC answer whose large value buffers stay in the take's array
+ * (lnc_encode_arrow_ipc_refs): the array, moved in and owned here because the refs point into
+ * its buffers, and room for the iovecs an HTTP/1.1 answer sends it with (its head, then the
+ * runs of the body and the refs: 2 + 2 * n). */
+struct ld_refs {
+  struct ArrowArray array;
+  struct lnc_ipc_ref *v;
+  size_t n, bytes; /* refs, and the bytes they hold */
+  struct iovec *iov;
+};
+/* Encodes the take (s, a) as Arrow IPC into out plus *refs (NULL when no buffer was large
+ * enough to leave in place; a is then still the caller's). With *refs set, a has moved into
+ * it (a->release NULL). Frees with ld_refs_free. */
+int ld_service_encode_refs(const struct ArrowSchema *s, struct ArrowArray *a, struct lnc_buf *out,
+                           struct ld_refs **refs, struct ld_err *e);
+void ld_refs_free(struct ld_refs *refs);
 uint64_t ld_service_open_handles(void);
 
 #endif
