@@ -49,8 +49,7 @@
 enum { H1_HEAD = 1,
        H1_BODY,
        H1_WORK,
-       H1_SEND,
-       H1_CLOSED };
+       H1_SEND };
 enum { CH_SIZE = 1,  /* a chunk-size line is next */
        CH_DATA,      /* chunk_left bytes of data */
        CH_DATA_CRLF, /* the CRLF after a chunk's data */
@@ -143,7 +142,6 @@ static void conn_close(struct ld_h1_conn *c, bool linger) {
   else
     n->h1_conns = c->next;
   if (c->next) c->next->prev = c->prev;
-  c->state = H1_CLOSED;
   free(c->in);
   free(c);
 }
@@ -517,6 +515,14 @@ static bool wants_linger(const struct ld_h1_conn *c) {
   return !c->peer_closed && (c->r->linger || c->r->framing_bad || c->r->status == 413 || c->in_len > c->head_len);
 }
 
+/* A head or body needs more bytes: read when they come, unless the client has sent its last.
+ * false: closed. */
+static bool wait_for_bytes(struct ld_h1_conn *c) {
+  if (c->peer_closed) return conn_close(c, false), false;
+  watch(c, EPOLLIN | EPOLLRDHUP);
+  return true;
+}
+
 /* Everything the buffered bytes allow: heads parsed, bodies taken, requests run, answers
  * written. Returns false when the connection was closed. */
 static bool advance(struct ld_h1_conn *c) {
@@ -524,21 +530,13 @@ static bool advance(struct ld_h1_conn *c) {
     switch (c->state) {
     case H1_HEAD: {
       int rc = read_head(c);
-      if (rc == 0) {
-        if (c->peer_closed) return conn_close(c, false), false;
-        watch(c, EPOLLIN | EPOLLRDHUP);
-        return true;
-      }
+      if (rc == 0) return wait_for_bytes(c);
       if (rc == -2 || (rc > 0 && !request_begin(c))) return false; /* closed: c is gone */
       break;
     }
     case H1_BODY: {
       int rc = read_body(c);
-      if (rc == 0) {
-        if (c->peer_closed) return conn_close(c, false), false;
-        watch(c, EPOLLIN | EPOLLRDHUP);
-        return true;
-      }
+      if (rc == 0) return wait_for_bytes(c);
       if (rc > 0) request_run(c);
       break;
     }
