@@ -193,6 +193,13 @@ int lnc_enc_miniblock_pick(const lnc_enc *e, const struct lnc_slice *bufs, size_
                            struct lnc_values *out, struct lnc_error *err) {
   if (want && e && e->compression_case == CASE(INLINE_BITPACKING) && e->inline_bitpacking && nbufs == 1)
     return lnc_inline_bitpacking_pick(e->inline_bitpacking, bufs[0], n, 1, want, nwant, a, out, err);
+  if (want && e && e->compression_case == CASE(FSST) && e->fsst) {
+    /* The codes are cheap to lay out (offsets into the chunk); decoding them is the work, and
+     * a training batch's captions asked one or two strings of each 4 KiB chunk. */
+    struct lnc_values codes;
+    int rc = lnc_enc_miniblock_d(e->fsst->values, bufs, nbufs, n, a, &codes, err, 1);
+    return rc ? rc : lnc_fsst_pick(e->fsst, &codes, want, nwant, a, out, err);
+  }
   return lnc_enc_miniblock(e, bufs, nbufs, n, a, out, err);
 }
 

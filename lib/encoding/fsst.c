@@ -107,6 +107,46 @@ int lnc_fsst_values(const Lance__Encodings21__Fsst *f, const struct lnc_values *
   return 0;
 }
 
+int lnc_fsst_pick(const Lance__Encodings21__Fsst *f, const struct lnc_values *codes, const uint32_t *want,
+                  size_t nwant, struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err) {
+  for (size_t k = 1; k < nwant; k++)
+    if (want[k] <= want[k - 1]) return lnc_fsst_values(f, codes, a, out, err);
+  if (nwant && want[nwant - 1] >= codes->n) return lnc_errf(err, LNC_EINTERNAL, "FSST pick of value %u of %llu", want[nwant - 1], (unsigned long long)codes->n);
+  struct lnc_fsst t;
+  int rc = table_of(f, &t, err);
+  if (rc) return rc;
+  if (codes->kind != LNC_VALUES_VARIABLE)
+    return lnc_errf(err, LNC_ECORRUPT, "FSST values are not variable-width");
+  if (!t.on) {
+    *out = *codes;
+    return 0;
+  }
+  size_t total = 0;
+  for (size_t k = 0; k < nwant; k++) {
+    uint64_t i = want[k];
+    struct lnc_slice s = {codes->data + codes->offsets[i], codes->offsets[i + 1] - codes->offsets[i]};
+    size_t l;
+    if ((rc = lnc_fsst_decoded_len(&t, s, &l, err))) return rc;
+    total += l;
+  }
+  uint64_t n = codes->n;
+  uint64_t *offs = lnc_arena_alloc(a, (n + 1) * sizeof *offs);
+  uint8_t *dst = lnc_arena_alloc(a, total + 8);
+  if (!offs || !dst) return lnc_enc_nomem(err, "FSST output");
+  size_t pos = 0, k = 0;
+  offs[0] = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    if (k < nwant && want[k] == i) {
+      struct lnc_slice s = {codes->data + codes->offsets[i], codes->offsets[i + 1] - codes->offsets[i]};
+      pos += lnc_fsst_decode(&t, s, dst + pos);
+      k++;
+    }
+    offs[i + 1] = pos;
+  }
+  lnc_values_variable(out, n, dst, pos, offs);
+  return 0;
+}
+
 int lnc_fsst_value(const Lance__Encodings21__Fsst *f, struct lnc_slice codes,
                    struct lnc_arena *a, struct lnc_slice *out, struct lnc_error *err) {
   struct lnc_fsst t;

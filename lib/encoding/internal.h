@@ -109,6 +109,10 @@ int lnc_outofline_bitpacking_pick(const Lance__Encodings21__OutOfLineBitpacking 
                                   struct lnc_error *err);
 
 /* fsst.c: decodes every value of a VARIABLE block of FSST codes */
+/* As lnc_fsst_values for a reader of values want[0..nwant) only (ascending indices < codes->n):
+ * those are decoded, every other value is left empty. Unordered want decodes all. */
+int lnc_fsst_pick(const Lance__Encodings21__Fsst *f, const struct lnc_values *codes, const uint32_t *want,
+                  size_t nwant, struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err);
 int lnc_fsst_values(const Lance__Encodings21__Fsst *f, const struct lnc_values *codes,
                     struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err);
 int lnc_fsst_value(const Lance__Encodings21__Fsst *f, struct lnc_slice codes,
