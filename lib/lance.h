@@ -190,6 +190,15 @@ struct lnc_take_options {
   /* enum lnc_ids_kind: what the ids are. Datasets only: a data file's row ids are its
    * offsets. */
   int ids;
+  /* 0 = off. Otherwise binary and string values of a local file are left in the file where they lie as
+   * they are (uncompressed full-zip pages, 2.1+) and the page cache holds them: the answer's
+   * array then names each value's file range instead of holding its bytes, so a server
+   * writes them to its socket from a mapping of the file, one copy (the kernel's) instead
+   * of four. Only whole columns: a column goes to the file when every requested page of it
+   * can and its requested rows average this many bytes. Such an array is for
+   * lnc_encode_arrow_ipc(_refs) only (which read or name the ranges); its variable-width
+   * buffer is NULL. It keeps the file's mapping and a descriptor of it while it lives. */
+  uint64_t file_values_min;
 };
 /* OFFSETS: offsets among the live rows of the version (Lance's dataset.take, LanceDB's
  * takeOffsets). ROW_IDS: Lance row ids (takeRowIds): for a dataset without stable row ids
@@ -487,13 +496,22 @@ struct lnc_ipc_ref {
   size_t at;
   const void *ptr;
   size_t len;
+  /* -1: ptr is memory of the array's. Otherwise the bytes are [off, off+len) of the file open
+   * as fd (the array's own descriptor, open while it lives) and ptr points into a read-only
+   * mapping of it: hand it to the kernel (writev/sendmsg copy from the page cache; a file
+   * truncated meanwhile fails the write with EFAULT), and pread(fd) to read them yourself
+   * (a load from the mapping of a truncated file is a SIGBUS). */
+  int fd;
+  uint64_t off;
 };
 /* As lnc_encode_arrow_ipc, without copying value buffers of min_ref bytes or more (0 means
  * 1: every plain value buffer): out gets the rest, and *refs (malloc'd, the caller frees
  * it; NULL when *nrefs is 0) names each buffer left in place, in order of `at`. The stream
  * is out's bytes with each ref's inserted at its `at`, byte for byte what
  * lnc_encode_arrow_ipc writes; the refs point into array's buffers, so array must not be
- * released while they are used (written to a socket with writev/sendmsg). */
+ * released while they are used (written to a socket with writev/sendmsg). Values a take
+ * left in the file (file_values_min) are file refs (fd >= 0), whatever their size: one per
+ * value, or per run of values that lie back to back in the file. */
 LNC_API int lnc_encode_arrow_ipc_refs(const struct ArrowSchema *schema, const struct ArrowArray *array, size_t min_ref,
                                       struct lnc_buf *out, struct lnc_ipc_ref **refs, size_t *nrefs,
                                       struct lnc_error *err);

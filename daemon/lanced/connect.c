@@ -123,7 +123,7 @@ int ld_rpc_take(struct ld_req *r, const struct ld_rpc *call, struct lnc_buf *bod
             (unsigned long long)r->lim.max_ids);
   else if (ld_service_take(&r->call, q->path, q->version ? &q->version : NULL, ids, nids,
                            (const char *const *)q->columns, q->n_columns, LNC_BLOBS_BYTES,
-                           by_rowid ? LNC_IDS_ROW_IDS : LNC_IDS_OFFSETS, r->lim.max_response, &t.schema, &t.array,
+                           by_rowid ? LNC_IDS_ROW_IDS : LNC_IDS_OFFSETS, r->lim.max_response, false, &t.schema, &t.array,
                            &t.stats, &e) == 0) {
     r->rows = nids;
     ld_metrics_rows(nids, &t.stats);

@@ -290,7 +290,8 @@ static void send_answer(struct ld_h2_stream *st) {
    * lie) are copied into it here. */
   if (out->refs && ld_response_flatten(out)) {
     struct ld_err e;
-    ld_errf(&e, LD_EXHAUSTED, "out of memory for a %zu-byte answer", ld_response_len(out));
+    ld_errf(&e, LD_EXHAUSTED, "a %zu-byte answer could not be put together (out of memory, or its file unreadable)",
+            ld_response_len(out));
     return send_error(st, &e);
   }
   nghttp2_nv nv[10];

@@ -22,7 +22,7 @@ static const double bounds[] = {0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.00
 
 static uint64_t requests[LD_R_COUNT][LD_F_COUNT][MAX_STATUS];
 static uint64_t hist[LD_R_COUNT][NB + 1], hist_sum_us[LD_R_COUNT], hist_count[LD_R_COUNT];
-static uint64_t rows_served, reads, bytes_read, bytes_decoded, cache_hits, cache_misses;
+static uint64_t rows_served, reads, bytes_read, bytes_decoded, cache_hits, cache_misses, file_bytes;
 
 static const char *const route_names[LD_R_COUNT] = {"rows", "file", "connect_take",
                                                     "connect_getfile", "healthz", "metrics",
@@ -45,6 +45,8 @@ void ld_metrics_request(int route, int format, int status, double seconds) {
   ADD(hist_sum_us[route], (uint64_t)(seconds * 1e6));
   ADD(hist_count[route], 1);
 }
+
+void ld_metrics_file_bytes(uint64_t n) { ADD(file_bytes, n); }
 
 void ld_metrics_rows(uint64_t rows, const struct lnc_take_stats *st) {
   ADD(rows_served, rows);
@@ -149,6 +151,9 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   counter(o, "lanced_reads_total", "Read requests issued to the device.", GET(reads));
   counter(o, "lanced_bytes_read_total", "Bytes covered by those reads.", GET(bytes_read));
   counter(o, "lanced_bytes_decoded_total", "Bytes of pages decoded.", GET(bytes_decoded));
+  counter(o, "lanced_answer_file_bytes_total", "Answer bytes left in their data files: large values of "
+                                               "Arrow answers, written to the socket from the page cache.",
+          GET(file_bytes));
   /* The crowded ones first: each was counted in ld_dispatch_handoffs before it was counted there. */
   uint64_t crowded = ld_server_crowded_handoffs(), handoffs = ld_dispatch_handoffs();
   counter(o, "lanced_take_handoffs_total", "Requests handed to a take thread because a first "

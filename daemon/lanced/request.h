@@ -30,8 +30,8 @@ struct ld_response { /* what a handler produces; h1.c or h2.c frames it */
 
 /* The answer's length: its body and its refs. */
 size_t ld_response_len(const struct ld_response *out);
-/* The refs copied into the body (for a framing that sends one buffer: HTTP/2); -1 out of
- * memory, out unchanged. */
+/* The refs copied into the body (for a framing that sends one buffer: HTTP/2), file runs
+ * read in; -1 out of memory or a file run unreadable, out unchanged. */
 int ld_response_flatten(struct ld_response *out);
 /* The body and the refs freed (an answer replaced, or done with). */
 void ld_response_drop(struct ld_response *out);

@@ -470,7 +470,7 @@ void ld_rows_handle(struct ld_req *r, const char *rel, struct ld_response *out) 
   }
   if (ld_service_take(&r->call, rel, vr == 0 ? &version : NULL, q.ids, q.n, (const char *const *)q.cols,
                       q.ncols, blobs, q.row_ids ? LNC_IDS_ROW_IDS : LNC_IDS_OFFSETS, r->lim.max_response,
-                      &t.schema, &t.array, &t.stats, &e))
+                      fmt == LD_F_ARROW, &t.schema, &t.array, &t.stats, &e))
     goto fail;
   r->rows = q.n;
   ld_metrics_rows(q.n, &t.stats);
@@ -489,6 +489,7 @@ void ld_rows_handle(struct ld_req *r, const char *rel, struct ld_response *out) 
             ld_response_len(out), (unsigned long long)r->lim.max_response);
     goto fail;
   }
+  if (out->refs) ld_metrics_file_bytes(out->refs->file_bytes);
   req_free(&q);
   out->status = 200;
   out->content_type = content_type(fmt);

@@ -222,8 +222,22 @@ int ld_response_flatten(struct ld_response *out) {
   size_t at = 0;
   for (size_t i = 0; i < refs->n; i++) {
     lnc_buf_append(&flat, out->body.data + at, refs->v[i].at - at); /* reserved: cannot fail */
-    lnc_buf_append(&flat, refs->v[i].ptr, refs->v[i].len);
     at = refs->v[i].at;
+    if (refs->v[i].fd < 0) {
+      lnc_buf_append(&flat, refs->v[i].ptr, refs->v[i].len);
+      continue;
+    }
+    /* A value run left in its file: read in, not loaded from the mapping (lance.h). */
+    for (size_t done = 0; done < refs->v[i].len;) {
+      ssize_t r = pread(refs->v[i].fd, flat.data + flat.len, refs->v[i].len - done, (off_t)(refs->v[i].off + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        lnc_buf_free(&flat);
+        return -1;
+      }
+      done += (size_t)r;
+      flat.len += (size_t)r;
+    }
   }
   lnc_buf_append(&flat, out->body.data + at, out->body.len - at);
   lnc_buf_free(&out->body);

@@ -157,12 +157,20 @@ static int mount_all(const struct ld_config *c) {
  * fixture's answer through the iovec path (tests/integration/daemon_arrow_bytes.py). */
 #define REF_MIN_BYTES (16 * 1024)
 static size_t ref_min_bytes = REF_MIN_BYTES;
+/* A column's values stay in their file for an Arrow answer when its rows average this many
+ * bytes (images, documents): each is a sendfile of its own, which costs about what copying
+ * 4 KiB four times does (read, order, gather, socket). LANCED_TEST_FILE_VALUES_MIN lowers it
+ * (1: every plain string and binary column the page cache holds), for the same tests. */
+#define FILE_VALUES_MIN (4 * 1024)
+static uint64_t file_values_min = FILE_VALUES_MIN;
 
 int ld_service_init(const struct ld_config *c) {
   struct lnc_engine_config ec;
   engine_config(c, &ec);
   const char *rm = getenv("LANCED_TEST_REF_MIN_BYTES");
   if (rm && strtoull(rm, NULL, 10) > 0) ref_min_bytes = (size_t)strtoull(rm, NULL, 10);
+  const char *fm = getenv("LANCED_TEST_FILE_VALUES_MIN");
+  if (fm && strtoull(fm, NULL, 10) > 0) file_values_min = strtoull(fm, NULL, 10);
   direct_reads = ec.io_mode == LNC_IO_DIRECT;
   loop_max_ids = c->loop_max_ids;
   set_mount_share(c);
@@ -242,7 +250,7 @@ static int over_response(struct ld_err *e, uint64_t max_response, const char *wh
 
 static int take_in(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
                    const char *const *cols, size_t ncols, int blobs, int ids_kind, uint64_t max_response,
-                   struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
+                   bool for_arrow, struct ArrowSchema *schema, struct ArrowArray *array, struct lnc_take_stats *stats,
                    struct ld_err *e) {
   int mode = call->nowait;
   /* Buffered mode's inline attempt cannot park: before is_dataset's listing below. (A loop
@@ -266,6 +274,8 @@ static int take_in(struct ld_call *call, const char *rel, const uint64_t *versio
   /* The answer limit bounds the take itself: many ids of one large row fail before their
    * copies are in memory (the encoded answer is checked against it again). */
   struct lnc_take_options opts = {.blobs = blobs, .nowait = mode, .max_bytes = max_response, .ids = ids_kind};
+  /* Direct mode keeps the page cache out of it: its values are read, as the operator chose. */
+  if (for_arrow && !direct_reads) opts.file_values_min = file_values_min;
   struct lnc_error le = {0};
   int rc;
   /* Without a version the engine tells a dataset from a file itself, by the stat it makes
@@ -283,11 +293,12 @@ static int take_in(struct ld_call *call, const char *rel, const uint64_t *versio
 
 int ld_service_take(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
                     const char *const *cols, size_t ncols, int blobs, int ids_kind, uint64_t max_response,
-                    struct ArrowSchema *schema,
-                    struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e) {
+                    bool for_arrow, struct ArrowSchema *schema, struct ArrowArray *array,
+                    struct lnc_take_stats *stats, struct ld_err *e) {
   int m = mount_of(rel);
   if (ld_path_check(rel, e) || ld_service_mount_enter(m, e)) return -1;
-  int rc = take_in(call, rel, version, ids, n, cols, ncols, blobs, ids_kind, max_response, schema, array, stats, e);
+  int rc = take_in(call, rel, version, ids, n, cols, ncols, blobs, ids_kind, max_response, for_arrow, schema, array,
+                   stats, e);
   ld_service_mount_leave(m);
   return rc;
 }
@@ -366,7 +377,10 @@ int ld_service_encode_refs(const struct ArrowSchema *s, struct ArrowArray *a, st
     return ld_errf(e, LD_EXHAUSTED, "out of memory for an answer's pieces"), -1;
   }
   r->v = v, r->n = n, r->iov = iov;
-  for (size_t i = 0; i < n; i++) r->bytes += v[i].len;
+  for (size_t i = 0; i < n; i++) {
+    r->bytes += v[i].len;
+    if (v[i].fd >= 0) r->file_bytes += v[i].len;
+  }
   r->array = *a; /* moved: the refs point into its buffers */
   a->release = NULL;
   *refs = r;

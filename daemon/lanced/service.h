@@ -55,10 +55,14 @@ void ld_service_thread_stop(lnc_loop *loop, lnc_worker *worker);
  * request's max_response_bytes, 0 = none) bounds the take itself: 413 before copies of rows
  * that must exceed it are built. On success the caller owns schema and array and releases
  * them. stats are added to. */
+/* for_arrow: the answer will be Arrow IPC (ld_service_encode_refs), so in buffered mode large
+ * string and binary values the page cache holds may stay in their file, for HTTP/1.1 to write
+ * from its mapping (lnc_take_options.file_values_min); the array is then for that encoder
+ * only. */
 int ld_service_take(struct ld_call *call, const char *rel, const uint64_t *version, const uint64_t *ids, size_t n,
                     const char *const *cols, size_t ncols, int blobs, int ids_kind, uint64_t max_response,
-                    struct ArrowSchema *schema,
-                    struct ArrowArray *array, struct lnc_take_stats *stats, struct ld_err *e);
+                    bool for_arrow, struct ArrowSchema *schema, struct ArrowArray *array,
+                    struct lnc_take_stats *stats, struct ld_err *e);
 /* The version tag `tag` of dataset rel names (LanceDB tags; read anew each time: tags move).
  * 400 for a name Lance would not allow or a path that is no dataset, 404 for no such tag. */
 int ld_service_tag(struct ld_call *call, const char *rel, const char *tag, uint64_t *version, struct ld_err *e);
@@ -77,13 +81,15 @@ int ld_service_describe(struct ld_call *call, const char *rel, const uint64_t *v
 int ld_service_encode(int format, const struct ArrowSchema *s, const struct ArrowArray *a, size_t max_len,
                       struct lnc_buf *out, struct ld_err *e);
 /* An Arrow IPC answer whose large value buffers stay in the take's array
- * (lnc_encode_arrow_ipc_refs): the array, moved in and owned here because the refs point into
- * its buffers, and room for the iovecs an HTTP/1.1 answer sends it with (its head, then the
- * runs of the body and the refs: 2 + 2 * n). */
+ * (lnc_encode_arrow_ipc_refs), or in their file's mapping: the array, moved in and owned here
+ * because the refs point into its buffers (and it holds the files' mappings), and room for
+ * the iovecs an HTTP/1.1 answer sends it with (its head, then the runs of the body and the
+ * refs: 2 + 2 * n). */
 struct ld_refs {
   struct ArrowArray array;
   struct lnc_ipc_ref *v;
-  size_t n, bytes; /* refs, and the bytes they hold */
+  size_t n, bytes;     /* refs, and the bytes they hold */
+  uint64_t file_bytes; /* of those, the bytes in files' mappings */
   struct iovec *iov;
 };
 /* Encodes the take (s, a) as Arrow IPC into out plus *refs (NULL when no buffer was large

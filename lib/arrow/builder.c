@@ -3,6 +3,7 @@
  * release callback is a short, obviously complete walk. */
 #include "builder.h"
 #include "../lance.h"
+#include "../io/io.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +104,17 @@ struct array_priv {
   const void **buffers;
   struct ArrowArray **child_ptrs;
   struct ArrowArray *child_mem;
+  struct lnc_filevals *fv; /* or NULL */
 };
+
+void lnc_filevals_free(struct lnc_filevals *fv) {
+  if (!fv) return;
+  for (size_t i = 0; i < fv->n_maps; i++) lnc_filemap_unref(fv->maps[i]);
+  free(fv->maps);
+  free(fv->off);
+  free(fv->file);
+  free(fv);
+}
 
 static void array_release(struct ArrowArray *a) {
   struct array_priv *p = a->private_data;
@@ -117,9 +128,26 @@ static void array_release(struct ArrowArray *a) {
     free(p->buffers);
     free(p->child_ptrs);
     free(p->child_mem);
+    lnc_filevals_free(p->fv);
     free(p);
   }
   a->release = NULL;
+}
+
+int lnc_array_set_filevals(struct ArrowArray *a, struct lnc_filevals *fv) {
+  if (a->release != array_release) {
+    lnc_filevals_free(fv);
+    return LNC_EINVAL;
+  }
+  struct array_priv *p = a->private_data;
+  lnc_filevals_free(p->fv);
+  p->fv = fv;
+  return 0;
+}
+
+const struct lnc_filevals *lnc_array_filevals(const struct ArrowArray *a) {
+  if (!a || a->release != array_release) return NULL;
+  return ((const struct array_priv *)a->private_data)->fv;
 }
 
 int lnc_array_init(struct ArrowArray *out, int64_t length, int64_t null_count,

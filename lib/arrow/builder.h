@@ -3,6 +3,7 @@
  * Buffers handed to lnc_array_set_buffer become owned by the array (freed with free()). */
 #ifndef LNC_ARROW_BUILDER_H
 #define LNC_ARROW_BUILDER_H
+#include <stddef.h>
 #include <stdint.h>
 #include "abi.h"
 
@@ -22,6 +23,26 @@ int lnc_array_init(struct ArrowArray *out, int64_t length, int64_t null_count,
                    int64_t n_buffers, int64_t n_children);
 /* Gives buffer i to the array; the array frees it on release. */
 void lnc_array_set_buffer(struct ArrowArray *a, int64_t i, void *buf);
+
+/* The bytes of a variable-width array's values left in files (lnc_take_options.
+ * file_values_min): value i, counted from the start of the array's buffers (before its
+ * offset), is off[i] of maps[file ? file[i] : 0] (lib/io's mapped file), as long as the
+ * offsets buffer says. The array's value buffer (buffers[2]) is NULL. Made by lib/take and
+ * the gathers of lib/arrow; read by the IPC encoder, which names or reads the ranges. */
+struct lnc_filemap;
+struct lnc_filevals {
+  struct lnc_filemap **maps; /* a reference each, dropped with the array */
+  size_t n_maps;
+  uint64_t *off;
+  uint32_t *file; /* NULL: every value is in maps[0] */
+};
+/* Gives fv (malloc'd, its arrays and descriptors too) to a made-here array; on LNC_EINVAL
+ * (another array) fv is freed. */
+int lnc_array_set_filevals(struct ArrowArray *a, struct lnc_filevals *fv);
+/* a's file values, or NULL (for arrays made elsewhere too). */
+const struct lnc_filevals *lnc_array_filevals(const struct ArrowArray *a);
+/* Drops fv's mappings and frees it (NULL is fine). */
+void lnc_filevals_free(struct lnc_filevals *fv);
 
 /* Convenience: release if set, then zero. */
 void lnc_schema_release(struct ArrowSchema *s);

@@ -7,12 +7,16 @@
  * into the output buffer, or, for lnc_encode_arrow_ipc_refs, every value buffer of at least
  * min_ref bytes is left where it is and named by a ref (a training batch's images and
  * embeddings: megabytes a copy would only move once more on their way to a socket). */
+#include "builder.h"
 #include "flatbuf.h"
 #include "format.h"
+#include "../io/io.h"
 #include "../util/buf.h"
 #include "../util/error.h"
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Arrow Schema.fbs / Message.fbs enum values */
 enum { T_NULL = 1,
@@ -44,15 +48,18 @@ enum src_kind { SRC_EMPTY,
                 SRC_BITS,
                 SRC_OFF32,
                 SRC_OFF64,
-                SRC_ZERO };
+                SRC_ZERO,
+                SRC_FILE };
 
 struct src {
   enum src_kind kind;
-  const uint8_t *ptr;
-  int64_t bit_off; /* SRC_BITS: first bit */
-  int64_t count;   /* SRC_BITS: bits; SRC_OFF*: number of offsets */
-  int64_t base;    /* SRC_OFF*: subtracted from every offset */
-  int64_t len;     /* bytes written (unpadded) */
+  const uint8_t *ptr;            /* SRC_FILE: the array's offsets buffer */
+  const struct lnc_filevals *fv; /* SRC_FILE: values [bit_off, bit_off + count) of the array */
+  bool large;                    /* SRC_FILE: 64-bit offsets */
+  int64_t bit_off;               /* SRC_BITS: first bit */
+  int64_t count;                 /* SRC_BITS: bits; SRC_OFF*: number of offsets */
+  int64_t base;                  /* SRC_OFF*: subtracted from every offset */
+  int64_t len;                   /* bytes written (unpadded) */
 };
 
 struct field_node {
@@ -143,6 +150,13 @@ static int add_copy(struct ipc *w, const void *ptr, int64_t len) {
   return add_src(w, (struct src){.kind = len ? SRC_COPY : SRC_EMPTY, .ptr = ptr, .len = len});
 }
 
+/* Values [j0, j0 + n) of a variable-width array whose bytes (len of them) are in files. */
+static int add_file(struct ipc *w, const struct lnc_filevals *fv, const void *offs, bool large, int64_t j0,
+                    int64_t n, int64_t len) {
+  if (!len) return add_copy(w, NULL, 0);
+  return add_src(w, (struct src){.kind = SRC_FILE, .ptr = offs, .fv = fv, .large = large, .bit_off = j0, .count = n, .len = len});
+}
+
 static int add_bits(struct ipc *w, const void *ptr, int64_t off, int64_t n) {
   return add_src(w, (struct src){.kind = n ? SRC_BITS : SRC_EMPTY, .ptr = ptr, .bit_off = off, .count = n, .len = (n + 7) / 8});
 }
@@ -211,6 +225,8 @@ static int plan_array(struct ipc *w, const struct ArrowSchema *s, const struct A
   case LNC_AT_LARGE_UTF8: {
     bool large = t.kind == LNC_AT_LARGE_BINARY || t.kind == LNC_AT_LARGE_UTF8;
     if ((rc = add_offsets(w, b1, large, j0, len, &rs, &re))) return rc;
+    const struct lnc_filevals *fv = lnc_array_filevals(a);
+    if (fv) return add_file(w, fv, b1, large, j0, len, re - rs);
     return add_copy(w, re > rs ? (const uint8_t *)a->buffers[2] + rs : NULL, re - rs);
   }
   case LNC_AT_LIST:
@@ -439,12 +455,73 @@ static int add_ref(struct ipc *w, size_t at, const void *ptr, size_t len) {
     if (!v) return oom(w);
     w->refs = v, w->cap_refs = cap;
   }
-  w->refs[w->nrefs++] = (struct lnc_ipc_ref){.at = at, .ptr = ptr, .len = len};
+  w->refs[w->nrefs++] = (struct lnc_ipc_ref){.at = at, .ptr = ptr, .len = len, .fd = -1};
+  return 0;
+}
+
+/* Value k's mapped file, offset and length of a SRC_FILE source (the offset checked to lie
+ * in the mapping: take.c put it there from the file's own index, the mapping is the file). */
+static int file_value(struct ipc *w, const struct src *s, int64_t k, const struct lnc_filemap **map, uint64_t *off,
+                      uint64_t *len) {
+  int64_t j = s->bit_off + k;
+  int64_t a = s->large ? ((const int64_t *)(const void *)s->ptr)[j] : ((const int32_t *)(const void *)s->ptr)[j];
+  int64_t b = s->large ? ((const int64_t *)(const void *)s->ptr)[j + 1] : ((const int32_t *)(const void *)s->ptr)[j + 1];
+  *map = s->fv->maps[s->fv->file ? s->fv->file[j] : 0];
+  *off = s->fv->off[j];
+  *len = b > a ? (uint64_t)(b - a) : 0;
+  if (*off > (*map)->len || *len > (*map)->len - *off)
+    return lnc_errf(w->err, LNC_EINTERNAL, "arrow ipc: a value at %llu past its file's end", (unsigned long long)*off);
+  return 0;
+}
+
+/* A SRC_FILE source as refs into the files' mappings: one per value, or per run of values
+ * back to back in one file. */
+static int file_refs(struct ipc *w, size_t at, const struct src *s) {
+  for (int64_t k = 0; k < s->count; k++) {
+    const struct lnc_filemap *m;
+    uint64_t off, len;
+    int rc = file_value(w, s, k, &m, &off, &len);
+    if (rc) return rc;
+    if (!len) continue;
+    struct lnc_ipc_ref *last = w->nrefs ? &w->refs[w->nrefs - 1] : NULL;
+    if (last && last->fd == m->fd && last->at == at && last->off + last->len == off) {
+      last->len += (size_t)len;
+      continue;
+    }
+    if (w->nrefs == w->cap_refs) {
+      size_t cap = w->cap_refs ? 2 * w->cap_refs : 8;
+      struct lnc_ipc_ref *v = realloc(w->refs, cap * sizeof *v);
+      if (!v) return oom(w);
+      w->refs = v, w->cap_refs = cap;
+    }
+    w->refs[w->nrefs++] = (struct lnc_ipc_ref){.at = at, .ptr = m->base + off, .len = (size_t)len, .fd = m->fd, .off = off};
+  }
+  return 0;
+}
+
+/* A SRC_FILE source read into dst (the flat encoder): pread, not the mapping (a load from a
+ * mapping of a file truncated meanwhile is a SIGBUS, a read is an error). */
+static int file_read(struct ipc *w, uint8_t *dst, const struct src *s) {
+  for (int64_t k = 0; k < s->count; k++) {
+    const struct lnc_filemap *m;
+    uint64_t off, len;
+    int rc = file_value(w, s, k, &m, &off, &len);
+    if (rc) return rc;
+    int fd = m->fd;
+    while (len) {
+      ssize_t r = pread(fd, dst, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return lnc_errf(w->err, LNC_EIO, "arrow ipc: reading values from their file: %s", strerror(errno));
+      if (r == 0) return lnc_errf(w->err, LNC_EIO, "arrow ipc: the file of the values shrank");
+      dst += r, off += (uint64_t)r, len -= (uint64_t)r;
+    }
+  }
   return 0;
 }
 
 static void write_src(uint8_t *dst, const struct src *s) {
   switch (s->kind) {
+  case SRC_FILE: /* file_refs or file_read */
   case SRC_EMPTY: break;
   case SRC_ZERO: memset(dst, 0, (size_t)s->len); break;
   case SRC_COPY: memcpy(dst, s->ptr, (size_t)s->len); break;
@@ -508,6 +585,10 @@ static int write_batch(struct ipc *w, int64_t length, int64_t dict_id) {
       /* Its bytes stay where they are; only the padding behind them is ours. */
       int rc = add_ref(w, (size_t)(p - w->out->data), s->ptr, (size_t)s->len);
       if (rc) return rc;
+    } else if (s->kind == SRC_FILE) { /* named as file ranges, or read in without refs */
+      int rc = w->min_ref ? file_refs(w, (size_t)(p - w->out->data), s) : file_read(w, p, s);
+      if (rc) return rc;
+      if (!w->min_ref) p += s->len;
     } else {
       write_src(p, s);
       p += s->len;

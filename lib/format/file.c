@@ -59,6 +59,7 @@ void lnc_file_close(struct lnc_file *f) {
   for (uint32_t i = 0; f->columns && i < f->n_columns; i++) free_pages(&f->columns[i]);
   free(f->columns);
   lnc_schema_free(f);
+  lnc_filemap_unref(f->src.map); /* arrays naming its bytes keep theirs */
   if (f->src.fd >= 0) close(f->src.fd);
   if (f->src.fd_direct >= 0) close(f->src.fd_direct);
   if (f->dir_fd >= 0) close(f->dir_fd);

@@ -13,13 +13,36 @@
  * file it opens and owns what it points to; nothing on this floor knows what the bytes mean.
  * Every read is checked against size before it is issued. */
 struct lnc_s3_source;
+struct lnc_filemap;
 struct lnc_source {
   const char *name;         /* for messages */
   int fd;                   /* buffered reads (metadata, the pread path), or -1 for an object */
   int fd_direct;            /* O_DIRECT reads through the engine's rings, or -1 */
   uint64_t size;            /* bytes in the file or object */
   struct lnc_s3_source *s3; /* an object in a store instead of fd (fd and fd_direct are -1) */
+  struct lnc_filemap *map;  /* the file mapped read-only, once a take left values in it */
 };
+
+/* A read-only shared mapping of a whole local file (filemap.c), counted: the source holds a
+ * reference, and so does every array naming bytes in it (lnc_filevals), which may outlive the
+ * source (a cache evicting the file while its answer is sent). Its bytes are for the kernel
+ * to read (a socket write copies straight from the page cache; a file truncated under the
+ * mapping then fails that write with EFAULT, where a load of ours would be a SIGBUS): code
+ * of ours reads them with pread on fd, its own descriptor. */
+struct lnc_filemap {
+  int fd;
+  const uint8_t *base;
+  uint64_t len;
+  int refs; /* atomic */
+};
+/* The source's mapping (made on first use, shared by threads), or NULL where there is none
+ * to make: an object, an empty file, mmap refused (the caller reads instead). No reference
+ * is taken: the source's lives as long as it does. */
+struct lnc_filemap *lnc_source_map(struct lnc_source *s);
+/* Another reference (for an array naming its bytes). */
+struct lnc_filemap *lnc_filemap_ref(struct lnc_filemap *m);
+/* Drops a reference; the last unmaps and closes. NULL is fine. */
+void lnc_filemap_unref(struct lnc_filemap *m);
 
 /* Reads exactly len bytes at off into dst: a pread loop, or the object's ranged GET.
  * LNC_ECORRUPT for a range past the end, LNC_EIO when the read fails or comes up short. */
@@ -59,6 +82,10 @@ static inline size_t lnc_read_span(struct lnc_read *const *ord, size_t i, size_t
   return j;
 }
 
+/* Whether the page cache holds all of [off, off+len) of a local file (cachestat(2), Linux
+ * 6.5), so that sending it from the file will not wait for the device. false where that
+ * cannot be told (an older kernel, an object store). */
+bool lnc_source_resident(const struct lnc_source *s, uint64_t off, uint64_t len);
 /* Performs every read (any order) with lnc_source_pread, merging touching reads. Adds to
  * stats->reads/bytes_read when stats is given. */
 int lnc_io_read_batch(const struct lnc_source *s, struct lnc_read *reads, size_t n,

@@ -8,6 +8,7 @@
 #include "../util/error.h"
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <string.h>
@@ -36,6 +37,29 @@ int lnc_source_pread(const struct lnc_source *s, void *dst, uint64_t len, uint64
     len -= (uint64_t)n;
   }
   return 0;
+}
+
+/* cachestat(2): Debian 12's headers predate it, so its number and structs are spelled here
+ * as the kernel's uapi (include/uapi/linux/mman.h) defines them. */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct lnc_cachestat_range {
+  uint64_t off, len;
+};
+struct lnc_cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+bool lnc_source_resident(const struct lnc_source *s, uint64_t off, uint64_t len) {
+  if (s->s3 || s->fd < 0 || !len) return false;
+  static long pagesize;
+  if (!pagesize) pagesize = sysconf(_SC_PAGESIZE);
+  uint64_t page = pagesize > 0 ? (uint64_t)pagesize : 4096, first = off / page, last = (off + len - 1) / page;
+  struct lnc_cachestat_range r = {first * page, (last - first + 1) * page};
+  struct lnc_cachestat cs;
+  if (syscall(__NR_cachestat, s->fd, &r, &cs, 0) != 0) return false;
+  return cs.nr_cache >= last - first + 1;
 }
 
 int lnc_read_by_off(const void *a, const void *b) {

@@ -3,10 +3,12 @@
  * index (kept in the search cache) gives each row's byte range, so a row is one read. */
 #include "page.h"
 #include "../io/io.h"
+#include "../util/assert.h"
 #include "../util/error.h"
 #include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A full-zip page's buffers: the zipped values, then the repetition index when it has one. */
 enum { FZ_BUF_DATA = 0,
@@ -22,7 +24,29 @@ struct fz_state {
   uint8_t *repidx;      /* rows+1 entries of repidx_w bytes, or NULL */
   uint32_t repidx_w;
   bool repidx_on_disk; /* the index exists but is read per take (cache policy) */
+  /* Whether the page cache held all the page's values when last looked (cachestat of the
+   * whole buffer: a walk of its pages, a tenth of a training batch's time when it was done
+   * per take), and until when that answer stands (monotonic ns). Shared by the takes of
+   * every thread: relaxed atomics, a stale answer only costs a copy or a wait. */
+  uint64_t resident_until;
+  bool resident;
 };
+
+/* How long a look at a page's residency stands. An answer that went stale sends a value the
+ * kernel then reads from the device (a wait on the sending thread), or copies one that was
+ * there: neither is wrong. */
+#define FZ_RESIDENT_TTL_NS 1000000000ull
+
+static bool fz_resident(const struct lnc_take_ctx *c, const struct lnc_page *pg, struct fz_state *s) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  if (now < __atomic_load_n(&s->resident_until, __ATOMIC_RELAXED)) return __atomic_load_n(&s->resident, __ATOMIC_RELAXED);
+  bool r = lnc_source_resident(&c->f->src, pg->buf_off[FZ_BUF_DATA], pg->buf_len[FZ_BUF_DATA]);
+  __atomic_store_n(&s->resident, r, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->resident_until, now + FZ_RESIDENT_TTL_NS, __ATOMIC_RELAXED);
+  return r;
+}
 
 unsigned lnc_fullzip_init_bufs(const struct lnc_page *pg, uint32_t *bufs) {
   /* fz_init reads the index when the page has one (unless repidx_max keeps it on disk). */
@@ -228,7 +252,16 @@ static int decode_row(struct lnc_take_ctx *c, struct fz_state *s, const uint8_t 
 struct fz_plan {
   uint8_t *entries;      /* uncached index: entries r and r+1 of each row */
   struct lnc_read *data; /* one read per row */
+  uint64_t *row_len;     /* file values: each row's whole length (data[i].len may be its head) */
+  bool pending, in_file; /* file values: ranges known, reads not listed yet / heads only */
 };
+
+/* Whether a page's values can stay in the file: plain bytes (no compression to undo), one
+ * level per row (no repetition), ranges from the cached index (no round for it). */
+static bool fz_file_ok(const struct fz_state *s) {
+  return !s->fixed && s->L.max_rep == 0 && s->repidx && !s->repidx_on_disk &&
+         s->fz->value_compression->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE;
+}
 
 /* Lists one data read per row once the row's byte range is known. */
 static int data_reads(struct lnc_page_job *j, struct fz_state *s, struct fz_plan *pl) {
@@ -250,10 +283,45 @@ static int data_reads(struct lnc_page_job *j, struct fz_state *s, struct fz_plan
       a = r * stride;
       b = a + stride;
     }
+    pl->data[i] = (struct lnc_read){pg->buf_off[0] + a, b - a, NULL};
+    if (pl->pending) continue; /* lnc_fullzip_commit lists the reads */
     uint8_t *dst = lnc_arena_alloc(c->arena, b - a ? b - a : 1);
     if (!dst) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-    pl->data[i] = (struct lnc_read){pg->buf_off[0] + a, b - a, dst};
+    pl->data[i].dst = dst;
   }
+  if (pl->pending) return 0;
+  j->reads = pl->data;
+  j->nreads = j->n;
+  return 0;
+}
+
+bool lnc_fullzip_file_pending(const struct lnc_page_job *j, uint64_t *bytes, bool *resident) {
+  const struct fz_plan *pl = j->pg->kind == LNC_LAYOUT_FULLZIP ? j->plan : NULL;
+  if (!pl || !pl->pending) return false;
+  *bytes = 0;
+  for (size_t i = 0; i < j->n; i++) *bytes += pl->data[i].len;
+  *resident = fz_resident(&j->c, j->pg, j->pg->state);
+  return true;
+}
+
+int lnc_fullzip_commit(struct lnc_page_job *j, bool in_file) {
+  struct lnc_take_ctx *c = &j->c;
+  struct fz_plan *pl = j->plan;
+  const struct fz_state *s = j->pg->state;
+  LNC_ASSERT(pl && pl->pending);
+  uint64_t head = (uint64_t)s->cw_bytes + s->len_bytes;
+  if (in_file && !(pl->row_len = lnc_arena_alloc(c->arena, j->n * sizeof *pl->row_len)))
+    return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  for (size_t i = 0; i < j->n; i++) {
+    struct lnc_read *r = &pl->data[i];
+    if (in_file) {
+      pl->row_len[i] = r->len;
+      if (r->len > head) r->len = head;
+    }
+    if (!(r->dst = lnc_arena_alloc(c->arena, r->len ? r->len : 1))) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
+  }
+  pl->pending = false;
+  pl->in_file = in_file;
   j->reads = pl->data;
   j->nreads = j->n;
   return 0;
@@ -272,10 +340,11 @@ int lnc_fullzip_plan(struct lnc_page_job *j) {
   struct fz_state *s = pg->state;
   struct fz_plan *pl = lnc_arena_alloc(c->arena, sizeof *pl);
   if (!pl) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
-  pl->entries = NULL;
+  *pl = (struct fz_plan){0};
   pl->data = lnc_arena_alloc(c->arena, (j->n ? j->n : 1) * sizeof *pl->data);
   if (!pl->data) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   j->plan = pl;
+  pl->pending = c->file_values && j->n && fz_file_ok(s);
   if (!s->repidx_on_disk || !j->n) return data_reads(j, s, pl);
   /* Uncached index: round 0 fetches entries r and r+1 of every row, round 1 the rows. */
   uint32_t w = s->repidx_w;
@@ -296,6 +365,35 @@ int lnc_fullzip_advance(struct lnc_page_job *j) {
   return 0;
 }
 
+/* A row of an in-file column from its head (control word, length prefix; the whole row when
+ * that is shorter): a null, or a value whose bytes are named where they lie, which must fill
+ * the rest of the row exactly (one level per row: fz_file_ok). */
+static int decode_row_in_file(struct lnc_take_ctx *c, struct fz_state *s, const struct lnc_read *r, uint64_t row_len,
+                              struct lnc_leafrows *out) {
+  const uint8_t *p = r->dst;
+  size_t len = (size_t)r->len, pos = 0;
+  uint16_t def = 0;
+  if (s->cw_bytes) {
+    if (s->cw_bytes > len) return lnc_page_err(c, LNC_ECORRUPT, "truncated control word");
+    def = (uint16_t)((uint32_t)lnc_rdw(p, s->cw_bytes) & ((1u << s->fz->bits_def) - 1));
+    pos = s->cw_bytes;
+  }
+  if (def > s->L.max_def) return lnc_page_err(c, LNC_ECORRUPT, "def level %u > %u", def, s->L.max_def);
+  uint16_t canon = s->L.def_map[def];
+  if (!lnc_def_visible(&s->L, canon) || canon != 0) return lnc_emit_level(c, &s->L, out, 0, def, NULL, 0);
+  if (s->len_bytes > len - pos) return lnc_page_err(c, LNC_ECORRUPT, "truncated length prefix");
+  uint64_t vl = lnc_rdw(p + pos, s->len_bytes);
+  pos += s->len_bytes;
+  if (vl != row_len - pos)
+    return lnc_page_err(c, LNC_ECORRUPT, "value of %llu bytes in a row of %llu", (unsigned long long)vl,
+                        (unsigned long long)row_len);
+  int rc;
+  if (c->levels && (rc = lnc_leafrows_push_level(out, 0, canon))) return lnc_page_err(c, rc, "out of memory");
+  if ((rc = lnc_valbuf_append_file(&out->values, r->off + pos, vl)))
+    return lnc_page_err(c, rc, rc == LNC_ENOMEM ? "out of memory" : "values of a column both in memory and in the file");
+  return 0;
+}
+
 int lnc_fullzip_decode(struct lnc_page_job *j) {
   struct lnc_take_ctx *c = &j->c;
   struct fz_state *s = j->pg->state;
@@ -303,7 +401,11 @@ int lnc_fullzip_decode(struct lnc_page_job *j) {
   int rc;
   for (size_t i = 0; i < j->n; i++) {
     if (c->stats) c->stats->bytes_decoded += pl->data[i].len;
-    if ((rc = decode_row(c, s, pl->data[i].dst, (size_t)pl->data[i].len, j->out))) return rc;
+    if (pl->in_file)
+      rc = decode_row_in_file(c, s, &pl->data[i], pl->row_len[i], j->out);
+    else
+      rc = decode_row(c, s, pl->data[i].dst, (size_t)pl->data[i].len, j->out);
+    if (rc) return rc;
     if ((rc = lnc_leafrows_end_row(j->out))) return lnc_page_err(c, rc, "out of memory");
   }
   return 0;

@@ -20,6 +20,7 @@ struct lnc_take_ctx {
   const struct lnc_io *io; /* NULL = pread */
   uint64_t repidx_max;     /* keep full-zip repetition indices up to this size (bytes) */
   uint64_t max_items;      /* list slots a take may walk (lnc_take_max_items); 0: the layout's default */
+  bool file_values;        /* the take may leave this column's values in the file (take.c decides) */
 };
 
 /* Builds the page's search-cache state (chunk tables, dictionary, repetition index) now
@@ -76,6 +77,14 @@ int lnc_miniblock_decode(struct lnc_page_job *j);
 int lnc_fullzip_plan(struct lnc_page_job *j);
 int lnc_fullzip_advance(struct lnc_page_job *j);
 int lnc_fullzip_decode(struct lnc_page_job *j);
+/* A full-zip job planned with c.file_values whose values could stay in the file (plain
+ * variable-width bytes, no repetition, its index cached) has its row ranges but no reads
+ * yet: true, with their bytes and whether the page cache holds the page's values (looked at
+ * once a second at most). false: planned as usual. */
+bool lnc_fullzip_file_pending(const struct lnc_page_job *j, uint64_t *bytes, bool *resident);
+/* Lists a pending job's reads: the rows' heads only (control word, length prefix) when
+ * in_file (the column's values go to the file), else whole rows. */
+int lnc_fullzip_commit(struct lnc_page_job *j, bool in_file);
 int lnc_constpage_plan(struct lnc_page_job *j);
 int lnc_constpage_decode(struct lnc_page_job *j);
 int lnc_blob_plan(struct lnc_page_job *j);

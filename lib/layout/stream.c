@@ -10,6 +10,7 @@
 void lnc_valbuf_free(struct lnc_valbuf *v) {
   free(v->data);
   free(v->offsets);
+  free(v->foff);
   for (int k = 0; k < LNC_FSL_MAX_LEVELS; k++) free(v->item_valid[k]);
   memset(v, 0, sizeof *v);
 }
@@ -34,6 +35,7 @@ static int vb_copy_shape(struct lnc_valbuf *dst, const struct lnc_valbuf *src) {
   dst->items_per_value = src->items_per_value;
   dst->fsl_levels = src->fsl_levels;
   memcpy(dst->fsl_per_value, src->fsl_per_value, sizeof dst->fsl_per_value);
+  dst->in_file = src->in_file;
   if (dst->kind == LNC_VALUES_VARIABLE) {
     if (lnc_grow_array((void **)&dst->offsets, &dst->off_cap, 1, 8)) return LNC_ENOMEM;
     dst->offsets[0] = 0;
@@ -151,6 +153,7 @@ int lnc_valbuf_append(struct lnc_valbuf *v, const struct lnc_values *src, uint64
   int rc = vb_setup(v, src);
   if (rc) return rc;
   if (i >= src->n) return LNC_ECORRUPT;
+  if (v->in_file) return LNC_EINTERNAL; /* the column was planned to stay in the file */
   if (v->kind == LNC_VALUES_VARIABLE) {
     uint64_t a = src->offsets[i], b = src->offsets[i + 1];
     if (a > b || b > src->data_len) return LNC_ECORRUPT;
@@ -191,7 +194,10 @@ int lnc_valbuf_init(struct lnc_valbuf *v, int kind, uint32_t bits, uint64_t item
 int lnc_valbuf_append_null(struct lnc_valbuf *v) {
   if (!v->kind) return LNC_EINTERNAL; /* lnc_valbuf_init first */
   if (v->kind == LNC_VALUES_VARIABLE) {
-    if (lnc_grow_array((void **)&v->offsets, &v->off_cap, v->n + 2, 8)) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&v->offsets, &v->off_cap, v->n + 2, 8) ||
+        (v->in_file && lnc_grow_array((void **)&v->foff, &v->foff_cap, v->n + 1, 8)))
+      return LNC_ENOMEM;
+    if (v->in_file) v->foff[v->n] = 0; /* no bytes: any offset */
     v->offsets[++v->n] = v->data_len;
     return 0;
   }
@@ -234,11 +240,41 @@ int lnc_valbuf_append_bytes(struct lnc_valbuf *v, const uint8_t *p, size_t len) 
   return lnc_valbuf_append(v, &one, 0);
 }
 
+int lnc_valbuf_append_file(struct lnc_valbuf *v, uint64_t off, uint64_t len) {
+  if (v->kind != LNC_VALUES_VARIABLE || !v->in_file || v->data) return LNC_EINTERNAL;
+  if (len > SIZE_MAX - v->data_len) return LNC_ENOMEM;
+  if (lnc_grow_array((void **)&v->offsets, &v->off_cap, v->n + 2, 8) ||
+      lnc_grow_array((void **)&v->foff, &v->foff_cap, v->n + 1, 8))
+    return LNC_ENOMEM;
+  v->foff[v->n] = off;
+  v->data_len += (size_t)len;
+  v->offsets[++v->n] = v->data_len;
+  return 0;
+}
+
+/* An in_file range: the values' file offsets move, their bytes stay where they are. */
+static int append_range_in_file(struct lnc_valbuf *dst, const struct lnc_valbuf *src, uint64_t from,
+                                uint64_t count) {
+  if (dst->data || (dst->n && !dst->in_file)) return LNC_EINTERNAL;
+  uint64_t a = src->offsets[from], b = src->offsets[from + count];
+  if (lnc_grow_array((void **)&dst->offsets, &dst->off_cap, dst->n + count + 1, 8) ||
+      lnc_grow_array((void **)&dst->foff, &dst->foff_cap, dst->n + count, 8))
+    return LNC_ENOMEM;
+  dst->in_file = true;
+  memcpy(dst->foff + dst->n, src->foff + from, count * sizeof *dst->foff);
+  for (uint64_t k = 1; k <= count; k++) dst->offsets[dst->n + k] = dst->data_len + (src->offsets[from + k] - a);
+  dst->data_len += b - a;
+  dst->n += count;
+  return 0;
+}
+
 int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src, uint64_t from,
                             uint64_t count) {
   if (count == 0) return 0;
   if (from + count > src->n) return LNC_EINTERNAL;
   if (!dst->kind && vb_copy_shape(dst, src)) return LNC_ENOMEM;
+  if (src->in_file) return append_range_in_file(dst, src, from, count);
+  if (dst->in_file) return LNC_EINTERNAL;
   if (src->kind == LNC_VALUES_VARIABLE) {
     uint64_t a = src->offsets[from], b = src->offsets[from + count];
     if (lnc_grow_array((void **)&dst->data, &dst->data_cap, dst->data_len + (b - a), 1) ||
@@ -366,6 +402,10 @@ static int permute_reserve(const struct lnc_leafrows *src, const uint32_t *perm,
     return LNC_ENOMEM;
   struct lnc_valbuf *dv = &dst->values;
   size_t rc1 = dst->rows_cap, rc2 = dst->rows_cap;
+  if (sv->in_file) { /* no bytes to hold: a file offset per value */
+    if (values && lnc_grow_array((void **)&dv->foff, &dv->foff_cap, values, 8)) return LNC_ENOMEM;
+    bytes = 0;
+  }
   if ((levels && grow_levels(dst, levels)) || (bytes && lnc_grow_array((void **)&dv->data, &dv->data_cap, bytes, 1)) ||
       (sv->kind == LNC_VALUES_VARIABLE && lnc_grow_array((void **)&dv->offsets, &dv->off_cap, values + 1, 8)) ||
       lnc_grow_array((void **)&dst->row_lev, &rc1, n + 2, 8) || lnc_grow_array((void **)&dst->row_val, &rc2, n + 2, 8))

@@ -7,6 +7,8 @@
 #include "../arrow/builder.h"
 #include "../arrow/format.h"
 #include "../arrow/dict.h"
+#include "../io/io.h"
+#include "../util/assert.h"
 #include "../util/error.h"
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,36 @@ static void *take_buf(uint8_t **p, size_t min) {
 
 static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_leafrows *S,
                       const struct slots *sl, struct ArrowArray *out);
+
+/* A binary array whose values stay in the file: validity and offsets as usual, no value
+ * buffer; the values' file offsets move into it with a reference to the file's mapping (the
+ * file may be closed, evicted from a cache, before the array is sent). Takes validity and
+ * offs. */
+static int in_file_array(struct lnc_asm *a, struct lnc_valbuf *v, int64_t n, int64_t nulls, uint8_t *validity,
+                         void *offs, struct ArrowArray *out) {
+  struct lnc_filevals *fv = calloc(1, sizeof *fv);
+  struct lnc_filemap **maps = malloc(sizeof *maps);
+  LNC_ASSERT(a->file_map); /* planned in the file only with one (take.c) */
+  if (!fv || !maps || !offs || lnc_array_init(out, n, nulls, 3, 0)) {
+    free(fv);
+    free(maps);
+    free(offs);
+    free(validity);
+    return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+  }
+  lnc_array_set_buffer(out, 0, validity);
+  lnc_array_set_buffer(out, 1, offs);
+  maps[0] = lnc_filemap_ref(a->file_map);
+  *fv = (struct lnc_filevals){.maps = maps, .n_maps = 1, .off = v->foff};
+  v->foff = NULL;
+  if (!fv->off && !(fv->off = calloc(1, sizeof *fv->off))) { /* no values */
+    lnc_filevals_free(fv);
+    out->release(out);
+    return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
+  }
+  lnc_array_set_filevals(out, fv);
+  return 0;
+}
 static int fixed_array(struct lnc_asm *a, int64_t n, int64_t nulls, uint8_t *validity, uint8_t *data,
                        struct ArrowArray *out);
 
@@ -443,6 +475,7 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
       for (int64_t i = 0; i <= n; i++) o32[i] = v->offsets ? (int32_t)v->offsets[i] : 0;
       offs = o32;
     }
+    if (v->in_file) return in_file_array(a, v, n, nulls, validity, offs, out);
     void *data = take_buf(&v->data, 1);
     if (!offs || !data || lnc_array_init(out, n, nulls, 3, 0)) {
       free(offs);

@@ -5,6 +5,7 @@
 #include "../layout/page.h"
 #include "../arrow/builder.h"
 #include "../arrow/format.h"
+#include "../io/io.h"
 #include "../io/s3.h"
 #include "../util/error.h"
 #include <stdlib.h>
@@ -317,17 +318,56 @@ static int plan_column20(struct lnc_file *f, uint32_t col, const uint64_t *uniq,
   return 0;
 }
 
+/* Whether column col may leave its values in the file (lnc_take_options.file_values_min):
+ * binaries and strings (no blob, dictionary or list above them) of a local 2.1+ file. A
+ * string's bytes are served as the file holds them in any case: Arrow answers pass them on. */
+static bool file_values_column(const struct lnc_file *f, const struct lnc_field *leaf, bool has_list,
+                               uint64_t file_min) {
+  bool var = leaf->type == LNC_AT_BINARY || leaf->type == LNC_AT_LARGE_BINARY || leaf->type == LNC_AT_UTF8 ||
+             leaf->type == LNC_AT_LARGE_UTF8;
+  return file_min && var && !f->v20 && !f->src.s3 && f->src.fd >= 0 && !has_list && !leaf->blob && !leaf->dict_index[0];
+}
+
+/* The column's jobs [from, jobs->n) were planned with file values allowed: they go to the
+ * file when all of them can, their rows average file_min bytes or more (each value is a
+ * system call of its own to send: small ones are cheaper copied), and the page cache holds
+ * their pages (sending from the file then waits for no device), and the file maps (io.h:
+ * lnc_filemap). Otherwise they read as usual. */
+static int commit_file_values(struct lnc_file *f, struct job_list *jobs, size_t from, uint64_t file_min,
+                              struct lnc_leafrows *out) {
+  uint64_t bytes = 0, rows = 0;
+  bool all = jobs->n > from;
+  for (size_t k = from; k < jobs->n && all; k++) {
+    uint64_t b;
+    bool resident;
+    all = lnc_fullzip_file_pending(&jobs->v[k], &b, &resident) && resident;
+    bytes += b;
+    rows += jobs->v[k].n;
+  }
+  bool in_file = all && rows && bytes / rows >= file_min && lnc_source_map(&f->src);
+  out->values.in_file = in_file;
+  for (size_t k = from; k < jobs->n; k++) {
+    uint64_t b;
+    bool resident;
+    if (!lnc_fullzip_file_pending(&jobs->v[k], &b, &resident)) continue;
+    int rc = lnc_fullzip_commit(&jobs->v[k], in_file);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 /* Sets up column col's stream and plans one job per page holding requested rows. */
 static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, size_t nu,
                        struct lnc_leafrows *out, struct lnc_arena *arena,
-                       const struct lnc_take_env *env, uint64_t max_bytes, struct lnc_take_stats *stats,
-                       struct job_list *jobs, struct lnc_error *err) {
+                       const struct lnc_take_env *env, uint64_t max_bytes, uint64_t file_min,
+                       struct lnc_take_stats *stats, struct job_list *jobs, struct lnc_error *err) {
   struct lnc_column *c = &f->columns[col];
   const struct lnc_field *leaf = c->leaf;
   if (c->prep_code) return lnc_errf(err, c->prep_code, "%s", c->prep_msg ? c->prep_msg : "column unreadable");
   struct lnc_take_ctx tc;
   bool has_list = ctx_init(&tc, f, col, arena, env, stats, err);
   tc.max_items = max_bytes ? lnc_take_max_items(max_bytes) : 0;
+  tc.file_values = file_values_column(f, leaf, has_list, file_min);
   out->has_rep = has_list;
   out->has_def = tc.levels;
   /* Shape of the leaf's values. */
@@ -383,7 +423,7 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
   if (rc) return lnc_errf(err, rc, "out of memory");
   if (f->v20) return plan_column20(f, col, uniq, nu, out, &tc, jobs, err);
   /* One job per page holding requested rows, planned now, read with all other columns. */
-  size_t i = 0;
+  size_t i = 0, first_job = jobs->n;
   for (uint32_t p = 0; p < c->n_pages && i < nu; p++) {
     struct lnc_page *pg = &c->pages[p];
     if (uniq[i] >= pg->row_start + pg->rows) continue;
@@ -402,7 +442,7 @@ static int plan_column(struct lnc_file *f, uint32_t col, const uint64_t *uniq, s
   }
   if (i != nu)
     return lnc_errf(err, LNC_ECORRUPT, "%s: column %u: pages do not cover the requested rows", f->name, col);
-  return 0;
+  return tc.file_values ? commit_file_values(f, jobs, first_job, file_min, out) : 0;
 }
 
 /* A lower bound of the bytes of rows [from, to) of a column (through perm when given: rows in
@@ -675,8 +715,8 @@ static int sort_ids(struct take_state *t, const uint64_t *ids, size_t n, struct 
 
 /* Step 3: plan every page of every selected column, then read and decode them together. */
 static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struct lnc_proj *root,
-                        struct take_state *t, size_t n, uint64_t max_bytes, struct lnc_take_stats *stats,
-                        struct lnc_error *err) {
+                        struct take_state *t, size_t n, uint64_t max_bytes, uint64_t file_min,
+                        struct lnc_take_stats *stats, struct lnc_error *err) {
   /* Scratch starts on this stack: a take of a few rows then allocates none (plans, page
    * jobs and read lists of a single-row take use well under this). */
   _Alignas(LNC_ARENA_BUF_ALIGN) unsigned char scratch[8192];
@@ -691,7 +731,7 @@ static int read_columns(lnc_file *f, const struct lnc_take_env *env, const struc
       t->depth[c]++;
       if (lnc_kind_is_list(x->type)) t->lists[c]++;
     }
-    rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, max_bytes, stats, &jobs, err);
+    rc = plan_column(f, c, t->uniq, t->nu, &t->rows[c], &arena, env, max_bytes, file_min, stats, &jobs, err);
   }
   if (!rc)
     rc = run_jobs(f, &jobs, &arena, env, n, max_bytes, stats, err);
@@ -752,7 +792,7 @@ static int finish_columns(lnc_file *f, const struct lnc_take_env *env, struct ta
 static int assemble_output(lnc_file *f, const struct lnc_proj *root, struct take_state *t, size_t n,
                            int blobs, struct ArrowSchema *schema, struct ArrowArray *array,
                            struct lnc_error *err) {
-  struct lnc_asm as = {.cols = t->final, .leaf_depth = t->depth, .leaf_lists = t->lists, .n_rows = n, .blobs = blobs, .err = err};
+  struct lnc_asm as = {.cols = t->final, .leaf_depth = t->depth, .leaf_lists = t->lists, .n_rows = n, .blobs = blobs, .file_map = f->src.map, .err = err};
   int rc = lnc_array_init(array, (int64_t)n, 0, 1, (int64_t)root->n_children);
   if (rc) return lnc_errf(err, rc, "out of memory");
   for (size_t i = 0; i < root->n_children && !rc; i++) {
@@ -800,7 +840,7 @@ int lnc_take_env(lnc_file *f, const struct lnc_take_env *env, const uint64_t *id
   rc = state_init(&t, f, n, err);
   if (!rc) {
     rc = sort_ids(&t, ids, n, err);
-    if (!rc) rc = read_columns(f, env, &root, &t, n, opts ? opts->max_bytes : 0, stats, err);
+    if (!rc) rc = read_columns(f, env, &root, &t, n, opts ? opts->max_bytes : 0, opts ? opts->file_values_min : 0, stats, err);
   }
   if (!rc) rc = finish_columns(f, env, &t, n, blobs, opts ? opts->max_bytes : 0, stats, err);
   if (!rc) rc = assemble_output(f, &root, &t, n, blobs, schema, array, err);

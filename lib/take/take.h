@@ -63,7 +63,8 @@ struct lnc_asm {
   uint32_t *leaf_depth;       /* [n_columns]: layers of the column's leaf */
   uint32_t *leaf_lists;       /* [n_columns]: list fields on the leaf's path (= max rep) */
   uint64_t n_rows;
-  int blobs; /* enum lnc_blob_mode */
+  int blobs;                    /* enum lnc_blob_mode */
+  struct lnc_filemap *file_map; /* the file's mapping, for values left in it (lnc_valbuf.in_file) */
   struct lnc_error *err;
 };
 

@@ -6,9 +6,12 @@ data file and dataset, the daemon's Arrow body for a spread of ids (request orde
 must equal `lancectl take --format arrow` (the flat encoder) byte for byte: from a daemon at
 the default threshold (only buffers of 16 KiB and more are pieces) and from one where every
 value buffer is a piece (LANCED_TEST_REF_MIN_BYTES=1), over HTTP/1.1 and, for a share of the
-files, HTTP/2. Then answers larger than the socket takes at once: 10,000 rows of the 33-column
-file, read at once and read slowly (the iovecs advanced across partial writes), pipelined
-behind each other on one connection.
+files, HTTP/2. A third daemon (buffered reads) leaves plain strings and binaries in their
+file (LANCED_TEST_FILE_VALUES_MIN=1): its answers are the same bytes, the values written from
+the file's mapping (lanced_answer_file_bytes_total counts them). Then answers larger than the
+socket takes at once: 10,000 rows of the 33-column file and of enc21's full-zip strings, read
+slowly (the iovecs advanced across partial writes), pipelined behind each other on one
+connection.
 Usage: tests/integration/daemon_arrow_bytes.py BIN FIXTURES_DIR"""
 import glob
 import http.client
@@ -62,12 +65,33 @@ def h2_get(port, path):
     return r.stdout
 
 
+# Values go to the socket from their file only where the page cache holds them (cachestat):
+# read every data file once, as a warm server's are.
+for path in glob.glob(f"{ROOT}/data/*/data/*.lance") + glob.glob(f"{ROOT}/datasets/*.lance/data/*.lance"):
+    with open(path, "rb") as fh:
+        while fh.read(1 << 20):
+            pass
+
 plain, pport, _ = start(BIN, ROOT)
 every, eport, _ = start(BIN, ROOT, env=dict(os.environ, LANCED_TEST_REF_MIN_BYTES="1"))
+# Buffered reads, every plain string and binary column the page cache holds left in its file,
+# written from the file's mapping over HTTP/1.1 and read in for HTTP/2 (file_values_min).
+infile, fport, _ = start(BIN, ROOT, "--io-mode", "buffered", env=dict(os.environ, LANCED_TEST_REF_MIN_BYTES="1",
+                                               LANCED_TEST_FILE_VALUES_MIN="1"))
 pc = http.client.HTTPConnection("127.0.0.1", pport, timeout=30)
 ec = http.client.HTTPConnection("127.0.0.1", eport, timeout=30)
+fc = http.client.HTTPConnection("127.0.0.1", fport, timeout=30)
+
+
+def file_bytes(conn):
+    """lanced_answer_file_bytes_total of the daemon behind conn."""
+    _, m = get(conn, "/metrics", accept="text/plain")
+    v = re.search(rb"^lanced_answer_file_bytes_total (\d+)", m, re.M)
+    return int(v.group(1)) if v else -1
+
 
 compared, mismatched, h2_compared, large, undescribed, all_targets = 0, [], 0, 0, [], targets()
+files_sent = []
 for i, rel in enumerate(all_targets):
     status, body = get(pc, f"/files/{rel}", accept="application/json")
     if status != 200:
@@ -85,49 +109,77 @@ for i, rel in enumerate(all_targets):
         continue
     s1, b1 = get(pc, path)
     s2, b2 = get(ec, path)
+    before = file_bytes(fc)
+    s3, b3 = get(fc, path)
+    from_file = file_bytes(fc) - before
+    if from_file > 0:
+        files_sent.append(rel.split("/")[1])
     compared += 1
     large += len(want) > 64 * 1024
-    if not (s1 == 200 and b1 == want and s2 == 200 and b2 == want):
-        mismatched.append(f"{rel} ({s1}/{s2}, {len(b1)}/{len(b2)} vs {len(want)} bytes)")
+    if not (s1 == 200 and b1 == want and s2 == 200 and b2 == want and s3 == 200 and b3 == want):
+        mismatched.append(f"{rel} ({s1}/{s2}/{s3}, {len(b1)}/{len(b2)}/{len(b3)} vs {len(want)} bytes)")
     if i % 4 == 0:
         h2_compared += 1
         if h2_get(eport, path) != want:
             mismatched.append(f"{rel} over HTTP/2")
+    if from_file > 0 and h2_get(fport, path) != want:
+        mismatched.append(f"{rel} over HTTP/2, values read from their file")
 check(len(all_targets) >= 60 and not undescribed, f"{len(all_targets)} fixture files and datasets described (failed: {undescribed[:5]})")
 check(compared >= 50 and not mismatched,
       f"Arrow bodies byte for byte as lancectl's flat encoder: {compared} fixtures, {large} over 64 KiB, "
       f"{h2_compared} also over HTTP/2 (mismatched: {mismatched[:5]})")
+# The fixtures with plain full-zip strings (enc21/enc22's fz_s, Variable(Flat(32)) in lancectl
+# inspect); the others' strings are mini-block, dictionary or compressed, and stay copied.
+check({"enc21", "enc22"} <= set(files_sent),
+      f"values written to the socket from their file's mapping for {sorted(set(files_sent))}, each also equal "
+      f"over HTTP/2 (read in there)")
 
 # Larger than the socket takes at once: the answer goes out over several sendmsg calls, the
 # iovecs advanced across partial writes (a slow reader makes them many).
-big_ids = list(range(0, 100000, 10))[:10000]
-rel = os.path.relpath(sorted(glob.glob(f"{ROOT}/data/core21/data/*.lance"))[0], ROOT)
-want = lancectl(rel, big_ids)
-body = json.dumps({"ids": big_ids}).encode()
-req = (f"POST /files/{rel}/rows HTTP/1.1\r\nHost: x\r\nAccept: {ARROW}\r\nContent-Type: application/json\r\n"
-       f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-for name, port in (("default threshold", pport), ("every buffer a piece", eport)):
-    s = socket.create_connection(("127.0.0.1", port))
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
-    s.sendall(req + req)  # two pipelined: the second answer's head follows the first's last piece
-    time.sleep(0.3)  # the daemon fills the socket and waits on EPOLLOUT
-    got, t0 = b"", time.time()
-    while time.time() - t0 < 60:
-        d = s.recv(16384)
-        if not d:
-            break
-        got += d
-        if len(got) < 2 * len(want):
-            time.sleep(0.0005)
-        if got.count(b"HTTP/1.1 200") == 2 and got.endswith(want) and len(got) > 2 * len(want):
-            break
-    s.close()
-    parts = re.split(rb"HTTP/1\.1 200 OK\r\n", got)[1:]
-    bodies = [p.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in p else b"" for p in parts]
-    check(want is not None and len(want) > 1 << 20 and bodies == [want, want],
-          f"{name}: two pipelined answers of {len(want or b'') / 1e6:.1f} MB, read slowly, each byte for byte "
-          f"the flat encoder's ({[len(b) for b in bodies]})")
+def lancectl_cols(rel, ids, cols):
+    r = subprocess.run([f"{BIN}/lancectl", "take", f"{ROOT}/{rel}", "--ids", ",".join(map(str, ids)),
+                        "--columns", cols, "--format", "arrow"], capture_output=True)
+    return r.stdout if r.returncode == 0 else None
 
-for p in (plain, every):
+
+core = os.path.relpath(sorted(glob.glob(f"{ROOT}/data/core21/data/*.lance"))[0], ROOT)
+enc = os.path.relpath(sorted(glob.glob(f"{ROOT}/data/enc21/data/*.lance"))[0], ROOT)
+enc_ids = [(i * 7919) % 1000 for i in range(10000)]  # every row ten times, shuffled
+cases = (("10,000 rows of the 33-column file", core, list(range(0, 100000, 10))[:10000], None),
+         # enc21's plain full-zip strings: with file values, 10,000 runs of the file's mapping
+         ("10,000 rows of enc21's fz_s and i32", enc, enc_ids, "fz_s,fz_i32"))
+for what, rel, ids, cols in cases:
+    want = lancectl(rel, ids) if cols is None else lancectl_cols(rel, ids, cols)
+    q = {"ids": ids} if cols is None else {"ids": ids, "columns": cols.split(",")}
+    body = json.dumps(q).encode()
+    req = (f"POST /files/{rel}/rows HTTP/1.1\r\nHost: x\r\nAccept: {ARROW}\r\nContent-Type: application/json\r\n"
+           f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    for name, port in (("default threshold", pport), ("every buffer a piece", eport),
+                       ("values left in their file", fport)):
+        before = file_bytes(fc)
+        s = socket.create_connection(("127.0.0.1", port))
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+        s.sendall(req + req)  # two pipelined: the second answer's head follows the first's last piece
+        time.sleep(0.3)  # the daemon fills the socket and waits on EPOLLOUT
+        got, t0 = b"", time.time()
+        while time.time() - t0 < 60:
+            d = s.recv(16384)
+            if not d:
+                break
+            got += d
+            if len(got) < 2 * len(want):
+                time.sleep(0.0005)
+            if got.count(b"HTTP/1.1 200") == 2 and got.endswith(want) and len(got) > 2 * len(want):
+                break
+        s.close()
+        parts = re.split(rb"HTTP/1\.1 200 OK\r\n", got)[1:]
+        bodies = [p.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in p else b"" for p in parts]
+        sent = file_bytes(fc) - before
+        check(want is not None and len(want) > 64 * 1024 and bodies == [want, want] and
+              (port != fport or cols is None or sent > 0),
+              f"{what}, {name}: two pipelined answers of {len(want or b'') / 1e6:.2f} MB, read slowly, each "
+              f"byte for byte the flat encoder's ({[len(b) for b in bodies]}; {sent} bytes from the file)")
+
+for p in (plain, every, infile):
     p.kill()
 T.finish()

@@ -1,0 +1,314 @@
+/* Unit tests for values left in their file (lnc_take_options.file_values_min, issue 34): a
+ * take that names its string and binary values' file ranges instead of copying them encodes
+ * to the very Arrow IPC stream of an ordinary take, flat (the encoder reads the ranges) and
+ * with refs (the ranges named in the file's mapping, for the socket), for a data file, a dataset (the fragments'
+ * parts gathered) and a gather mixing parts in memory and in the file. */
+#include "lance.h"
+#include "arrow/builder.h"
+#include "arrow/concat.h"
+#include "io/io.h"
+#include "util/buf.h"
+#include <check.h>
+#include "support/support.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* The fixture with plain variable-width full-zip columns (fz_s: Variable(Flat(32)), checked
+ * with lancectl inspect), and the ids asked for: out of order, repeated. */
+#define FIX "tests/fixtures/data/enc21"
+static const uint64_t IDS[] = {998, 3, 3, 500, 17, 999, 0, 250, 251, 252, 640, 17, 731, 2, 998, 64};
+#define NIDS (sizeof IDS / sizeof IDS[0])
+
+static char *data_file(void) {
+  char *cmd = NULL, path[4096] = {0};
+  ck_assert(asprintf(&cmd, "ls %s/data/*.lance | head -1", FIX) > 0);
+  FILE *p = popen(cmd, "r");
+  ck_assert_ptr_nonnull(p);
+  ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
+  pclose(p);
+  free(cmd);
+  path[strcspn(path, "\n")] = 0;
+  /* Read once whole: the page cache holds it, as file values need (lnc_source_resident). */
+  size_t len;
+  free(tsup_read_file(path, &len));
+  return strdup(path);
+}
+
+/* How many arrays under a hold file values. */
+static int count_filevals(const struct ArrowArray *a) {
+  int n = lnc_array_filevals(a) != NULL;
+  for (int64_t i = 0; i < a->n_children; i++) n += count_filevals(a->children[i]);
+  return n;
+}
+
+/* The stream refs describe: out's bytes with each ref's inserted at its at (file refs read). */
+static uint8_t *rebuild(const struct lnc_buf *out, const struct lnc_ipc_ref *refs, size_t n, size_t *len,
+                        size_t *file_refs) {
+  size_t total = out->len;
+  for (size_t i = 0; i < n; i++) total += refs[i].len;
+  uint8_t *s = malloc(total ? total : 1), *w = s;
+  size_t at = 0;
+  *file_refs = 0;
+  for (size_t i = 0; i < n; i++) {
+    ck_assert_uint_ge(refs[i].at, at);
+    memcpy(w, out->data + at, refs[i].at - at);
+    w += refs[i].at - at;
+    at = refs[i].at;
+    ck_assert_ptr_nonnull(refs[i].ptr);
+    if (refs[i].fd < 0) {
+      memcpy(w, refs[i].ptr, refs[i].len);
+    } else { /* a file's: its descriptor and its mapping hold the same bytes */
+      ck_assert_int_eq(pread(refs[i].fd, w, refs[i].len, (off_t)refs[i].off), (ssize_t)refs[i].len);
+      ck_assert_mem_eq(w, refs[i].ptr, refs[i].len);
+      ++*file_refs;
+    }
+    w += refs[i].len;
+  }
+  memcpy(w, out->data + at, out->len - at);
+  *len = total;
+  return s;
+}
+
+/* take(file_values_min) → schema and array; asserted. */
+typedef void (*take_fn)(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a);
+
+static void file_take(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a) {
+  struct lnc_take_options o = {.file_values_min = file_min};
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_take_ex(src, IDS, NIDS, NULL, 0, &o, s, a, NULL, &err) == 0, "%s", err.message);
+}
+
+static void dataset_take(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a) {
+  struct lnc_take_options o = {.file_values_min = file_min};
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_dataset_take_ex(src, IDS, NIDS, NULL, 0, &o, s, a, NULL, &err) == 0, "%s", err.message);
+}
+
+/* The three encodings of a file-values take against the flat encoding of an ordinary one. */
+static void check_same_stream(take_fn take, void *src) {
+  struct ArrowSchema s0, s1;
+  struct ArrowArray a0, a1;
+  struct lnc_error err = {0};
+  take(src, 0, &s0, &a0);
+  take(src, 1, &s1, &a1);
+  ck_assert_int_eq(count_filevals(&a0), 0);
+  ck_assert_int_ge(count_filevals(&a1), 1); /* fz_s (and the other plain strings) in the file */
+  struct lnc_buf want = {0}, flat = {0}, out = {0};
+  ck_assert(lnc_encode_arrow_ipc(&s0, &a0, &want, &err) == 0);
+  ck_assert_msg(lnc_encode_arrow_ipc(&s1, &a1, &flat, &err) == 0, "%s", err.message);
+  ck_assert_uint_eq(flat.len, want.len);
+  ck_assert_mem_eq(flat.data, want.data, want.len);
+  for (size_t min_ref = 1; min_ref <= (1u << 20); min_ref <<= 10) {
+    struct lnc_ipc_ref *refs = NULL;
+    size_t n = 0, len, file_refs;
+    out.len = 0;
+    ck_assert_msg(lnc_encode_arrow_ipc_refs(&s1, &a1, min_ref, &out, &refs, &n, &err) == 0, "%s", err.message);
+    uint8_t *got = rebuild(&out, refs, n, &len, &file_refs);
+    ck_assert_uint_ge(file_refs, 1);
+    ck_assert_uint_eq(len, want.len);
+    ck_assert_mem_eq(got, want.data, want.len);
+    free(got);
+    free(refs);
+  }
+  lnc_buf_free(&want);
+  lnc_buf_free(&flat);
+  lnc_buf_free(&out);
+  a0.release(&a0);
+  a1.release(&a1);
+  s0.release(&s0);
+  s1.release(&s1);
+}
+
+START_TEST(test_file_take_same_stream) {
+  char *path = data_file();
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  check_same_stream(file_take, f);
+  lnc_file_close(f);
+  free(path);
+}
+END_TEST
+
+START_TEST(test_dataset_take_same_stream) {
+  free(data_file());
+  lnc_dataset *ds;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_dataset_open(FIX, 0, &ds, &err) == 0, "%s", err.message);
+  check_same_stream(dataset_take, ds);
+  lnc_dataset_close(ds);
+}
+END_TEST
+
+/* Small values stay copied: a threshold over every row's size leaves no column in the file. */
+START_TEST(test_small_values_copied) {
+  char *path = data_file();
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert(lnc_file_open(path, &f, &err) == 0);
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  file_take(f, 1u << 30, &s, &a);
+  ck_assert_int_eq(count_filevals(&a), 0);
+  a.release(&a);
+  s.release(&s);
+  lnc_file_close(f);
+  free(path);
+}
+END_TEST
+
+/* A gather of one part in the file and one in memory reads the file's values in: its output
+ * is an ordinary array, equal to the gather of two parts in memory. */
+START_TEST(test_mixed_gather_reads_in) {
+  char *path = data_file();
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert(lnc_file_open(path, &f, &err) == 0);
+  struct ArrowSchema s0, s1;
+  struct ArrowArray a0, a1;
+  file_take(f, 0, &s0, &a0);
+  file_take(f, 1, &s1, &a1);
+  int col = -1;
+  for (int64_t i = 0; i < s1.n_children && col < 0; i++)
+    if (lnc_array_filevals(a1.children[i])) col = (int)i;
+  ck_assert_int_ge(col, 0);
+  const struct ArrowArray *mixed[2] = {a1.children[col], a0.children[col]}, *plain[2] = {a0.children[col], a0.children[col]};
+  struct lnc_row_ref refs[2 * NIDS];
+  for (size_t i = 0; i < NIDS; i++) {
+    refs[2 * i] = (struct lnc_row_ref){0, (NIDS - 1 - i)};
+    refs[2 * i + 1] = (struct lnc_row_ref){1, i};
+  }
+  struct ArrowArray got, want;
+  ck_assert_msg(lnc_arrow_gather_multi(s0.children[col], mixed, 2, refs, 2 * NIDS, &got, &err) == 0, "%s", err.message);
+  ck_assert_int_eq(lnc_arrow_gather_multi(s0.children[col], plain, 2, refs, 2 * NIDS, &want, &err), 0);
+  ck_assert_ptr_null(lnc_array_filevals(&got));
+  const int32_t *go = got.buffers[1], *wo = want.buffers[1];
+  ck_assert_mem_eq(go, wo, (2 * NIDS + 1) * 4);
+  ck_assert_mem_eq(got.buffers[2], want.buffers[2], (size_t)wo[2 * NIDS]);
+  /* Both parts in the file: the output stays there too, with the parts' ranges. */
+  const struct ArrowArray *files[2] = {a1.children[col], a1.children[col]};
+  struct ArrowArray inf;
+  ck_assert_int_eq(lnc_arrow_gather_multi(s0.children[col], files, 2, refs, 2 * NIDS, &inf, &err), 0);
+  const struct lnc_filevals *fv = lnc_array_filevals(&inf);
+  ck_assert_ptr_nonnull(fv);
+  ck_assert_ptr_null(inf.buffers[2]);
+  ck_assert_mem_eq(inf.buffers[1], wo, (2 * NIDS + 1) * 4);
+  for (size_t i = 0; i < 2 * NIDS; i++) {
+    size_t l = (size_t)(wo[i + 1] - wo[i]);
+    uint8_t buf[4096];
+    ck_assert_uint_le(l, sizeof buf);
+    int fd = fv->maps[fv->file ? fv->file[i] : 0]->fd;
+    ck_assert_int_eq(pread(fd, buf, l, (off_t)fv->off[i]), (ssize_t)l);
+    ck_assert_mem_eq(buf, (const uint8_t *)want.buffers[2] + wo[i], l);
+  }
+  inf.release(&inf);
+  got.release(&got);
+  want.release(&want);
+  a0.release(&a0);
+  a1.release(&a1);
+  s0.release(&s0);
+  s1.release(&s1);
+  lnc_file_close(f);
+  free(path);
+}
+END_TEST
+
+/* The array keeps its own descriptor: the file closed (a cache evicting it) before the
+ * answer is encoded still gives the same bytes. */
+START_TEST(test_array_outlives_file) {
+  char *path = data_file();
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert(lnc_file_open(path, &f, &err) == 0);
+  struct ArrowSchema s0, s1;
+  struct ArrowArray a0, a1;
+  file_take(f, 0, &s0, &a0);
+  file_take(f, 1, &s1, &a1);
+  lnc_file_close(f);
+  struct lnc_buf want = {0}, got = {0};
+  ck_assert(lnc_encode_arrow_ipc(&s0, &a0, &want, &err) == 0);
+  ck_assert_msg(lnc_encode_arrow_ipc(&s1, &a1, &got, &err) == 0, "%s", err.message);
+  ck_assert_uint_eq(got.len, want.len);
+  ck_assert_mem_eq(got.data, want.data, want.len);
+  lnc_buf_free(&want);
+  lnc_buf_free(&got);
+  a0.release(&a0);
+  a1.release(&a1);
+  s0.release(&s0);
+  s1.release(&s1);
+  free(path);
+}
+END_TEST
+
+/* A file truncated under an answer that names its bytes (someone rewriting a data file in
+ * place, which Lance never does) fails that answer, never the process: the flat encoder's
+ * read comes up short (LNC_EIO), a socket write from the mapping fails with EFAULT where a
+ * load from it would have been a SIGBUS. */
+START_TEST(test_truncated_file_fails_the_answer) {
+  char *src = data_file(), *dir = tsup_mkdtemp("filevals"), *copy = tsup_path(dir, "f.lance");
+  tsup_sh("cp %s %s", src, copy);
+  size_t len;
+  free(tsup_read_file(copy, &len)); /* in the page cache */
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert(lnc_file_open(copy, &f, &err) == 0);
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  file_take(f, 1, &s, &a);
+  ck_assert_int_ge(count_filevals(&a), 1);
+  struct lnc_buf out = {0};
+  struct lnc_ipc_ref *refs = NULL;
+  size_t n = 0;
+  ck_assert(lnc_encode_arrow_ipc_refs(&s, &a, 1, &out, &refs, &n, &err) == 0);
+  ck_assert_int_eq(truncate(copy, 0), 0);
+  struct lnc_buf flat = {0};
+  ck_assert_int_eq(lnc_encode_arrow_ipc(&s, &a, &flat, &err), LNC_EIO);
+  int sv[2];
+  ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  int faulted = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (refs[i].fd < 0) continue;
+    struct iovec v = {(void *)refs[i].ptr, refs[i].len < 4096 ? refs[i].len : 4096};
+    ssize_t w = writev(sv[0], &v, 1);
+    faulted += w < 0 && errno == EFAULT;
+    char sink[4096];
+    while (recv(sv[1], sink, sizeof sink, MSG_DONTWAIT) > 0) {
+    }
+  }
+  ck_assert_int_ge(faulted, 1);
+  close(sv[0]);
+  close(sv[1]);
+  free(refs);
+  lnc_buf_free(&out);
+  lnc_buf_free(&flat);
+  a.release(&a);
+  s.release(&s);
+  lnc_file_close(f);
+  tsup_rmtree(dir);
+  free(copy);
+  free(dir);
+  free(src);
+}
+END_TEST
+
+static Suite *suite(void) {
+  Suite *s = suite_create("filevals");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_file_take_same_stream);
+  tcase_add_test(tc, test_dataset_take_same_stream);
+  tcase_add_test(tc, test_small_values_copied);
+  tcase_add_test(tc, test_mixed_gather_reads_in);
+  tcase_add_test(tc, test_array_outlives_file);
+  tcase_add_test(tc, test_truncated_file_fails_the_answer);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void) { return tsup_run(suite()); }
