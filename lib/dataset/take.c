@@ -557,48 +557,6 @@ static int pseudo_column(const lnc_dataset *ds, enum pseudo k, const struct take
   return 0;
 }
 
-/* One fragment touched (a dataset of one, or ids that fall in one): its data files are asked
- * for the rows in request order, repeats and all, so their takes put them in order (which
- * they do anyway while decoding) and the parts are the columns themselves. Gathering them
- * into request order afterwards was a second copy of every value: for a training batch of
- * images and embeddings, megabytes per request. */
-static int one_part_in_order(const lnc_dataset *ds, struct take_state *st, size_t n, struct lnc_error *err) {
-  if (st->nparts != 1 || n == 0) return 0;
-  uint64_t *rows = malloc(n * sizeof *rows);
-  if (!rows) return lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
-  for (size_t i = 0; i < n; i++) {
-    rows[i] = st->rows[0][st->refs[i].row];
-    st->refs[i].row = i;
-  }
-  free(st->rows[0]);
-  st->rows[0] = rows;
-  st->nrows[0] = n;
-  return 0;
-}
-
-static bool has_dictionary(const struct ArrowSchema *s) {
-  if (s->dictionary) return true;
-  for (int64_t i = 0; i < s->n_children; i++)
-    if (has_dictionary(s->children[i])) return true;
-  return false;
-}
-
-/* Column c of the answer: its one part moved as it is when that part is already in request
- * order (one_part_in_order), else the parts gathered. A dictionary column is gathered still:
- * the gather keeps only the dictionary values the rows use, as every other answer does. */
-static int column_out(struct take_state *st, size_t c, size_t n, struct ArrowArray *out, struct lnc_error *err) {
-  /* The state owns every part (its results, nulls and merged arrays): moving one out is ours
-   * to do, though the gathers see them read-only. */
-  struct ArrowArray *p = (struct ArrowArray *)st->cols[c].parts[0];
-  if (st->nparts == 1 && st->nrows[0] == n && p->length == (int64_t)n && p->offset == 0 &&
-      !has_dictionary(st->cols[c].schema)) {
-    *out = *p;
-    p->release = NULL; /* moved: its parent's release skips it */
-    return 0;
-  }
-  return lnc_arrow_gather_multi(st->cols[c].schema, st->cols[c].parts, st->nparts, st->refs, n, out, err);
-}
-
 int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t *ids, size_t n,
                 const char *const *columns, size_t ncolumns,
                 const struct lnc_take_options *opts, struct ArrowSchema *schema,
@@ -625,7 +583,6 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
   }
   free(real);
   if (!rc) rc = plan(ds, ids, n, opts ? opts->ids : LNC_IDS_OFFSETS, &st, err);
-  if (!rc) rc = one_part_in_order(ds, &st, n, err);
   for (size_t c = 0; c < st.ncols && !rc; c++)
     if (!(st.cols[c].parts = calloc(st.nparts ? st.nparts : 1, sizeof *st.cols[c].parts)))
       rc = lnc_errf(err, LNC_ENOMEM, "%s: out of memory", ds->name);
@@ -673,7 +630,9 @@ int lnc_ds_take(lnc_dataset *ds, const struct lnc_ds_reader *rd, const uint64_t 
   if (!rc && opts && opts->max_bytes && st.nparts > 0) rc = check_answer_size(ds, &st, n, opts->max_bytes, err);
   for (size_t c = 0; c < st.ncols && !rc && st.nparts > 0; c++) {
     rc = lnc_arrow_schema_copy(st.cols[c].schema, &osch[c], err);
-    if (!rc) rc = column_out(&st, c, n, &oarr[c], err);
+    if (!rc)
+      rc = lnc_arrow_gather_multi(st.cols[c].schema, st.cols[c].parts, st.nparts, st.refs, n,
+                                  &oarr[c], err);
     if (rc) lnc_err_prefix(err, "%s: column '%s'", ds->name, st.cols[c].field->name);
   }
   size_t nout = st.nparts > 0 ? st.ncols : 0;
