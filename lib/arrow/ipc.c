@@ -488,13 +488,9 @@ static int file_refs(struct ipc *w, size_t at, const struct src *s) {
       last->len += (size_t)len;
       continue;
     }
-    if (w->nrefs == w->cap_refs) {
-      size_t cap = w->cap_refs ? 2 * w->cap_refs : 8;
-      struct lnc_ipc_ref *v = realloc(w->refs, cap * sizeof *v);
-      if (!v) return oom(w);
-      w->refs = v, w->cap_refs = cap;
-    }
-    w->refs[w->nrefs++] = (struct lnc_ipc_ref){.at = at, .ptr = m->base + off, .len = (size_t)len, .fd = m->fd, .off = off};
+    if ((rc = add_ref(w, at, m->base + off, (size_t)len))) return rc;
+    w->refs[w->nrefs - 1].fd = m->fd;
+    w->refs[w->nrefs - 1].off = off;
   }
   return 0;
 }

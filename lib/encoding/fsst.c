@@ -72,17 +72,23 @@ static int table_of(const Lance__Encodings21__Fsst *f, struct lnc_fsst *t, struc
   return lnc_fsst_init(t, st, err);
 }
 
+/* f's table for a block of codes, checked; *done (and *out set) when the codes are the
+ * strings themselves (FSST off). */
+static int fsst_start(const Lance__Encodings21__Fsst *f, const struct lnc_values *codes, struct lnc_fsst *t,
+                      struct lnc_values *out, bool *done, struct lnc_error *err) {
+  int rc = table_of(f, t, err);
+  if (rc) return rc;
+  if (codes->kind != LNC_VALUES_VARIABLE) return lnc_errf(err, LNC_ECORRUPT, "FSST values are not variable-width");
+  if ((*done = !t->on)) *out = *codes;
+  return 0;
+}
+
 int lnc_fsst_values(const Lance__Encodings21__Fsst *f, const struct lnc_values *codes,
                     struct lnc_arena *a, struct lnc_values *out, struct lnc_error *err) {
   struct lnc_fsst t;
-  int rc = table_of(f, &t, err);
-  if (rc) return rc;
-  if (codes->kind != LNC_VALUES_VARIABLE)
-    return lnc_errf(err, LNC_ECORRUPT, "FSST values are not variable-width");
-  if (!t.on) {
-    *out = *codes;
-    return 0;
-  }
+  bool done;
+  int rc = fsst_start(f, codes, &t, out, &done, err);
+  if (rc || done) return rc;
   uint64_t n = codes->n;
   size_t total = 0;
   for (uint64_t i = 0; i < n; i++) {
@@ -113,14 +119,9 @@ int lnc_fsst_pick(const Lance__Encodings21__Fsst *f, const struct lnc_values *co
     if (want[k] <= want[k - 1]) return lnc_fsst_values(f, codes, a, out, err);
   if (nwant && want[nwant - 1] >= codes->n) return lnc_errf(err, LNC_EINTERNAL, "FSST pick of value %u of %llu", want[nwant - 1], (unsigned long long)codes->n);
   struct lnc_fsst t;
-  int rc = table_of(f, &t, err);
-  if (rc) return rc;
-  if (codes->kind != LNC_VALUES_VARIABLE)
-    return lnc_errf(err, LNC_ECORRUPT, "FSST values are not variable-width");
-  if (!t.on) {
-    *out = *codes;
-    return 0;
-  }
+  bool done;
+  int rc = fsst_start(f, codes, &t, out, &done, err);
+  if (rc || done) return rc;
   size_t total = 0;
   for (size_t k = 0; k < nwant; k++) {
     uint64_t i = want[k];

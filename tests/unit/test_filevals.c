@@ -40,6 +40,33 @@ static char *data_file(void) {
   return strdup(path);
 }
 
+/* The fixture's data file, open (asserted). */
+static lnc_file *open_fixture(void) {
+  char *path = data_file();
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  free(path);
+  return f;
+}
+
+/* An ordinary take (0) and one with every plain string in the file (1), of the same ids. */
+struct two {
+  struct ArrowSchema s[2];
+  struct ArrowArray a[2];
+};
+typedef void (*take_fn)(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a);
+static void take_two(take_fn take, void *src, struct two *t) {
+  take(src, 0, &t->s[0], &t->a[0]);
+  take(src, 1, &t->s[1], &t->a[1]);
+}
+static void free_two(struct two *t) {
+  for (int i = 0; i < 2; i++) {
+    t->a[i].release(&t->a[i]);
+    t->s[i].release(&t->s[i]);
+  }
+}
+
 /* How many arrays under a hold file values. */
 static int count_filevals(const struct ArrowArray *a) {
   int n = lnc_array_filevals(a) != NULL;
@@ -76,8 +103,6 @@ static uint8_t *rebuild(const struct lnc_buf *out, const struct lnc_ipc_ref *ref
 }
 
 /* take(file_values_min) → schema and array; asserted. */
-typedef void (*take_fn)(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a);
-
 static void file_take(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a) {
   struct lnc_take_options o = {.file_values_min = file_min};
   struct lnc_error err = {0};
@@ -92,23 +117,23 @@ static void dataset_take(void *src, uint64_t file_min, struct ArrowSchema *s, st
 
 /* The three encodings of a file-values take against the flat encoding of an ordinary one. */
 static void check_same_stream(take_fn take, void *src) {
-  struct ArrowSchema s0, s1;
-  struct ArrowArray a0, a1;
+  struct two t;
   struct lnc_error err = {0};
-  take(src, 0, &s0, &a0);
-  take(src, 1, &s1, &a1);
-  ck_assert_int_eq(count_filevals(&a0), 0);
-  ck_assert_int_ge(count_filevals(&a1), 1); /* fz_s (and the other plain strings) in the file */
+  take_two(take, src, &t);
+  struct ArrowSchema *s0 = &t.s[0], *s1 = &t.s[1];
+  struct ArrowArray *a0 = &t.a[0], *a1 = &t.a[1];
+  ck_assert_int_eq(count_filevals(a0), 0);
+  ck_assert_int_ge(count_filevals(a1), 1); /* fz_s (and the other plain strings) in the file */
   struct lnc_buf want = {0}, flat = {0}, out = {0};
-  ck_assert(lnc_encode_arrow_ipc(&s0, &a0, &want, &err) == 0);
-  ck_assert_msg(lnc_encode_arrow_ipc(&s1, &a1, &flat, &err) == 0, "%s", err.message);
+  ck_assert(lnc_encode_arrow_ipc(s0, a0, &want, &err) == 0);
+  ck_assert_msg(lnc_encode_arrow_ipc(s1, a1, &flat, &err) == 0, "%s", err.message);
   ck_assert_uint_eq(flat.len, want.len);
   ck_assert_mem_eq(flat.data, want.data, want.len);
   for (size_t min_ref = 1; min_ref <= (1u << 20); min_ref <<= 10) {
     struct lnc_ipc_ref *refs = NULL;
     size_t n = 0, len, file_refs;
     out.len = 0;
-    ck_assert_msg(lnc_encode_arrow_ipc_refs(&s1, &a1, min_ref, &out, &refs, &n, &err) == 0, "%s", err.message);
+    ck_assert_msg(lnc_encode_arrow_ipc_refs(s1, a1, min_ref, &out, &refs, &n, &err) == 0, "%s", err.message);
     uint8_t *got = rebuild(&out, refs, n, &len, &file_refs);
     ck_assert_uint_ge(file_refs, 1);
     ck_assert_uint_eq(len, want.len);
@@ -119,20 +144,13 @@ static void check_same_stream(take_fn take, void *src) {
   lnc_buf_free(&want);
   lnc_buf_free(&flat);
   lnc_buf_free(&out);
-  a0.release(&a0);
-  a1.release(&a1);
-  s0.release(&s0);
-  s1.release(&s1);
+  free_two(&t);
 }
 
 START_TEST(test_file_take_same_stream) {
-  char *path = data_file();
-  lnc_file *f;
-  struct lnc_error err = {0};
-  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  lnc_file *f = open_fixture();
   check_same_stream(file_take, f);
   lnc_file_close(f);
-  free(path);
 }
 END_TEST
 
@@ -148,10 +166,7 @@ END_TEST
 
 /* Small values stay copied: a threshold over every row's size leaves no column in the file. */
 START_TEST(test_small_values_copied) {
-  char *path = data_file();
-  lnc_file *f;
-  struct lnc_error err = {0};
-  ck_assert(lnc_file_open(path, &f, &err) == 0);
+  lnc_file *f = open_fixture();
   struct ArrowSchema s;
   struct ArrowArray a;
   file_take(f, 1u << 30, &s, &a);
@@ -159,42 +174,39 @@ START_TEST(test_small_values_copied) {
   a.release(&a);
   s.release(&s);
   lnc_file_close(f);
-  free(path);
 }
 END_TEST
 
 /* A gather of one part in the file and one in memory reads the file's values in: its output
  * is an ordinary array, equal to the gather of two parts in memory. */
 START_TEST(test_mixed_gather_reads_in) {
-  char *path = data_file();
-  lnc_file *f;
+  lnc_file *f = open_fixture();
   struct lnc_error err = {0};
-  ck_assert(lnc_file_open(path, &f, &err) == 0);
-  struct ArrowSchema s0, s1;
-  struct ArrowArray a0, a1;
-  file_take(f, 0, &s0, &a0);
-  file_take(f, 1, &s1, &a1);
+  struct two t;
+  take_two(file_take, f, &t);
+  struct ArrowSchema *s0 = &t.s[0];
+  struct ArrowArray *a0 = &t.a[0], *a1 = &t.a[1];
   int col = -1;
-  for (int64_t i = 0; i < s1.n_children && col < 0; i++)
-    if (lnc_array_filevals(a1.children[i])) col = (int)i;
+  for (int64_t i = 0; i < a1->n_children && col < 0; i++)
+    if (lnc_array_filevals(a1->children[i])) col = (int)i;
   ck_assert_int_ge(col, 0);
-  const struct ArrowArray *mixed[2] = {a1.children[col], a0.children[col]}, *plain[2] = {a0.children[col], a0.children[col]};
+  const struct ArrowArray *mixed[2] = {a1->children[col], a0->children[col]}, *plain[2] = {a0->children[col], a0->children[col]};
   struct lnc_row_ref refs[2 * NIDS];
   for (size_t i = 0; i < NIDS; i++) {
     refs[2 * i] = (struct lnc_row_ref){0, (NIDS - 1 - i)};
     refs[2 * i + 1] = (struct lnc_row_ref){1, i};
   }
   struct ArrowArray got, want;
-  ck_assert_msg(lnc_arrow_gather_multi(s0.children[col], mixed, 2, refs, 2 * NIDS, &got, &err) == 0, "%s", err.message);
-  ck_assert_int_eq(lnc_arrow_gather_multi(s0.children[col], plain, 2, refs, 2 * NIDS, &want, &err), 0);
+  ck_assert_msg(lnc_arrow_gather_multi(s0->children[col], mixed, 2, refs, 2 * NIDS, &got, &err) == 0, "%s", err.message);
+  ck_assert_int_eq(lnc_arrow_gather_multi(s0->children[col], plain, 2, refs, 2 * NIDS, &want, &err), 0);
   ck_assert_ptr_null(lnc_array_filevals(&got));
   const int32_t *go = got.buffers[1], *wo = want.buffers[1];
   ck_assert_mem_eq(go, wo, (2 * NIDS + 1) * 4);
   ck_assert_mem_eq(got.buffers[2], want.buffers[2], (size_t)wo[2 * NIDS]);
   /* Both parts in the file: the output stays there too, with the parts' ranges. */
-  const struct ArrowArray *files[2] = {a1.children[col], a1.children[col]};
+  const struct ArrowArray *files[2] = {a1->children[col], a1->children[col]};
   struct ArrowArray inf;
-  ck_assert_int_eq(lnc_arrow_gather_multi(s0.children[col], files, 2, refs, 2 * NIDS, &inf, &err), 0);
+  ck_assert_int_eq(lnc_arrow_gather_multi(s0->children[col], files, 2, refs, 2 * NIDS, &inf, &err), 0);
   const struct lnc_filevals *fv = lnc_array_filevals(&inf);
   ck_assert_ptr_nonnull(fv);
   ck_assert_ptr_null(inf.buffers[2]);
@@ -210,39 +222,27 @@ START_TEST(test_mixed_gather_reads_in) {
   inf.release(&inf);
   got.release(&got);
   want.release(&want);
-  a0.release(&a0);
-  a1.release(&a1);
-  s0.release(&s0);
-  s1.release(&s1);
+  free_two(&t);
   lnc_file_close(f);
-  free(path);
 }
 END_TEST
 
-/* The array keeps its own descriptor: the file closed (a cache evicting it) before the
+/* The array keeps the file's mapping and a descriptor of it: the file closed (a cache evicting it) before the
  * answer is encoded still gives the same bytes. */
 START_TEST(test_array_outlives_file) {
-  char *path = data_file();
-  lnc_file *f;
+  lnc_file *f = open_fixture();
   struct lnc_error err = {0};
-  ck_assert(lnc_file_open(path, &f, &err) == 0);
-  struct ArrowSchema s0, s1;
-  struct ArrowArray a0, a1;
-  file_take(f, 0, &s0, &a0);
-  file_take(f, 1, &s1, &a1);
+  struct two t;
+  take_two(file_take, f, &t);
   lnc_file_close(f);
   struct lnc_buf want = {0}, got = {0};
-  ck_assert(lnc_encode_arrow_ipc(&s0, &a0, &want, &err) == 0);
-  ck_assert_msg(lnc_encode_arrow_ipc(&s1, &a1, &got, &err) == 0, "%s", err.message);
+  ck_assert(lnc_encode_arrow_ipc(&t.s[0], &t.a[0], &want, &err) == 0);
+  ck_assert_msg(lnc_encode_arrow_ipc(&t.s[1], &t.a[1], &got, &err) == 0, "%s", err.message);
   ck_assert_uint_eq(got.len, want.len);
   ck_assert_mem_eq(got.data, want.data, want.len);
   lnc_buf_free(&want);
   lnc_buf_free(&got);
-  a0.release(&a0);
-  a1.release(&a1);
-  s0.release(&s0);
-  s1.release(&s1);
-  free(path);
+  free_two(&t);
 }
 END_TEST
 
