@@ -1,7 +1,8 @@
 /* What the whole-file fuzz targets do with their input (fuzz_file.c, fuzz_legacy.c): it is
  * written to a memfd and opened with lnc_file_open_fd; when it opens, the file is described
  * (JSON) and rows 0, last and middle of all columns (together, then each top-level column
- * alone) are taken and encoded as JSON rows and as an Arrow IPC stream. Everything is
+ * alone) are taken and encoded as JSON rows and as an Arrow IPC stream, and taken again with
+ * plain strings left in the file, which must encode to the same stream. Everything is
  * released, so leaks show up too. */
 #ifndef LNC_FUZZ_FILE_COMMON_H
 #define LNC_FUZZ_FILE_COMMON_H
@@ -13,6 +14,56 @@
 #include <unistd.h>
 
 enum { MAX_COLUMNS = 64 };
+
+/* The stream lnc_encode_arrow_ipc_refs describes (out with each ref's bytes inserted; a file
+ * ref's read with pread, as lance.h asks), or NULL when a read fails. malloc'd, *len set. */
+static uint8_t *refs_stream(const struct lnc_buf *out, const struct lnc_ipc_ref *refs, size_t n, size_t *len) {
+  size_t total = out->len, at = 0;
+  for (size_t i = 0; i < n; i++) total += refs[i].len;
+  uint8_t *s = malloc(total ? total : 1), *w = s;
+  for (size_t i = 0; s && i < n; i++) {
+    memcpy(w, out->data + at, refs[i].at - at);
+    w += refs[i].at - at;
+    at = refs[i].at;
+    if (refs[i].fd < 0)
+      memcpy(w, refs[i].ptr, refs[i].len);
+    else if (pread(refs[i].fd, w, refs[i].len, (off_t)refs[i].off) != (ssize_t)refs[i].len) {
+      free(s);
+      return NULL;
+    }
+    w += refs[i].len;
+  }
+  if (s) memcpy(w, out->data + at, out->len - at);
+  *len = total;
+  return s;
+}
+
+/* A take that leaves plain strings in the file (file_values_min) must encode to the bytes of
+ * the ordinary take want[0..wn), flat and through refs, whenever both takes succeed (a damaged
+ * row may fail only the one that checks its length prefix against its range). */
+static void check_file_values(lnc_file *f, const uint64_t *ids, size_t n, const char *const *cols, size_t ncols,
+                              const uint8_t *want, size_t wn) {
+  struct lnc_take_options o = {.file_values_min = 1};
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  struct lnc_error err;
+  if (lnc_take_ex(f, ids, n, cols, ncols, &o, &schema, &array, NULL, &err) != 0) return;
+  struct lnc_buf flat = {0}, out = {0};
+  struct lnc_ipc_ref *refs = NULL;
+  size_t nrefs = 0, len = 0;
+  if (lnc_encode_arrow_ipc(&schema, &array, &flat, &err) == 0 && (flat.len != wn || memcmp(flat.data, want, wn)))
+    abort(); /* the file's values read back differently */
+  if (lnc_encode_arrow_ipc_refs(&schema, &array, 1, &out, &refs, &nrefs, &err) == 0) {
+    uint8_t *got = refs_stream(&out, refs, nrefs, &len);
+    if (got && (len != wn || memcmp(got, want, wn))) abort();
+    free(got);
+  }
+  free(refs);
+  lnc_buf_free(&flat);
+  lnc_buf_free(&out);
+  array.release(&array);
+  schema.release(&schema);
+}
 
 static void take_and_encode(lnc_file *f, const uint64_t *ids, size_t n, const char *const *cols,
                             size_t ncols) {
@@ -31,7 +82,7 @@ static void take_and_encode(lnc_file *f, const uint64_t *ids, size_t n, const ch
   lnc_encode_json(&schema, &array, &out, &err);
   lnc_buf_free(&out);
   out = (struct lnc_buf){0};
-  lnc_encode_arrow_ipc(&schema, &array, &out, &err);
+  if (lnc_encode_arrow_ipc(&schema, &array, &out, &err) == 0) check_file_values(f, ids, n, cols, ncols, out.data, out.len);
   lnc_buf_free(&out);
   array.release(&array);
   schema.release(&schema);
