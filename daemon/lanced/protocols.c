@@ -513,57 +513,107 @@ static void pack(const ProtobufCMessage *m, bool json, struct lnc_buf *out) {
   out->len += protobuf_c_message_pack(m, out->data + out->len);
 }
 
+/* The TakeResponse of t in resp (its parts in pl, an Arrow IPC body in ipc). */
+static int build_take_response(struct pool *pl, const struct ld_take_result *t, int format,
+                               Lanced__V1__TakeResponse *resp, Lanced__V1__ReadStats *st, struct lnc_buf *ipc,
+                               struct ld_err *e) {
+  int64_t ncols = t->schema.n_children;
+  resp->num_rows = (uint64_t)t->array.length;
+  resp->n_column_names = (size_t)ncols;
+  resp->column_names = pool_alloc(pl, (size_t)ncols * sizeof(char *));
+  if (!resp->column_names) return ld_errf(e, LD_EXHAUSTED, "out of memory");
+  for (int64_t i = 0; i < ncols; i++)
+    resp->column_names[i] = (char *)(t->schema.children[i]->name ? t->schema.children[i]->name : "");
+  if (format == LANCED__V1__FORMAT__FORMAT_PROTO) {
+    resp->n_columns = (size_t)ncols;
+    resp->columns = pool_alloc(pl, (size_t)ncols * sizeof *resp->columns);
+    if (!resp->columns) return ld_errf(e, LD_EXHAUSTED, "out of memory");
+    for (int64_t i = 0; i < ncols; i++) {
+      Lanced__V1__Column *col = pool_alloc(pl, sizeof *col);
+      if (!col) return ld_errf(e, LD_EXHAUSTED, "out of memory");
+      resp->columns[i] = col;
+      int rc = fill_column(pl, t->schema.children[i], t->array.children[i], t->array.offset, t->array.length, col, e);
+      if (rc) return rc;
+    }
+  } else {
+    int rc = ld_service_encode(LD_F_ARROW, &t->schema, &t->array, 0, ipc, e) ? e->http : 0;
+    if (rc) return rc;
+    resp->arrow_ipc.data = ipc->data;
+    resp->arrow_ipc.len = ipc->len;
+  }
+  st->reads = t->stats.reads;
+  st->bytes_read = t->stats.bytes_read;
+  st->bytes_decoded = t->stats.bytes_decoded;
+  st->cache_hits = t->stats.cache_hits;
+  st->cache_misses = t->stats.cache_misses;
+  resp->stats = st;
+  return 0;
+}
+
 int ld_proto_take_response(const struct ld_take_result *t, int format, bool json,
                            struct lnc_buf *out, struct ld_err *e) {
   struct pool pl = {0};
   struct lnc_buf ipc = {0};
   Lanced__V1__TakeResponse resp = LANCED__V1__TAKE_RESPONSE__INIT;
   Lanced__V1__ReadStats st = LANCED__V1__READ_STATS__INIT;
-  int rc = 0;
-  int64_t ncols = t->schema.n_children;
-  resp.num_rows = (uint64_t)t->array.length;
-  resp.n_column_names = (size_t)ncols;
-  resp.column_names = pool_alloc(&pl, (size_t)ncols * sizeof(char *));
-  if (!resp.column_names) {
-    rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
-    goto out;
-  }
-  for (int64_t i = 0; i < ncols; i++)
-    resp.column_names[i] = (char *)(t->schema.children[i]->name ? t->schema.children[i]->name : "");
-  if (format == LANCED__V1__FORMAT__FORMAT_PROTO) {
-    resp.n_columns = (size_t)ncols;
-    resp.columns = pool_alloc(&pl, (size_t)ncols * sizeof *resp.columns);
-    if (!resp.columns) {
-      rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
-      goto out;
-    }
-    for (int64_t i = 0; i < ncols; i++) {
-      Lanced__V1__Column *col = pool_alloc(&pl, sizeof *col);
-      if (!col) {
-        rc = ld_errf(e, LD_EXHAUSTED, "out of memory");
-        goto out;
-      }
-      resp.columns[i] = col;
-      if ((rc = fill_column(&pl, t->schema.children[i], t->array.children[i], t->array.offset,
-                            t->array.length, col, e)))
-        goto out;
-    }
-  } else {
-    if ((rc = ld_service_encode(LD_F_ARROW, &t->schema, &t->array, 0, &ipc, e) ? e->http : 0)) goto out;
-    resp.arrow_ipc.data = ipc.data;
-    resp.arrow_ipc.len = ipc.len;
-  }
-  st.reads = t->stats.reads;
-  st.bytes_read = t->stats.bytes_read;
-  st.bytes_decoded = t->stats.bytes_decoded;
-  st.cache_hits = t->stats.cache_hits;
-  st.cache_misses = t->stats.cache_misses;
-  resp.stats = &st;
-  pack(&resp.base, json, out);
-out:
+  int rc = build_take_response(&pl, t, format, &resp, &st, &ipc, e);
+  if (!rc) pack(&resp.base, json, out);
   lnc_buf_free(&ipc);
   pool_free(&pl);
   return rc;
+}
+
+/* protobuf-c packs through a ProtobufCBuffer, handing it each bytes field's own pointer:
+ * runs of ref_min bytes or more (a column's binaries, its tensor) become refs to where they
+ * lie instead of copies; everything else is appended to out. Tags, lengths and packed
+ * varints come from protobuf-c's scratch on its stack (at most a few bytes each): never a
+ * ref, whatever ref_min says (PB_SCRATCH_MAX). */
+#define PB_SCRATCH_MAX 64
+struct ref_buffer {
+  ProtobufCBuffer base;
+  struct lnc_buf *out;
+  struct lnc_ipc_ref *v;
+  size_t n, cap, min;
+  bool oom;
+};
+
+static void ref_append(ProtobufCBuffer *b, size_t len, const uint8_t *data) {
+  struct ref_buffer *rb = (struct ref_buffer *)b;
+  if (len < rb->min) {
+    ld_buf_append(rb->out, data, len);
+    return;
+  }
+  if (lnc_grow_array((void **)&rb->v, &rb->cap, rb->n + 1, sizeof *rb->v)) {
+    rb->oom = true;
+    return;
+  }
+  rb->v[rb->n++] = (struct lnc_ipc_ref){.at = rb->out->len, .ptr = data, .len = len, .fd = -1};
+}
+
+static void pool_destroy(void *p) {
+  pool_free(p);
+  free(p);
+}
+
+int ld_proto_take_response_refs(struct ld_take_result *t, struct lnc_buf *out, struct ld_refs **refs,
+                                struct ld_err *e) {
+  *refs = NULL;
+  struct pool *pl = calloc(1, sizeof *pl);
+  if (!pl) return ld_errf(e, LD_EXHAUSTED, "out of memory");
+  Lanced__V1__TakeResponse resp = LANCED__V1__TAKE_RESPONSE__INIT;
+  Lanced__V1__ReadStats st = LANCED__V1__READ_STATS__INIT;
+  int rc = build_take_response(pl, t, LANCED__V1__FORMAT__FORMAT_PROTO, &resp, &st, NULL, e);
+  size_t min = ld_service_ref_min();
+  struct ref_buffer rb = {.base = {.append = ref_append}, .out = out, .min = min > PB_SCRATCH_MAX ? min : PB_SCRATCH_MAX};
+  if (!rc) protobuf_c_message_pack_to_buffer(&resp.base, &rb.base);
+  if (!rc && rb.oom) rc = ld_errf(e, LD_EXHAUSTED, "out of memory for an answer's pieces");
+  if (rc || !rb.n) { /* nothing left in place: the parts are not needed any more */
+    free(rb.v);
+    pool_destroy(pl);
+    return rc;
+  }
+  /* The refs point into the take's array (binaries) and into pl (tensors): both move in. */
+  return ld_refs_make(rb.v, rb.n, &t->array, pl, pool_destroy, out, refs, e) ? e->http : 0;
 }
 
 static Lanced__V1__Field *field_of(struct pool *pl, const struct ArrowSchema *s) {

@@ -100,6 +100,13 @@ struct ld_take_result {
 /* Builds and packs a TakeResponse (binary when json is false, proto3 JSON otherwise). */
 int ld_proto_take_response(const struct ld_take_result *t, int format, bool json,
                            struct lnc_buf *out, struct ld_err *e);
+/* The binary FORMAT_PROTO TakeResponse with its large fields (binaries, tensors) left where
+ * they lie and named by *refs (NULL when none was large enough), as ld_service_encode_refs
+ * does for Arrow: with *refs set, t->array has moved into it. The bytes are
+ * ld_proto_take_response's. */
+struct ld_refs;
+int ld_proto_take_response_refs(struct ld_take_result *t, struct lnc_buf *out, struct ld_refs **refs,
+                                struct ld_err *e);
 int ld_proto_file_info(const char *rel, const struct ld_file_info *fi, bool json,
                        struct lnc_buf *out, struct ld_err *e);
 /* Arrow format string → readable type ("int64", "list<utf8>"); appended to out. */

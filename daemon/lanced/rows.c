@@ -476,8 +476,7 @@ void ld_rows_handle(struct ld_req *r, const char *rel, struct ld_response *out) 
   ld_metrics_rows(q.n, &t.stats);
   /* Arrow leaves its large value buffers (images, embeddings) in the take's array, which moves
    * into the answer: HTTP/1.1 sends them from there (h1.c), one copy fewer (issue 34). */
-  int rc = fmt == LD_F_PROTO   ? ld_proto_take_response(&t, LANCED__V1__FORMAT__FORMAT_PROTO, false,
-                                                        &out->body, &e)
+  int rc = fmt == LD_F_PROTO   ? ld_proto_take_response_refs(&t, &out->body, &out->refs, &e)
            : fmt == LD_F_ARROW ? ld_service_encode_refs(&t.schema, &t.array, &out->body, &out->refs, &e)
                                : ld_service_encode(fmt, &t.schema, &t.array, r->lim.max_response, &out->body, &e);
   if (t.array.release) t.array.release(&t.array);

@@ -368,11 +368,19 @@ int ld_service_encode_refs(const struct ArrowSchema *s, struct ArrowArray *a, st
     return -1;
   }
   if (!n) return 0;
+  return ld_refs_make(v, n, a, NULL, NULL, out, refs, e);
+}
+
+size_t ld_service_ref_min(void) { return ref_min_bytes; }
+
+int ld_refs_make(struct lnc_ipc_ref *v, size_t n, struct ArrowArray *a, void *extra, void (*free_extra)(void *),
+                 struct lnc_buf *out, struct ld_refs **refs, struct ld_err *e) {
   struct ld_refs *r = calloc(1, sizeof *r);
   struct iovec *iov = r ? calloc(2 + 2 * n, sizeof *iov) : NULL;
   if (!iov) {
     free(r);
     free(v);
+    if (free_extra) free_extra(extra);
     lnc_buf_free(out);
     return ld_errf(e, LD_EXHAUSTED, "out of memory for an answer's pieces"), -1;
   }
@@ -383,6 +391,7 @@ int ld_service_encode_refs(const struct ArrowSchema *s, struct ArrowArray *a, st
   }
   r->array = *a; /* moved: the refs point into its buffers */
   a->release = NULL;
+  r->extra = extra, r->free_extra = free_extra;
   *refs = r;
   return 0;
 }
@@ -390,6 +399,7 @@ int ld_service_encode_refs(const struct ArrowSchema *s, struct ArrowArray *a, st
 void ld_refs_free(struct ld_refs *r) {
   if (!r) return;
   if (r->array.release) r->array.release(&r->array);
+  if (r->free_extra) r->free_extra(r->extra);
   free(r->v);
   free(r->iov);
   free(r);

@@ -87,6 +87,8 @@ int ld_service_encode(int format, const struct ArrowSchema *s, const struct Arro
  * refs: 2 + 2 * n). */
 struct ld_refs {
   struct ArrowArray array;
+  void *extra; /* more memory the refs point into (a protobuf answer's converted columns) */
+  void (*free_extra)(void *);
   struct lnc_ipc_ref *v;
   size_t n, bytes;     /* refs, and the bytes they hold */
   uint64_t file_bytes; /* of those, the bytes in files' mappings */
@@ -98,6 +100,12 @@ struct ld_refs {
 int ld_service_encode_refs(const struct ArrowSchema *s, struct ArrowArray *a, struct lnc_buf *out,
                            struct ld_refs **refs, struct ld_err *e);
 void ld_refs_free(struct ld_refs *refs);
+/* The refs v[0..n) (malloc'd, taken) of an answer whose bytes lie in a (moved in) and in extra
+ * (taken: freed with free_extra) as *refs; on failure all three are freed, out too, and -1. */
+int ld_refs_make(struct lnc_ipc_ref *v, size_t n, struct ArrowArray *a, void *extra, void (*free_extra)(void *),
+                 struct lnc_buf *out, struct ld_refs **refs, struct ld_err *e);
+/* Value runs under this many bytes are copied into an answer, larger ones sent where they lie. */
+size_t ld_service_ref_min(void);
 uint64_t ld_service_open_handles(void);
 
 #endif

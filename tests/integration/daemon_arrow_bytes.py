@@ -6,7 +6,8 @@ data file and dataset, the daemon's Arrow body for a spread of ids (request orde
 must equal `lancectl take --format arrow` (the flat encoder) byte for byte: from a daemon at
 the default threshold (only buffers of 16 KiB and more are pieces) and from one where every
 value buffer is a piece (LANCED_TEST_REF_MIN_BYTES=1), over HTTP/1.1 and, for a share of the
-files, HTTP/2. A third daemon (buffered reads) leaves plain strings and binaries in their
+files, HTTP/2; protobuf answers, whose binaries and tensors are pieces too, byte for byte a
+daemon's that packs them flat. A third daemon (buffered reads) leaves plain strings and binaries in their
 file (LANCED_TEST_FILE_VALUES_MIN=1): its answers are the same bytes, the values written from
 the file's mapping (lanced_answer_file_bytes_total counts them). Then answers larger than the
 socket takes at once: 10,000 rows of the 33-column file and of enc21's full-zip strings, read
@@ -59,10 +60,20 @@ def get(conn, path, accept=ARROW):
     return resp.status, resp.read()
 
 
-def h2_get(port, path):
-    r = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-H", f"Accept: {ARROW}",
+def h2_get(port, path, accept=ARROW):
+    r = subprocess.run(["curl", "-s", "--http2-prior-knowledge", "-H", f"Accept: {accept}",
                         f"http://127.0.0.1:{port}{path}"], capture_output=True)
     return r.stdout
+
+
+PROTO = "application/x-protobuf"
+
+
+def warm(fetch):
+    """The second of two identical requests: a protobuf answer carries the take's read
+    statistics, which differ between a cold first take and a warm one."""
+    fetch()
+    return fetch()
 
 
 # Values go to the socket from their file only where the page cache holds them (cachestat):
@@ -78,7 +89,11 @@ every, eport, _ = start(BIN, ROOT, env=dict(os.environ, LANCED_TEST_REF_MIN_BYTE
 # written from the file's mapping over HTTP/1.1 and read in for HTTP/2 (file_values_min).
 infile, fport, _ = start(BIN, ROOT, "--io-mode", "buffered", env=dict(os.environ, LANCED_TEST_REF_MIN_BYTES="1",
                                                LANCED_TEST_FILE_VALUES_MIN="1"))
+# Refs off (nothing is that large): protobuf answers packed flat, the reference the others'
+# pieces must rebuild.
+flat, lport, _ = start(BIN, ROOT, env=dict(os.environ, LANCED_TEST_REF_MIN_BYTES=str(1 << 50)))
 pc = http.client.HTTPConnection("127.0.0.1", pport, timeout=30)
+lc = http.client.HTTPConnection("127.0.0.1", lport, timeout=30)
 ec = http.client.HTTPConnection("127.0.0.1", eport, timeout=30)
 fc = http.client.HTTPConnection("127.0.0.1", fport, timeout=30)
 
@@ -91,7 +106,7 @@ def file_bytes(conn):
 
 
 compared, mismatched, h2_compared, large, undescribed, all_targets = 0, [], 0, 0, [], targets()
-files_sent = []
+files_sent, proto_compared, proto_mismatched = [], 0, []
 for i, rel in enumerate(all_targets):
     status, body = get(pc, f"/files/{rel}", accept="application/json")
     if status != 200:
@@ -124,10 +139,22 @@ for i, rel in enumerate(all_targets):
             mismatched.append(f"{rel} over HTTP/2")
     if from_file > 0 and h2_get(fport, path) != want:
         mismatched.append(f"{rel} over HTTP/2, values read from their file")
+    # Protobuf: its binaries and tensors left in place (the default and every-piece daemons)
+    # rebuild the flat packing byte for byte.
+    want_pb = warm(lambda: get(lc, path, accept=PROTO))
+    proto_compared += want_pb[0] == 200  # the others are 4xx: types protobuf answers do not carry
+    for name, conn in (("default", pc), ("every piece", ec)):
+        if warm(lambda: get(conn, path, accept=PROTO)) != want_pb:
+            proto_mismatched.append(f"{rel} ({name})")
+    if i % 4 == 0 and warm(lambda: h2_get(eport, path, PROTO)) != warm(lambda: h2_get(lport, path, PROTO)):
+        proto_mismatched.append(f"{rel} over HTTP/2")
 check(len(all_targets) >= 60 and not undescribed, f"{len(all_targets)} fixture files and datasets described (failed: {undescribed[:5]})")
 check(compared >= 50 and not mismatched,
       f"Arrow bodies byte for byte as lancectl's flat encoder: {compared} fixtures, {large} over 64 KiB, "
       f"{h2_compared} also over HTTP/2 (mismatched: {mismatched[:5]})")
+check(proto_compared >= 20 and not proto_mismatched,
+      f"protobuf bodies with their large fields as pieces byte for byte the flat packing: {proto_compared} "
+      f"fixtures (mismatched: {proto_mismatched[:5]})")
 # The fixtures with plain full-zip strings (enc21/enc22's fz_s, Variable(Flat(32)) in lancectl
 # inspect); the others' strings are mini-block, dictionary or compressed, and stay copied.
 check({"enc21", "enc22"} <= set(files_sent),
@@ -180,6 +207,6 @@ for what, rel, ids, cols in cases:
               f"{what}, {name}: two pipelined answers of {len(want or b'') / 1e6:.2f} MB, read slowly, each "
               f"byte for byte the flat encoder's ({[len(b) for b in bodies]}; {sent} bytes from the file)")
 
-for p in (plain, every, infile):
+for p in (plain, every, infile, flat):
     p.kill()
 T.finish()
