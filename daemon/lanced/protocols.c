@@ -590,16 +590,26 @@ static void ref_append(ProtobufCBuffer *b, size_t len, const uint8_t *data) {
   rb->v[rb->n++] = (struct lnc_ipc_ref){.at = rb->out->len, .ptr = data, .len = len, .fd = -1};
 }
 
-static void pool_destroy(void *p) {
-  pool_free(p);
-  free(p);
+/* What a protobuf answer's refs may point into besides the take's array: its pool (tensors,
+ * converted columns) and the take's schema (column names, whatever their length). */
+struct pb_keep {
+  struct pool pool;
+  struct ArrowSchema schema;
+};
+
+static void keep_free(void *p) {
+  struct pb_keep *k = p;
+  pool_free(&k->pool);
+  if (k->schema.release) k->schema.release(&k->schema);
+  free(k);
 }
 
 int ld_proto_take_response_refs(struct ld_take_result *t, struct lnc_buf *out, struct ld_refs **refs,
                                 struct ld_err *e) {
   *refs = NULL;
-  struct pool *pl = calloc(1, sizeof *pl);
-  if (!pl) return ld_errf(e, LD_EXHAUSTED, "out of memory");
+  struct pb_keep *keep = calloc(1, sizeof *keep);
+  if (!keep) return ld_errf(e, LD_EXHAUSTED, "out of memory");
+  struct pool *pl = &keep->pool;
   Lanced__V1__TakeResponse resp = LANCED__V1__TAKE_RESPONSE__INIT;
   Lanced__V1__ReadStats st = LANCED__V1__READ_STATS__INIT;
   int rc = build_take_response(pl, t, LANCED__V1__FORMAT__FORMAT_PROTO, &resp, &st, NULL, e);
@@ -609,11 +619,14 @@ int ld_proto_take_response_refs(struct ld_take_result *t, struct lnc_buf *out, s
   if (!rc && rb.oom) rc = ld_errf(e, LD_EXHAUSTED, "out of memory for an answer's pieces");
   if (rc || !rb.n) { /* nothing left in place: the parts are not needed any more */
     free(rb.v);
-    pool_destroy(pl);
+    keep_free(keep);
     return rc;
   }
-  /* The refs point into the take's array (binaries) and into pl (tensors): both move in. */
-  return ld_refs_make(rb.v, rb.n, &t->array, pl, pool_destroy, out, refs, e) ? e->http : 0;
+  /* The refs point into the take's array (binaries), the pool (tensors) and the schema (long
+   * names): all three move in. */
+  keep->schema = t->schema;
+  t->schema.release = NULL;
+  return ld_refs_make(rb.v, rb.n, &t->array, keep, keep_free, out, refs, e) ? e->http : 0;
 }
 
 static Lanced__V1__Field *field_of(struct pool *pl, const struct ArrowSchema *s) {

@@ -102,8 +102,8 @@ int ld_proto_take_response(const struct ld_take_result *t, int format, bool json
                            struct lnc_buf *out, struct ld_err *e);
 /* The binary FORMAT_PROTO TakeResponse with its large fields (binaries, tensors) left where
  * they lie and named by *refs (NULL when none was large enough), as ld_service_encode_refs
- * does for Arrow: with *refs set, t->array has moved into it. The bytes are
- * ld_proto_take_response's. */
+ * does for Arrow: with *refs set, t->array and t->schema have moved into it (release NULL).
+ * The bytes are ld_proto_take_response's. */
 struct ld_refs;
 int ld_proto_take_response_refs(struct ld_take_result *t, struct lnc_buf *out, struct ld_refs **refs,
                                 struct ld_err *e);

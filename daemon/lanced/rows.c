@@ -480,7 +480,7 @@ void ld_rows_handle(struct ld_req *r, const char *rel, struct ld_response *out) 
            : fmt == LD_F_ARROW ? ld_service_encode_refs(&t.schema, &t.array, &out->body, &out->refs, &e)
                                : ld_service_encode(fmt, &t.schema, &t.array, r->lim.max_response, &out->body, &e);
   if (t.array.release) t.array.release(&t.array);
-  t.schema.release(&t.schema);
+  if (t.schema.release) t.schema.release(&t.schema); /* a protobuf answer's refs may keep it */
   if (rc) goto fail;
   if (ld_response_len(out) > r->lim.max_response) {
     ld_errf(&e, LD_TOO_LARGE,

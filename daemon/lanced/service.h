@@ -87,7 +87,7 @@ int ld_service_encode(int format, const struct ArrowSchema *s, const struct Arro
  * refs: 2 + 2 * n). */
 struct ld_refs {
   struct ArrowArray array;
-  void *extra; /* more memory the refs point into (a protobuf answer's converted columns) */
+  void *extra; /* more memory the refs point into (a protobuf answer's pool and schema) */
   void (*free_extra)(void *);
   struct lnc_ipc_ref *v;
   size_t n, bytes;     /* refs, and the bytes they hold */
