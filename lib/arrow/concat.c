@@ -6,11 +6,9 @@
 #include "dict.h"
 #include "../io/io.h"
 #include "../util/error.h"
-#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum kind { K_NULL,
             K_BOOL,
@@ -439,17 +437,6 @@ static int gather_filevals(const struct ArrowSchema *s, const struct ArrowArray 
   return 0;
 }
 
-/* Reads [off, off+len) of fd into d: a part's values left in its file, gathered into memory. */
-static int read_fileval(int fd, uint8_t *d, uint64_t off, uint64_t len, struct lnc_error *err) {
-  while (len) {
-    ssize_t r = pread(fd, d, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return lnc_errf(err, LNC_EIO, "arrow: reading values from their file: %s", r ? strerror(errno) : "it shrank");
-    d += r, off += (uint64_t)r, len -= (uint64_t)r;
-  }
-  return 0;
-}
-
 /* Strings and binaries: the total size first (offsets checked, 32-bit range kept), then
  * offsets and bytes in one pass. Values some part left in its file stay there when every
  * row with bytes comes from such a part (gather_filevals), and are read in otherwise. */
@@ -488,7 +475,8 @@ static int gather_var(const struct ArrowSchema *s, const struct ktype *t, const 
     var_range(a, r, big, &st, &en);
     const struct lnc_filevals *pf = in_files || en <= st ? NULL : lnc_array_filevals(a);
     if (pf) {
-      int rc = read_fileval(pf->maps[pf->file ? pf->file[r] : 0]->fd, d + pos, pf->off[r], (uint64_t)(en - st), err);
+      /* a part's values left in its file, read in */
+      int rc = lnc_filemap_read(pf->maps[pf->file ? pf->file[r] : 0], d + pos, pf->off[r], (uint64_t)(en - st), err);
       if (rc) return rc;
     } else if (en > st && !in_files) {
       if (!a->buffers[2]) return lnc_errf(err, LNC_EINVAL, "arrow: '%s' data buffer is NULL", s->format);

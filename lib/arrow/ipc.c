@@ -13,10 +13,8 @@
 #include "../io/io.h"
 #include "../util/buf.h"
 #include "../util/error.h"
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Arrow Schema.fbs / Message.fbs enum values */
 enum { T_NULL = 1,
@@ -502,15 +500,8 @@ static int file_read(struct ipc *w, uint8_t *dst, const struct src *s) {
     const struct lnc_filemap *m;
     uint64_t off, len;
     int rc = file_value(w, s, k, &m, &off, &len);
-    if (rc) return rc;
-    int fd = m->fd;
-    while (len) {
-      ssize_t r = pread(fd, dst, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return lnc_errf(w->err, LNC_EIO, "arrow ipc: reading values from their file: %s", strerror(errno));
-      if (r == 0) return lnc_errf(w->err, LNC_EIO, "arrow ipc: the file of the values shrank");
-      dst += r, off += (uint64_t)r, len -= (uint64_t)r;
-    }
+    if (rc || (rc = lnc_filemap_read(m, dst, off, len, w->err))) return rc;
+    dst += len;
   }
   return 0;
 }

@@ -4,6 +4,7 @@
  * mapping per file, made on the first take that wants it and kept while the file is open
  * and while any answer names its bytes, so its pages fault in once, not once per request. */
 #include "io.h"
+#include "../util/error.h"
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -47,4 +48,10 @@ void lnc_filemap_unref(struct lnc_filemap *m) {
   munmap((void *)m->base, (size_t)m->len);
   close(m->fd);
   free(m);
+}
+
+int lnc_filemap_read(const struct lnc_filemap *m, void *dst, uint64_t off, uint64_t len, struct lnc_error *err) {
+  if (off > m->len || len > m->len - off)
+    return lnc_errf(err, LNC_EINTERNAL, "a value at %llu past its file's end", (unsigned long long)off);
+  return lnc_fd_pread(m->fd, "the values' file", dst, len, off, err);
 }

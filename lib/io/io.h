@@ -43,8 +43,14 @@ struct lnc_filemap *lnc_source_map(struct lnc_source *s);
 struct lnc_filemap *lnc_filemap_ref(struct lnc_filemap *m);
 /* Drops a reference; the last unmaps and closes. NULL is fine. */
 void lnc_filemap_unref(struct lnc_filemap *m);
+/* Reads its bytes [off, off+len) into dst with pread on m->fd (never a load from the
+ * mapping): LNC_EINTERNAL past the mapping's end, LNC_EIO when the file came up short. */
+int lnc_filemap_read(const struct lnc_filemap *m, void *dst, uint64_t off, uint64_t len, struct lnc_error *err);
 
-/* Reads exactly len bytes at off into dst: a pread loop, or the object's ranged GET.
+/* Reads exactly len bytes at off of fd into dst (a pread loop; LNC_EIO, naming name, when a
+ * read fails or the file ends first). */
+int lnc_fd_pread(int fd, const char *name, void *dst, uint64_t len, uint64_t off, struct lnc_error *err);
+/* Reads exactly len bytes at off into dst: lnc_fd_pread, or the object's ranged GET.
  * LNC_ECORRUPT for a range past the end, LNC_EIO when the read fails or comes up short. */
 int lnc_source_pread(const struct lnc_source *s, void *dst, uint64_t len, uint64_t off,
                      struct lnc_error *err);

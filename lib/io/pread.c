@@ -13,6 +13,23 @@
 #include <unistd.h>
 #include <string.h>
 
+int lnc_fd_pread(int fd, const char *name, void *dst, uint64_t len, uint64_t off, struct lnc_error *err) {
+  uint8_t *d = dst;
+  while (len) {
+    /* At most 1 GiB a call: Linux reads at most 0x7ffff000 bytes per pread anyway. */
+    ssize_t n = pread(fd, d, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return lnc_errf(err, LNC_EIO, "%s: read failed: %s", name, strerror(errno));
+    }
+    if (n == 0) return lnc_errf(err, LNC_EIO, "%s: file shrank while reading", name);
+    d += n;
+    off += (uint64_t)n;
+    len -= (uint64_t)n;
+  }
+  return 0;
+}
+
 int lnc_source_pread(const struct lnc_source *s, void *dst, uint64_t len, uint64_t off,
                      struct lnc_error *err) {
   if (off > s->size || len > s->size - off)
@@ -23,20 +40,7 @@ int lnc_source_pread(const struct lnc_source *s, void *dst, uint64_t len, uint64
     struct lnc_read r = {.off = off, .len = len, .dst = dst};
     return lnc_s3_source_read(s->s3, &r, 1, NULL, err);
   }
-  uint8_t *d = dst;
-  while (len) {
-    /* At most 1 GiB a call: Linux reads at most 0x7ffff000 bytes per pread anyway. */
-    ssize_t n = pread(s->fd, d, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return lnc_errf(err, LNC_EIO, "%s: read failed: %s", s->name, strerror(errno));
-    }
-    if (n == 0) return lnc_errf(err, LNC_EIO, "%s: file shrank while reading", s->name);
-    d += n;
-    off += (uint64_t)n;
-    len -= (uint64_t)n;
-  }
-  return 0;
+  return lnc_fd_pread(s->fd, s->name, dst, len, off, err);
 }
 
 /* cachestat(2): Debian 12's headers predate it, so its number and structs are spelled here

@@ -83,7 +83,7 @@ int lnc_fullzip_decode(struct lnc_page_job *j);
  * once a second at most). false: planned as usual. */
 bool lnc_fullzip_file_pending(const struct lnc_page_job *j, uint64_t *bytes, bool *resident);
 /* Lists a pending job's reads: the rows' heads only (control word, length prefix) when
- * in_file (the column's values go to the file), else whole rows. */
+ * in_file (the column's values go to the file), else whole rows. Any other job: nothing. */
 int lnc_fullzip_commit(struct lnc_page_job *j, bool in_file);
 int lnc_constpage_plan(struct lnc_page_job *j);
 int lnc_constpage_decode(struct lnc_page_job *j);

@@ -347,9 +347,6 @@ static int commit_file_values(struct lnc_file *f, struct job_list *jobs, size_t 
   bool in_file = all && rows && bytes / rows >= file_min && lnc_source_map(&f->src);
   out->values.in_file = in_file;
   for (size_t k = from; k < jobs->n; k++) {
-    uint64_t b;
-    bool resident;
-    if (!lnc_fullzip_file_pending(&jobs->v[k], &b, &resident)) continue;
     int rc = lnc_fullzip_commit(&jobs->v[k], in_file);
     if (rc) return rc;
   }

@@ -12,7 +12,6 @@
 #include "support/support.h"
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,23 +20,17 @@
 
 /* The fixture with plain variable-width full-zip columns (fz_s: Variable(Flat(32)), checked
  * with lancectl inspect), and the ids asked for: out of order, repeated. */
-#define FIX "tests/fixtures/data/enc21"
+#define FIX "tests/fixtures/data/enc21" /* the dataset; its data file: tsup_fixture_file */
 static const uint64_t IDS[] = {998, 3, 3, 500, 17, 999, 0, 250, 251, 252, 640, 17, 731, 2, 998, 64};
 #define NIDS (sizeof IDS / sizeof IDS[0])
 
 static char *data_file(void) {
-  char *cmd = NULL, path[4096] = {0};
-  ck_assert(asprintf(&cmd, "ls %s/data/*.lance | head -1", FIX) > 0);
-  FILE *p = popen(cmd, "r");
-  ck_assert_ptr_nonnull(p);
-  ck_assert_ptr_nonnull(fgets(path, sizeof path, p));
-  pclose(p);
-  free(cmd);
-  path[strcspn(path, "\n")] = 0;
+  char *path = tsup_fixture_file("enc21"); /* tests/fixtures/index.json */
+  ck_assert_ptr_nonnull(path);
   /* Read once whole: the page cache holds it, as file values need (lnc_source_resident). */
   size_t len;
   free(tsup_read_file(path, &len));
-  return strdup(path);
+  return path;
 }
 
 /* The fixture's data file, open (asserted). */
