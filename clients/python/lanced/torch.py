@@ -1,5 +1,6 @@
 """lanced.torch.LancedDataset: a map-style PyTorch dataset over a Lance file or dataset
 served by lanced, fetching one batch per HTTP request."""
+import math
 import mmap
 import multiprocessing
 import multiprocessing.context
@@ -26,6 +27,7 @@ _TORCH_DTYPES = {np.dtype(k): v for k, v in (
     ("<i1", torch.int8), ("<i2", torch.int16), ("<i4", torch.int32), ("<i8", torch.int64),
     ("<u1", torch.uint8), ("<f2", torch.float16), ("<f4", torch.float32), ("<f8", torch.float64))}
 # Unsigned types torch has no tensor of, widened exactly; uint64 stays a numpy array.
+_TORCH_BY_STR = {k.str: v for k, v in _TORCH_DTYPES.items()}  # a layout's dtype names
 _WIDER = {np.dtype("<u2"): np.int32, np.dtype("<u4"): np.int64}
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
 
@@ -85,7 +87,7 @@ class _SharedAnswer:
     def _batch(self):
         if self._local is None:
             if self.ring is not None:
-                self._local = _columns(self.ring.tensor(self.slot, self.n), self.layout)
+                self._local = _columns(self.ring.bytes(self.slot, self.n), self.layout)
             else:
                 self._local = _rebuild_fd(os.dup(self.fd), self.n, self.layout)
         return self._local
@@ -171,8 +173,8 @@ class _Ring:
     def release(self, i):
         self.busy[i] = 0
 
-    def tensor(self, i, n):
-        return torch.frombuffer(self.maps[i], dtype=torch.uint8, count=n) if n else torch.empty(0, dtype=torch.uint8)
+    def bytes(self, i, n):
+        return np.frombuffer(self.maps[i], np.uint8, count=n)
 
     def handle(self, i):
         """What the main process needs to find slot i: the ring's token, the state page's and
@@ -260,7 +262,7 @@ def _rebuild_slot(token, state, i, slot, cap, n, layout):
     m = view.slot(i, None if slot is None else slot.detach(), cap)
     base = np.frombuffer(m, np.uint8, count=n)
     weakref.finalize(base, _release_slot, view.busy, i)
-    return _columns(torch.from_numpy(base) if n else torch.empty(0, dtype=torch.uint8), layout)
+    return _columns(base, layout)
 
 
 def _rebuild(dupfd, n, layout):
@@ -270,31 +272,35 @@ def _rebuild(dupfd, n, layout):
 def _rebuild_fd(fd, n, layout):
     """The batch {column: tensor views of memfd fd's mapping} (fd is closed here)."""
     try:
-        whole = torch.frombuffer(mmap.mmap(fd, n, mmap.MAP_SHARED | _POPULATE), dtype=torch.uint8) \
-            if n else torch.empty(0, dtype=torch.uint8)
+        base = np.frombuffer(mmap.mmap(fd, n, mmap.MAP_SHARED | _POPULATE), np.uint8) \
+            if n else np.empty(0, np.uint8)
     finally:
         os.close(fd)
-    return _columns(whole, layout)
+    return _columns(base, layout)
 
 
-def _columns(whole, layout):
-    """{column: value} from a layout (_SharedAnswer.spec's) over the answer's bytes whole."""
-    return {k: _build(whole, sp) for k, sp in layout.items()}
+def _columns(base, layout):
+    """{column: value} from a layout (_SharedAnswer.spec's) over the answer's bytes base (a
+    numpy uint8 array: every tensor made here holds it, so a finalizer on it runs once the
+    last of them is gone)."""
+    return {k: _build(base, sp) for k, sp in layout.items()}
 
 
 # Module level, not a closure in _columns: a recursive closure is a reference cycle holding
-# whole, and a ring slot would then stay taken until the garbage collector ran.
-def _build(whole, sp):
+# base, and a ring slot would then stay taken until the garbage collector ran.
+# One torch.frombuffer per column buffer: the main process builds every batch's tensors, and
+# slicing a uint8 tensor, viewing it as the type, then as the shape (with numpy sizing it)
+# cost 10 us a buffer against 1 here (clients/python/README.md, "Where the time goes").
+def _build(base, sp):
     if sp[0] == "n":
         return None
     if sp[0] == "o":
         return sp[1]
     if sp[0] == "r":
-        return Ragged(_build(whole, sp[2]), _build(whole, sp[3]), _build(whole, sp[4]), sp[1])
+        return Ragged(_build(base, sp[2]), _build(base, sp[3]), _build(base, sp[4]), sp[1])
     _, off, dt, shape = sp
-    dt = np.dtype(dt)
-    size = int(np.prod(shape)) * dt.itemsize
-    return whole[off:off + size].view(_TORCH_DTYPES[dt]).view(shape)
+    t = torch.frombuffer(base, dtype=_TORCH_BY_STR[dt], count=math.prod(shape), offset=off)
+    return t if len(shape) == 1 else t.view(shape)
 
 
 def _to_torch(v):
