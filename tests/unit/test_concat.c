@@ -181,6 +181,70 @@ START_TEST(test_lists) {
 }
 END_TEST
 
+/* lnc_arrow_row_bytes, the take's bound on an answer: a row's bytes in Arrow's layout and the
+ * list items the gather references one by one. Lists of fixed-width items are counted without
+ * walking them; the walk and the count must agree, for nested lists, strings and bools too. */
+START_TEST(test_row_bytes) {
+  static const int32_t items[] = {1, 2, 3, 4, 5, 6};
+  static const int64_t items64[] = {1, 2, 3, 4, 5, 6};
+  static const uint8_t ival[] = {0x3d}; /* item 1 null: still 4 bytes in the layout */
+  static const int32_t offs[] = {0, 2, 2, 3, 6};
+  static const uint8_t lval[] = {0x0d}; /* list 1 null */
+  struct ArrowSchema item = *tb_schema("i", "item", 0), item64 = *tb_schema("l", "item", 0);
+  struct ArrowSchema s = *tb_schema("+l", "c", 1, &item), s64 = *tb_schema("+l", "c", 1, &item64);
+  struct ArrowArray child = *tb_array(6, 1, 0, 2, ival, items, NULL, 0);
+  struct ArrowArray child64 = *tb_array(6, 0, 0, 2, NULL, items64, NULL, 0);
+  struct ArrowArray a = *tb_array(3, 1, 1, 2, lval, offs, NULL, 1, &child); /* null, [3], [4,5,6] */
+  struct ArrowArray a64 = *tb_array(4, 1, 0, 2, lval, offs, NULL, 1, &child64);
+  uint64_t n = 0;
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&s, &a, 0, &n), 4); /* an offset, no items */
+  ck_assert_uint_eq(n, 0);
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&s, &a, 1, &n), 4 + 4);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&s, &a, 2, &n), 4 + 12); /* items add up */
+  ck_assert_uint_eq(n, 4);
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&s, &a, 3, NULL), 0); /* past the end */
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&s64, &a64, 0, NULL), 4 + 16);
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&s64, &a64, 3, NULL), 4 + 24);
+  /* list<list<int32>>: [[1,null]], [], [[],[3],[4,5,6]] (the inner rows walked, their items counted) */
+  static const int32_t outer[] = {0, 1, 1, 4}, inner[] = {0, 2, 2, 3, 6};
+  struct ArrowSchema ls = *tb_schema("+l", "item", 1, &item);
+  struct ArrowSchema lls = *tb_schema("+l", "c", 1, &ls);
+  struct ArrowArray in = *tb_array(4, 0, 0, 2, NULL, inner, NULL, 1, &child);
+  struct ArrowArray out = *tb_array(3, 0, 0, 2, NULL, outer, NULL, 1, &in);
+  n = 0;
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&lls, &out, 0, &n), 4 + 4 + 8);
+  ck_assert_uint_eq(n, 1 + 2);
+  n = 0;
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&lls, &out, 2, &n), 4 + 3 * 4 + 4 * 4);
+  ck_assert_uint_eq(n, 3 + 4);
+  /* list<utf8> and list<bool> keep their own sizing: strings each with an offset, bits a byte per 8 */
+  static const int32_t soffs[] = {0, 1, 3, 6};
+  struct ArrowSchema us = *tb_schema("u", "item", 0);
+  struct ArrowSchema lus = *tb_schema("+l", "c", 1, &us);
+  struct ArrowArray strs = *tb_array(3, 0, 0, 3, NULL, soffs, "abbccc", 0);
+  static const int32_t loffs[] = {0, 3};
+  struct ArrowArray lu = *tb_array(1, 0, 0, 2, NULL, loffs, NULL, 1, &strs);
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&lus, &lu, 0, NULL), 4 + (1 + 4) + (2 + 4) + (3 + 4));
+  static const uint8_t bits[] = {0xff, 0xff};
+  static const int32_t boffs[] = {0, 16};
+  struct ArrowSchema bs = *tb_schema("b", "item", 0);
+  struct ArrowSchema lbs = *tb_schema("+l", "c", 1, &bs);
+  struct ArrowArray bv = *tb_array(16, 0, 0, 2, NULL, bits, NULL, 0);
+  struct ArrowArray lb = *tb_array(1, 0, 0, 2, NULL, boffs, NULL, 1, &bv);
+  n = 0;
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&lbs, &lb, 0, &n), 4 + 2);
+  ck_assert_uint_eq(n, 16);
+  /* a fixed-size list of 3 int32: one range, no items referenced */
+  struct ArrowSchema fs = *tb_schema("+w:3", "c", 1, &item);
+  struct ArrowArray fa = *tb_array(2, 0, 0, 1, NULL, NULL, NULL, 1, &child);
+  n = 0;
+  ck_assert_uint_eq(lnc_arrow_row_bytes(&fs, &fa, 1, &n), 12);
+  ck_assert_uint_eq(n, 0);
+  tb_free_all();
+}
+END_TEST
+
 START_TEST(test_struct_and_nulls) {
   static const int64_t x[] = {7, 8, 9};
   static const int32_t o[] = {0, 1, 2, 3};
@@ -324,6 +388,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_bool_and_fixed);
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_lists);
+  tcase_add_test(tc, test_row_bytes);
   tcase_add_test(tc, test_struct_and_nulls);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_dictionary_parts);
