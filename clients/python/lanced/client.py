@@ -241,6 +241,12 @@ class _Pipeline:
 
     _HEAD_MAX = 64 << 10  # lanced's answer heads are a few hundred bytes
     _SNDBUF = 1 << 20  # every unanswered request fits: sending never waits on the daemon reading
+    # A large body is read in pieces of at least this much (SO_RCVLOWAT: the kernel wakes the
+    # reader only once that many bytes wait, and grows the receive buffer to hold them), not
+    # in whatever arrived since the last wake-up: about 30 wake-ups and reads per 6 MB answer
+    # otherwise, each a context switch (and in a VM a hypervisor exit) here and a send
+    # resumed in the daemon.
+    _LOWAT_MIN, _LOWAT_MAX = 256 << 10, 1 << 20
 
     def __init__(self, host, port, timeout, url):
         self.host, self.port, self.timeout, self.url = host, port, timeout, url
@@ -364,9 +370,22 @@ class _Pipeline:
         got = min(n, len(left))
         mv[:got] = left[:got]
         del left[:got]
+        lowat = 1
         while got < n:
+            want = min(n - got, self._LOWAT_MAX) if n - got >= self._LOWAT_MIN else 1
+            if want != lowat:
+                self._lowat(want)
+                lowat = want
             got += self._read(self.sock.recv_into, mv[got:], " within an answer")
+        if lowat != 1:
+            self._lowat(1)  # the next answer's head: whatever arrives
         return status, close, body
+
+    def _lowat(self, n):
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVLOWAT, n)
+        except OSError:
+            pass  # the connection is gone: the next read says so
 
 
 class _Dropped(Exception):
