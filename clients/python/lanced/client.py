@@ -251,6 +251,7 @@ class _Pipeline:
     def __init__(self, host, port, timeout, url):
         self.host, self.port, self.timeout, self.url = host, port, timeout, url
         self.sock, self.left = None, bytearray()
+        self.busy = False  # a run is under way (perhaps suspended, its requests in flight)
 
     def close(self):
         if self.sock is not None:
@@ -273,10 +274,12 @@ class _Pipeline:
         unanswered requests would otherwise answer the next run."""
         inflight = collections.deque()
         done = False
+        self.busy = True
         try:
             yield from self._run(iter(requests), depth, alloc, inflight)
             done = True
         finally:
+            self.busy = False
             if not done or inflight:
                 self.close()
 
@@ -491,10 +494,14 @@ class Client:
         # This thread's pipeline connection, kept between calls (a DataLoader worker's epochs)
         # when the last one ended with every request answered.
         loc = self._local
+        # A run left suspended with requests in flight (an iteration not finished, or
+        # lanced.torch's next epoch asked ahead) keeps that connection: this one gets its own.
         pipe = getattr(loc, "pipe", None)
         if pipe is None or loc.pipe_pid != os.getpid():
             pipe = loc.pipe = _Pipeline(self._host, self._port, self.timeout, self.url)
             loc.pipe_pid = os.getpid()
+        elif pipe.busy:
+            pipe = _Pipeline(self._host, self._port, self.timeout, self.url)
         for data in pipe.run(self._request_bodies(batches, names, version, row_ids, head),
                              depth, buffer):
             try:

@@ -445,6 +445,19 @@ def test_pipelined_error_ends_at_its_batch(client):
     assert [list(g["i64"]) for g in again] == [list(client.take_arrays(path, [i], ["i64"])["i64"]) for i in (3, 4)]
 
 
+def test_pipelines_interleaved_on_one_thread(client):
+    """A run left suspended with requests in flight keeps its connection: a second run on the
+    same thread meanwhile gets one of its own, and each reads its own answers (before, both
+    shared the thread's connection and read each other's)."""
+    path = "data/types21"
+    want = {i: list(client.take_arrays(path, [i], ["i64"])["i64"]) for i in range(8)}
+    first = client.take_arrays_iter(path, [[0], [1], [2], [3]], ["i64"], depth=4)
+    assert list(next(first)["i64"]) == want[0]  # three more in flight on its connection
+    second = [list(g["i64"]) for g in client.take_arrays_iter(path, [[4], [5], [6]], ["i64"], depth=2)]
+    assert second == [want[4], want[5], want[6]]
+    assert [list(g["i64"]) for g in first] == [want[1], want[2], want[3]]
+
+
 def test_pipelined_ids_checked_before_sending(client):
     with pytest.raises(ValueError):
         list(client.take_arrays_iter("data/types21", [[1], [-1]], ["i64"]))

@@ -335,6 +335,50 @@ def test_persistent_workers_follow_set_epoch(daemon):
     assert pickle.loads(pickle.dumps(batches)).sampler.epoch == 2
 
 
+def _rows_answered(url):
+    """Take requests the daemon has answered so far (its /metrics)."""
+    import urllib.request
+    text = urllib.request.urlopen(url + "/metrics").read().decode()
+    return sum(int(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith('lanced_requests_total{route="rows"'))
+
+
+def _settles_at(url, want, seconds=5.0):
+    """The answered count once it reaches want (speculative answers arrive on their own
+    time), or whatever it is after seconds."""
+    import time
+    deadline = time.monotonic() + seconds
+    while True:
+        got = _rows_answered(url)
+        if got >= want or time.monotonic() > deadline:
+            time.sleep(0.2)  # and nothing more comes after it
+            return _rows_answered(url)
+        time.sleep(0.02)
+
+
+def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon):
+    """Persistent workers that have seen an epoch follow another ask for the next epoch's
+    first batches behind this one's last (prefetch - 1 per worker stay in flight) and use them
+    only if the epoch that starts is the one foreseen: set_epoch(e + 1) each time foresees
+    e + 2, a jump foresees nothing (and drops what was asked), an epoch repeated foresees
+    itself. Every epoch is the sampler's order all the same, and no batch is asked twice."""
+    ds = LancedDataset(daemon, "data/types21", ["i64"])
+    batches = ds.batches(13, shuffle=True, prefetch=3, seed=4)
+    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+    ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
+    per = len(batches)
+    ahead = sum(min(2, len(range(w, per, 2))) for w in range(2))  # each worker's share, up to 2
+    start = _rows_answered(daemon)
+    # epoch: requests answered by its end, counted from the first (ahead: asked for the next)
+    plan = [(0, per), (1, 2 * per + ahead), (2, 3 * per + ahead), (7, 4 * per + ahead),
+            (7, 5 * per + 2 * ahead), (7, 6 * per + 2 * ahead)]
+    for epoch, answered in plan:
+        batches.set_epoch(epoch)
+        got = [int(v) for b in dl for v in b["i64"]]
+        assert got == [int(ids[i]) for i in _epoch_order(batches, epoch)], epoch
+        assert _settles_at(daemon, start + answered) - start == answered, (epoch, answered)
+
+
 def test_persistent_workers_follow_refresh_each_epoch(live_table):
     """refresh_each_epoch with persistent workers: the version and row count set_epoch moved to
     reach the workers, which read the new version from the next epoch on."""
