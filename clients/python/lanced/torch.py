@@ -291,7 +291,7 @@ def _columns(base, layout):
 # base, and a ring slot would then stay taken until the garbage collector ran.
 # One torch.frombuffer per column buffer: the main process builds every batch's tensors, and
 # slicing a uint8 tensor, viewing it as the type, then as the shape (with numpy sizing it)
-# cost 10 us a buffer against 1 here (clients/python/README.md, "Where the time goes").
+# cost 10 us a buffer against 1 here (docs/performance.md, "The DataLoader, closer").
 def _build(base, sp):
     if sp[0] == "n":
         return None
@@ -540,15 +540,15 @@ class LancedBatches(torch.utils.data.IterableDataset):
     # batches of 256 for 5,000 rows), and each began with an empty pipeline: a round trip
     # and the daemon's work on the first batches waited for. On the bench table the gaps at
     # epoch edges were 12 % of the DataLoader's time, 8 % with this (what is left is
-    # DataLoader's own hand-over between epochs). So a worker that has seen an epoch follow another (persistent
-    # workers, or the main process iterating again) asks for the next epoch's first
-    # batches behind this epoch's last, as the epochs have moved so far (set_epoch(e + 1)
-    # each time, or never), and keeps them in flight. The next epoch uses them only if it
-    # is the one foreseen (epoch, rows, version, this worker's share): then its requests
-    # are the same, and so are the answers of a pinned version. Otherwise the connection is
-    # closed and the answers dropped: up to prefetch batches of the daemon's work lost, as
-    # after the last epoch. A version that follows the newest ("latest") is never foreseen,
-    # nor is an order drawn from a caller's generator.
+    # DataLoader's own hand-over between epochs). So a worker that has seen an epoch follow
+    # another (persistent workers, or the main process iterating again) asks for the next
+    # epoch's first batches behind this epoch's last, as the epochs have moved so far
+    # (set_epoch(e + 1) each time, or never), and keeps them in flight. The next epoch uses
+    # them only if it is the one foreseen (epoch, rows, version, this worker's share): then
+    # its requests are the same, and so are the answers of a pinned version. Otherwise the
+    # connection is closed and the answers dropped: up to prefetch - 1 batches of the
+    # daemon's work lost, as after the last epoch. A version that follows the newest
+    # ("latest") is never foreseen, nor is an order drawn from a caller's generator.
     def _predict(self, key):
         last, self._last = self._last, (os.getpid(), key)
         if self.dataset.follow or (self.sampler.shuffle and self.sampler.generator is not None
