@@ -173,7 +173,11 @@ struct lnc_take_options {
    * once with LNC_EAGAIN if the file (or dataset version) is not in the search cache, the
    * engine reads O_DIRECT, or a read would miss the page cache (RWF_NOWAIT). A server calls
    * it on its network thread first and hands the request to a thread that may block only on
-   * LNC_EAGAIN. RING: inside an lnc_loop task, device reads park the task on the loop's
+   * LNC_EAGAIN. Bytes the page cache was seen holding (cachestat, looked at most once a
+   * second per MiB of file) are copied from a read-only mapping of the file instead of read
+   * with a system call each; for that the library installs a SIGBUS handler on first use
+   * (a file truncated under the mapping then fails the read instead of the process, and a
+   * SIGBUS of anything else goes on to the handler installed before). RING: inside an lnc_loop task, device reads park the task on the loop's
    * io_uring; everything that would block otherwise (a file or dataset version not in the
    * search cache yet, blob bytes) fails with LNC_EAGAIN, for a thread that may block. */
   int nowait;

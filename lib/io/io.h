@@ -25,16 +25,26 @@ struct lnc_source {
 
 /* A read-only shared mapping of a whole local file (filemap.c), counted: the source holds a
  * reference, and so does every array naming bytes in it (lnc_filevals), which may outlive the
- * source (a cache evicting the file while its answer is sent). Its bytes are for the kernel
- * to read (a socket write copies straight from the page cache; a file truncated under the
- * mapping then fails that write with EFAULT, where a load of ours would be a SIGBUS): code
- * of ours reads them with pread on fd, its own descriptor. */
+ * source (a cache evicting the file while its answer is sent). Its bytes are read two ways:
+ * by the kernel (a socket write copies straight from the page cache; a file truncated under
+ * the mapping then fails that write with EFAULT), and by lnc_filemap_copy, a copy that a
+ * SIGBUS (the same truncation, seen by a load of ours) fails instead of killing the process.
+ * Nothing else of ours loads from it. */
 struct lnc_filemap {
   int fd;
   const uint8_t *base;
   uint64_t len;
   int refs; /* atomic */
+  /* Residency by region of 2^region_shift bytes (lnc_filemap_resident): until when (coarse
+   * monotonic ns) the page cache was last seen holding all of region r; 0 = not known. */
+  unsigned region_shift;
+  uint64_t n_regions;
+  uint64_t *resident_until; /* n_regions entries, relaxed atomics */
 };
+/* How long a look at the page cache stands (cachestat walks every page it asks about: done
+ * per take it was a tenth of a training batch's time). An answer gone stale costs a wait on
+ * the device in the thread that trusted it, never a wrong byte. */
+#define LNC_RESIDENT_TTL_NS 1000000000ull
 /* The source's mapping (made on first use, shared by threads), or NULL where there is none
  * to make: an object, an empty file, mmap refused (the caller reads instead). No reference
  * is taken: the source's lives as long as it does. */
@@ -43,9 +53,23 @@ struct lnc_filemap *lnc_source_map(struct lnc_source *s);
 struct lnc_filemap *lnc_filemap_ref(struct lnc_filemap *m);
 /* Drops a reference; the last unmaps and closes. NULL is fine. */
 void lnc_filemap_unref(struct lnc_filemap *m);
-/* Reads its bytes [off, off+len) into dst with pread on m->fd (never a load from the
- * mapping): LNC_EINTERNAL past the mapping's end, LNC_EIO when the file came up short. */
+/* Reads its bytes [off, off+len) into dst with pread on m->fd: LNC_EINTERNAL past the
+ * mapping's end, LNC_EIO when the file came up short. */
 int lnc_filemap_read(const struct lnc_filemap *m, void *dst, uint64_t off, uint64_t len, struct lnc_error *err);
+/* Whether the page cache holds all of [off, off+len) (in range), as last seen within
+ * LNC_RESIDENT_TTL_NS: one cachestat per region of the mapping per TTL, shared by threads. */
+bool lnc_filemap_resident(struct lnc_filemap *m, uint64_t off, uint64_t len);
+/* Copies [off, off+len) (in range) of the mapping into dst with loads of ours, guarded: a
+ * SIGBUS on the way (the file truncated under the mapping) makes it return false, with dst
+ * partly written, instead of killing the process. true when every byte was copied. Faults
+ * in pages the page cache lacks (a wait on the device): callers ask lnc_filemap_resident
+ * first where they must not wait. Installs the process's SIGBUS handler on first use; a
+ * SIGBUS that is not a guarded copy's goes on to the handler that was there before. */
+bool lnc_filemap_copy(const struct lnc_filemap *m, void *dst, uint64_t off, uint64_t len);
+
+/* Whether the page cache holds every page of [off, off+len) of fd (cachestat(2), Linux 6.5);
+ * false where that cannot be told (an older kernel). */
+bool lnc_fd_resident(int fd, uint64_t off, uint64_t len);
 
 /* Reads exactly len bytes at off of fd into dst (a pread loop; LNC_EIO, naming name, when a
  * read fails or the file ends first). */

@@ -4,6 +4,7 @@
 #include "page.h"
 #include "../io/io.h"
 #include "../util/error.h"
+#include "../util/clock.h"
 #include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
@@ -31,19 +32,12 @@ struct fz_state {
   bool resident;
 };
 
-/* How long a look at a page's residency stands. An answer that went stale sends a value the
- * kernel then reads from the device (a wait on the sending thread), or copies one that was
- * there: neither is wrong. */
-#define FZ_RESIDENT_TTL_NS 1000000000ull
-
 static bool fz_resident(const struct lnc_take_ctx *c, const struct lnc_page *pg, struct fz_state *s) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  uint64_t now = lnc_coarse_ns();
   if (now < __atomic_load_n(&s->resident_until, __ATOMIC_RELAXED)) return __atomic_load_n(&s->resident, __ATOMIC_RELAXED);
   bool r = lnc_source_resident(&c->f->src, pg->buf_off[FZ_BUF_DATA], pg->buf_len[FZ_BUF_DATA]);
   __atomic_store_n(&s->resident, r, __ATOMIC_RELAXED);
-  __atomic_store_n(&s->resident_until, now + FZ_RESIDENT_TTL_NS, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->resident_until, now + LNC_RESIDENT_TTL_NS, __ATOMIC_RELAXED);
   return r;
 }
 

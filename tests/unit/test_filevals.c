@@ -12,6 +12,7 @@
 #include "support/support.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -290,6 +291,98 @@ START_TEST(test_truncated_file_fails_the_answer) {
 }
 END_TEST
 
+/* ---- copies from the mapping (lnc_filemap_copy: buffered nowait reads) -------------------- */
+
+/* A scratch file of n bytes (byte i = i * 7 + 1), written, so the page cache holds it; its
+ * source open on fd. */
+static void scratch_source(char **dir, char **path, struct lnc_source *src, size_t n) {
+  *dir = tsup_mkdtemp("filemap");
+  *path = tsup_path(*dir, "f.bin");
+  uint8_t *b = malloc(n);
+  for (size_t i = 0; i < n; i++) b[i] = (uint8_t)(i * 7 + 1);
+  int fd = open(*path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(write(fd, b, n), (ssize_t)n);
+  free(b);
+  *src = (struct lnc_source){.name = *path, .fd = fd, .fd_direct = -1, .size = n};
+}
+
+static void scratch_close(char *dir, char *path, struct lnc_source *src) {
+  lnc_filemap_unref(src->map);
+  close(src->fd);
+  tsup_rmtree(dir);
+  free(path);
+  free(dir);
+}
+
+/* A guarded copy reads what pread reads; residency is told by region and remembered. */
+START_TEST(test_mapped_copy_reads_the_file) {
+  char *dir, *path;
+  struct lnc_source src;
+  scratch_source(&dir, &path, &src, 3 << 20); /* three 1 MiB regions */
+  struct lnc_filemap *m = lnc_source_map(&src);
+  ck_assert_ptr_nonnull(m);
+  ck_assert_ptr_eq(lnc_source_map(&src), m); /* one mapping per source */
+  ck_assert_uint_eq(m->n_regions, 3);
+  const uint64_t offs[] = {0, 5, 4093, (1 << 20) - 3, (3 << 20) - 100};
+  for (size_t k = 0; k < sizeof offs / sizeof offs[0]; k++) {
+    uint8_t got[100], want[100];
+    ck_assert(lnc_filemap_resident(m, offs[k], sizeof got));
+    ck_assert(lnc_filemap_copy(m, got, offs[k], sizeof got));
+    ck_assert_int_eq(pread(src.fd, want, sizeof want, (off_t)offs[k]), (ssize_t)sizeof want);
+    ck_assert_mem_eq(got, want, sizeof got);
+  }
+  ck_assert_uint_gt(m->resident_until[0], 0);
+  ck_assert_uint_gt(m->resident_until[2], 0);
+  scratch_close(dir, path, &src);
+}
+END_TEST
+
+/* A file truncated under its mapping (which Lance never does, but a bad file must fail its
+ * own requests): the guarded copy returns false where a plain load would have killed the
+ * process with SIGBUS, and copies after it still work. */
+START_TEST(test_mapped_copy_survives_truncation) {
+  char *dir, *path;
+  struct lnc_source src;
+  scratch_source(&dir, &path, &src, 1 << 20);
+  struct lnc_filemap *m = lnc_source_map(&src);
+  ck_assert_ptr_nonnull(m);
+  uint8_t buf[8192];
+  ck_assert(lnc_filemap_copy(m, buf, 65536, sizeof buf));
+  ck_assert_int_eq(ftruncate(src.fd, 4096), 0);
+  for (int round = 0; round < 3; round++) /* the handler stays installed and unblocked */
+    ck_assert(!lnc_filemap_copy(m, buf, 65536, sizeof buf));
+  ck_assert(lnc_filemap_copy(m, buf, 0, 4096)); /* what is left still reads */
+  ck_assert_int_eq(buf[1], 8);
+  scratch_close(dir, path, &src);
+}
+END_TEST
+
+static volatile sig_atomic_t theirs;
+static void their_handler(int sig) { theirs = sig; }
+
+/* A SIGBUS that is not a guarded copy's reaches the handler that was installed before ours. */
+START_TEST(test_foreign_sigbus_goes_on) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = their_handler;
+  sigemptyset(&sa.sa_mask);
+  ck_assert_int_eq(sigaction(SIGBUS, &sa, NULL), 0);
+  char *dir, *path;
+  struct lnc_source src;
+  scratch_source(&dir, &path, &src, 65536);
+  struct lnc_filemap *m = lnc_source_map(&src);
+  uint8_t b[16];
+  ck_assert(lnc_filemap_copy(m, b, 0, sizeof b)); /* installs ours, in front of theirs */
+  struct sigaction now;
+  ck_assert_int_eq(sigaction(SIGBUS, NULL, &now), 0);
+  ck_assert(now.sa_handler != their_handler);
+  raise(SIGBUS);
+  ck_assert_int_eq(theirs, SIGBUS);
+  scratch_close(dir, path, &src);
+}
+END_TEST
+
 static Suite *suite(void) {
   Suite *s = suite_create("filevals");
   TCase *tc = tcase_create("core");
@@ -301,6 +394,12 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_array_outlives_file);
   tcase_add_test(tc, test_truncated_file_fails_the_answer);
   suite_add_tcase(s, tc);
+  TCase *mc = tcase_create("mapped copies");
+  tcase_set_timeout(mc, 30);
+  tcase_add_test(mc, test_mapped_copy_reads_the_file);
+  tcase_add_test(mc, test_mapped_copy_survives_truncation);
+  tcase_add_test(mc, test_foreign_sigbus_goes_on);
+  suite_add_tcase(s, mc);
   return s;
 }
 
