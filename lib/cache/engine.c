@@ -12,6 +12,7 @@
 #include "../io/ring.h"
 #include "../io/s3.h"
 #include "../take/take.h"
+#include "../util/clock.h"
 #include "../util/error.h"
 #include "../util/hash.h"
 #include "../util/assert.h"
@@ -334,11 +335,7 @@ void lnc_engine_on_pressure(lnc_engine *e, bool (*shed)(void *ctx), void *ctx) {
 }
 bool lnc_engine_direct(lnc_engine *e) { return e->cfg.io_mode == LNC_IO_DIRECT; }
 
-int64_t lnc_engine_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-  return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+int64_t lnc_engine_now_ns(void) { return (int64_t)lnc_coarse_ns(); }
 
 bool lnc_fresh_within(int64_t checked_ns, uint32_t ms) {
   return ms && checked_ns && lnc_engine_now_ns() - checked_ns < (int64_t)ms * 1000000LL;

@@ -79,16 +79,22 @@ int lnc_filemap_read(const struct lnc_filemap *m, void *dst, uint64_t off, uint6
   return lnc_fd_pread(m->fd, "the values' file", dst, len, off, err);
 }
 
+/* A region's entry: until when (coarse monotonic ns, its low bit cleared) the answer stands,
+ * and in the low bit the answer, so a region seen partly out of the page cache is not asked
+ * again for a second either (a file larger than the page cache, read at random, would
+ * otherwise cost a cachestat per read on top of its preadv2). */
 bool lnc_filemap_resident(struct lnc_filemap *m, uint64_t off, uint64_t len) {
   LNC_ASSERT(len && off <= m->len && len <= m->len - off);
   uint64_t now = lnc_coarse_ns();
   for (uint64_t r = off >> m->region_shift, last = (off + len - 1) >> m->region_shift; r <= last; r++) {
-    if (now < __atomic_load_n(&m->resident_until[r], __ATOMIC_RELAXED)) continue;
-    uint64_t start = r << m->region_shift, end = start + (1ull << m->region_shift);
-    if (end > m->len) end = m->len;
-    /* Not all there: asked again next time (the read goes through preadv2 meanwhile). */
-    if (!lnc_fd_resident(m->fd, start, end - start)) return false;
-    __atomic_store_n(&m->resident_until[r], now + LNC_RESIDENT_TTL_NS, __ATOMIC_RELAXED);
+    uint64_t seen = __atomic_load_n(&m->resident_until[r], __ATOMIC_RELAXED);
+    if (now >= (seen & ~1ull)) {
+      uint64_t start = r << m->region_shift, end = start + (1ull << m->region_shift);
+      if (end > m->len) end = m->len;
+      seen = ((now + LNC_RESIDENT_TTL_NS) & ~1ull) | lnc_fd_resident(m->fd, start, end - start);
+      __atomic_store_n(&m->resident_until[r], seen, __ATOMIC_RELAXED);
+    }
+    if (!(seen & 1)) return false;
   }
   return true;
 }

@@ -36,7 +36,8 @@ struct lnc_filemap {
   uint64_t len;
   int refs; /* atomic */
   /* Residency by region of 2^region_shift bytes (lnc_filemap_resident): until when (coarse
-   * monotonic ns) the page cache was last seen holding all of region r; 0 = not known. */
+   * monotonic ns, low bit cleared) what was last seen of region r stands, and in the low bit
+   * whether the page cache held all of it; 0 = not looked at. */
   unsigned region_shift;
   uint64_t n_regions;
   uint64_t *resident_until; /* n_regions entries, relaxed atomics */

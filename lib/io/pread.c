@@ -5,6 +5,7 @@
 #include "ring.h"
 #include "loop.h"
 #include "s3.h"
+#include "../util/assert.h"
 #include "../util/error.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -122,6 +123,7 @@ static int read_nowait(const struct lnc_source *f, struct lnc_read *reads, size_
   /* The mapping is made once per source and kept with it; s->map is set atomically, the
    * rest of the source is not touched (lnc_source_map). */
   struct lnc_filemap *map = lnc_source_map((struct lnc_source *)f);
+  LNC_ASSERT(!map || map->len == f->size);
   for (size_t i = 0; i < n; i++) {
     if (reads[i].off > f->size || reads[i].len > f->size - reads[i].off)
       return lnc_errf(err, LNC_ECORRUPT, "%s: read of %llu bytes at %llu is past the end", f->name,
@@ -129,8 +131,7 @@ static int read_nowait(const struct lnc_source *f, struct lnc_read *reads, size_
     uint64_t done = 0;
     /* A copy cut short by a SIGBUS (the file truncated) is read again below, which then
      * finds the file's real end. */
-    if (map && reads[i].len && reads[i].off + reads[i].len <= map->len &&
-        lnc_filemap_resident(map, reads[i].off, reads[i].len) &&
+    if (map && reads[i].len && lnc_filemap_resident(map, reads[i].off, reads[i].len) &&
         lnc_filemap_copy(map, reads[i].dst, reads[i].off, reads[i].len))
       done = reads[i].len;
     while (done < reads[i].len) {

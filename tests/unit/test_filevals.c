@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -338,6 +339,35 @@ START_TEST(test_mapped_copy_reads_the_file) {
 }
 END_TEST
 
+/* A region the page cache holds only part of is not resident (its reads take preadv2, which
+ * fails a miss with LNC_EAGAIN), and its neighbours' answers are their own. The part missing
+ * is a hole never written, so never in the page cache. */
+START_TEST(test_mapped_region_partly_evicted) {
+  char *dir = tsup_mkdtemp("filemap"), *path = tsup_path(dir, "sparse.bin");
+  int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, 3 << 20), 0);
+  uint8_t *b = calloc(1, 1 << 20);
+  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 0), 1 << 20);       /* region 0 */
+  ck_assert_int_eq(pwrite(fd, b, 4096, 1 << 20), 4096);       /* the first page of region 1 */
+  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 2 << 20), 1 << 20); /* region 2 */
+  free(b);
+  struct lnc_source src = {.name = path, .fd = fd, .fd_direct = -1, .size = 3 << 20};
+  struct lnc_filemap *m = lnc_source_map(&src);
+  ck_assert_ptr_nonnull(m);
+  ck_assert(lnc_fd_resident(fd, 1 << 20, 4096));
+  ck_assert(!lnc_fd_resident(fd, (1 << 20) + 8192, 4096));
+  ck_assert(lnc_filemap_resident(m, 0, 4096));
+  ck_assert(!lnc_filemap_resident(m, (1 << 20) + 100, 16)); /* a resident page of that region */
+  ck_assert(!lnc_filemap_resident(m, (1 << 20) + 100, 16)); /* the answer remembered */
+  ck_assert(lnc_filemap_resident(m, 2 << 20, 4096));
+  ck_assert(!lnc_filemap_resident(m, (1 << 20) - 8, 16)); /* straddles regions 0 and 1 */
+  ck_assert_uint_eq(m->resident_until[1] & 1, 0);
+  ck_assert_uint_eq(m->resident_until[2] & 1, 1);
+  scratch_close(dir, path, &src);
+}
+END_TEST
+
 /* A file truncated under its mapping (which Lance never does, but a bad file must fail its
  * own requests): the guarded copy returns false where a plain load would have killed the
  * process with SIGBUS, and copies after it still work. */
@@ -397,6 +427,7 @@ static Suite *suite(void) {
   TCase *mc = tcase_create("mapped copies");
   tcase_set_timeout(mc, 30);
   tcase_add_test(mc, test_mapped_copy_reads_the_file);
+  tcase_add_test(mc, test_mapped_region_partly_evicted);
   tcase_add_test(mc, test_mapped_copy_survives_truncation);
   tcase_add_test(mc, test_foreign_sigbus_goes_on);
   suite_add_tcase(s, mc);
