@@ -118,18 +118,22 @@ static bool bus_ready;
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc) {
   sigjmp_buf *j = guard.jump;
-  if (j && (const uint8_t *)si->si_addr >= guard.lo && (const uint8_t *)si->si_addr < guard.hi) {
+  if (j && si->si_code > 0 && (const uint8_t *)si->si_addr >= guard.lo && (const uint8_t *)si->si_addr < guard.hi) {
     guard.jump = NULL;
     siglongjmp(*j, 1);
   }
   if (bus_before.sa_flags & SA_SIGINFO) {
     bus_before.sa_sigaction(sig, si, uc);
-  } else if (bus_before.sa_handler == SIG_DFL || bus_before.sa_handler == SIG_IGN) {
-    /* Returning re-runs the faulting load, which now meets the default action. A SIGBUS
-     * from a load cannot be ignored (the load would fault for ever): default too. */
-    signal(SIGBUS, SIG_DFL);
-  } else {
+  } else if (bus_before.sa_handler != SIG_DFL && bus_before.sa_handler != SIG_IGN) {
     bus_before.sa_handler(sig);
+  } else if (bus_before.sa_handler == SIG_IGN && si->si_code <= 0) {
+    /* Sent by kill() or the like (si_code <= 0), and ignored before: ignored still. */
+  } else {
+    /* The default action. For a fault, returning re-runs the load, which then meets it (a
+     * fault's SIGBUS cannot be ignored: the load would fault for ever); a sent signal is
+     * not repeated by returning, so it is raised again (SA_NODEFER: not blocked here). */
+    signal(SIGBUS, SIG_DFL);
+    if (si->si_code <= 0) raise(SIGBUS);
   }
 }
 
