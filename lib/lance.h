@@ -177,9 +177,10 @@ struct lnc_take_options {
    * second per MiB of file) are copied from a read-only mapping of the file instead of read
    * with a system call each; for that the library installs a SIGBUS handler on first use
    * (a file truncated under the mapping then fails the read instead of the process, and a
-   * SIGBUS of anything else goes on to the handler installed before). RING: inside an lnc_loop task, device reads park the task on the loop's
-   * io_uring; everything that would block otherwise (a file or dataset version not in the
-   * search cache yet, blob bytes) fails with LNC_EAGAIN, for a thread that may block. */
+   * SIGBUS of anything else goes on to the handler installed before).
+   * RING: inside an lnc_loop task, device reads park the task on the loop's io_uring;
+   * everything that would block otherwise (a file or dataset version not in the search cache
+   * yet, blob bytes) fails with LNC_EAGAIN, for a thread that may block. */
   int nowait;
   /* 0 = no limit. Otherwise the rows in request order (a row asked for twice counted twice)
    * are sized before they are copied, as a lower bound of their Arrow layout (values, 4-byte

@@ -342,7 +342,7 @@ END_TEST
 /* A region the page cache holds only part of is not resident (its reads take preadv2, which
  * fails a miss with LNC_EAGAIN), and its neighbours' answers are their own. The part missing
  * is a hole never written, so never in the page cache. */
-START_TEST(test_mapped_region_partly_evicted) {
+START_TEST(test_mapped_region_partly_cached) {
   char *dir = tsup_mkdtemp("filemap"), *path = tsup_path(dir, "sparse.bin");
   int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
   ck_assert_int_ge(fd, 0);
@@ -467,7 +467,7 @@ static Suite *suite(void) {
   TCase *mc = tcase_create("mapped copies");
   tcase_set_timeout(mc, 30);
   tcase_add_test(mc, test_mapped_copy_reads_the_file);
-  tcase_add_test(mc, test_mapped_region_partly_evicted);
+  tcase_add_test(mc, test_mapped_region_partly_cached);
   tcase_add_test(mc, test_mapped_copy_survives_truncation);
   tcase_add_test(mc, test_foreign_sigbus_goes_on);
   tcase_add_test(mc, test_unguarded_sigbus_still_kills);
