@@ -805,6 +805,11 @@ static int engine_file_take(void *ctx, lnc_dataset *ds, size_t frag, size_t file
 
 int lnc_engine_is_dataset(lnc_worker *w, const char *path) {
   if (!w || !path || !path[0]) return 0;
+  /* A dataset checked within revalidate_ms is one without asking the disk, as
+   * lnc_engine_take knows it: every request pinning a version (lanced.torch's, all of them)
+   * paid an open and a close here before its take. A directory removed meanwhile fails the
+   * take as it would for a request of the latest within the same window. */
+  if (lnc_dscache_known_dir(lnc_engine_dscache(lnc_worker_engine(w)), path)) return 1;
   const char *rel;
   const struct lnc_s3_mount *m = lnc_engine_remote(lnc_worker_engine(w), path, &rel, NULL);
   if (m) return lnc_remote_is_dataset(m, rel);
