@@ -28,6 +28,7 @@ _T_LARGE_BINARY, _T_LARGE_UTF8, _T_LARGE_LIST = 19, 20, 21
 # Message.fbs: MessageHeader's tags.
 _H_SCHEMA, _H_DICTIONARY, _H_RECORD_BATCH = 1, 2, 3
 _UNITS = ("s", "ms", "us", "ns")  # Schema.fbs TimeUnit
+_BYTE, _I4, _I8 = np.dtype(np.uint8), np.dtype("<i4"), np.dtype("<i8")
 
 
 class Ragged:
@@ -173,37 +174,42 @@ def _field(t):
 
 # ---- record batches -----------------------------------------------------------------------
 class _Body:
-    """A RecordBatch's nodes and buffers, consumed in the order fields appear."""
+    """A RecordBatch's nodes and buffers, consumed in the order fields appear. They are read
+    into Python lists once (tolist): a training loop reads a dozen buffers per answer, and
+    indexing numpy rows and converting their items cost more than the rest of the walk."""
 
-    def __init__(self, data, base, length, nodes, buffers):
+    def __init__(self, data, base, length, nodes, buffers, places):
         self.data, self.base, self.length = data, base, length
-        self.nodes, self.buffers, self.ni, self.bi = nodes, buffers, 0, 0
+        self.nodes, self.buffers, self.ni, self.bi = nodes.tolist(), buffers.tolist(), 0, 0
+        self.places = places
 
     def node(self):
         if self.ni >= len(self.nodes):
             raise ArrowError("arrow: fewer field nodes than fields")
         self.ni += 1
-        return int(self.nodes[self.ni - 1][0]), int(self.nodes[self.ni - 1][1])
+        return self.nodes[self.ni - 1]
 
-    def buffer(self, dtype=np.uint8, count=None):
+    def buffer(self, dt=_BYTE, count=None):
+        """Buffer bi as count items of numpy dtype dt (all of it when count is None)."""
         if self.bi >= len(self.buffers):
             raise ArrowError("arrow: fewer buffers than the fields need")
-        off, length = (int(x) for x in self.buffers[self.bi])
+        off, length = self.buffers[self.bi]
         self.bi += 1
-        dt = np.dtype(dtype)
         if count is None:
             count = length // dt.itemsize
         if off < 0 or length < 0 or count * dt.itemsize > length or off + length > self.length:
             raise ArrowError("arrow: buffer [%d, +%d) outside the %d-byte body" % (off, length, self.length))
-        return np.frombuffer(self.data, dtype=dt, count=count, offset=self.base + off)
+        a = np.frombuffer(self.data, dtype=dt, count=count, offset=self.base + off)
+        self.places[id(a)] = (a, self.base + off)
+        return a
 
     def bits(self, n):
-        b = self.buffer(np.uint8, (n + 7) // 8)
+        b = self.buffer(_BYTE, (n + 7) // 8)
         return np.unpackbits(b, bitorder="little", count=n).astype(bool)
 
     def validity(self, n, nulls):
         if nulls == 0:
-            self.buffer(np.uint8, 0)
+            self.buffer(_BYTE, 0)
             return None
         return self.bits(n)
 
@@ -218,10 +224,10 @@ def _masked(values, valid):
 def _offsets(body, n, large):
     """n + 1 offsets, checked: from 0 up, never decreasing (a Ragged's rows then never reach
     outside its values, which the caller checks against the last offset)."""
-    off = body.buffer("<i8" if large else "<i4", n + 1 if n else 0)
+    off = body.buffer(_I8 if large else _I4, n + 1 if n else 0)
     if not n:
         return np.zeros(1, dtype=np.int64)
-    if off[0] < 0 or (n and (np.diff(off) < 0).any()):
+    if off[0] < 0 or (off[1:] < off[:-1]).any():
         raise ArrowError("arrow: offsets that go backwards or start below 0")
     return off
 
@@ -243,7 +249,7 @@ def _read(f, body):
         return _masked(v, valid)
     if f.tag in (_T_BINARY, _T_UTF8, _T_LARGE_BINARY, _T_LARGE_UTF8):
         off = _offsets(body, n, f.tag in (_T_LARGE_BINARY, _T_LARGE_UTF8))
-        vals = body.buffer(np.uint8, int(off[-1]) if n else 0)
+        vals = body.buffer(_BYTE, int(off[-1]) if n else 0)
         return Ragged(vals, off, valid, "utf8" if f.tag in (_T_UTF8, _T_LARGE_UTF8) else "binary")
     if f.tag in (_T_LIST, _T_LARGE_LIST):
         off = _offsets(body, n, f.tag == _T_LARGE_LIST)
@@ -257,15 +263,28 @@ def _read(f, body):
             raise ArrowError("arrow: fixed-size list of %d x %d items has %d" % (n, f.width, len(child)))
         shaped = child.reshape((n, f.width) + child.shape[1:])
         if valid is None:
+            where = body.places.get(id(child))
+            if where is not None and where[0] is child:
+                body.places[id(shaped)] = (shaped, where[1])
             return shaped
         mask = np.ma.getmaskarray(shaped) | ~valid.reshape((-1,) + (1,) * (shaped.ndim - 1))
         return np.ma.MaskedArray(np.ma.getdata(shaped), mask=mask)
     raise ArrowError("arrow: field %r of type tag %d is not read by this client" % (f.name, f.tag))
 
 
+class Columns(dict):
+    """read_stream's answer: {column name: array or Ragged}, and in places where in the answer's
+    bytes each array made over them starts: {id(array): (array, byte offset)} (the array kept
+    there, so an id is never another's while this lives). lanced.torch hands a batch to the
+    main process as those offsets; asking each array for its address took longer."""
+
+    __slots__ = ("places",)
+
+
 def read_stream(data):
-    """An Arrow IPC stream (bytes, bytearray or memoryview) -> {column name: array or Ragged},
-    in the schema's order. The arrays are views of data: keep it (they do) and do not change it."""
+    """An Arrow IPC stream (bytes, bytearray or memoryview) -> {column name: array or Ragged}
+    (a dict: Columns), in the schema's order. The arrays are views of data: keep it (they do)
+    and do not change it."""
     try:
         return _read_stream(data)
     except ArrowError:
@@ -296,7 +315,7 @@ def _schema_fields(meta, header):
 
 def _read_stream(data):
     mv = memoryview(data)
-    pos, fields, out = 0, None, None
+    pos, fields, out, places = 0, None, None, {}
     while pos + 8 <= len(mv):
         ml = _get(_U32, mv, pos)
         if ml == 0xFFFFFFFF:
@@ -321,10 +340,11 @@ def _read_stream(data):
             rb = header.table(1) if htype == _H_DICTIONARY else header
             if rb is None:
                 raise ArrowError("arrow: a dictionary batch without its data")
-            body = _Body(data, pos, blen, rb.structs(1, 16), rb.structs(2, 16))
+            body = _Body(data, pos, blen, rb.structs(1, 16), rb.structs(2, 16), places)
             if htype == _H_DICTIONARY:
                 raise ArrowError("arrow: dictionary-encoded columns are not read here (Client.take reads them)")
-            out = {f.name: _read(f, body) for f in fields}
+            out = Columns((f.name, _read(f, body)) for f in fields)
+            out.places = places
         pos += blen
     if out is None:
         raise ArrowError("arrow: no record batch in the answer")

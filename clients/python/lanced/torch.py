@@ -51,7 +51,15 @@ class _SharedAnswer:
     def __init__(self, buf, n, cols, slot=None, ring=None):
         base = np.frombuffer(buf, np.uint8, count=n)
         self.base, self.n = base.__array_interface__["data"][0], n
+        # Where read_stream found each array in the answer (lanced.arrow.Columns), trusted once
+        # one of them is seen to lie in buf where it says: cols were read from these bytes.
+        self.places = getattr(cols, "places", None) or {}
+        for a, off in self.places.values():
+            if a.__array_interface__["data"][0] - self.base != off:
+                self.places = {}
+            break
         self.layout = {k: self.spec(v) for k, v in cols.items()}  # before the slot is reused
+        self.places = None
         self.ring, self.slot, self.sent, self._local = ring, slot, False, None
         if ring is None:  # no slot was free: a memfd of its own, the answer copied in
             self.fd = os.memfd_create("lanced-answer", os.MFD_CLOEXEC)
@@ -67,7 +75,9 @@ class _SharedAnswer:
         if isinstance(v, Ragged):
             return ("r", v.kind, self.spec(v.values), self.spec(v.offsets), self.spec(v.validity))
         if type(v) is np.ndarray and v.dtype in _TORCH_DTYPES and v.flags.c_contiguous and v.size:
-            off = v.__array_interface__["data"][0] - self.base
+            where = self.places.get(id(v))
+            off = where[1] if where is not None and where[0] is v else \
+                v.__array_interface__["data"][0] - self.base
             if 0 <= off and off + v.nbytes <= self.n and off % v.dtype.itemsize == 0:
                 return ("t", off, v.dtype.str, v.shape)
         if isinstance(v, np.ndarray):  # it may be a view of bytes the next batch reuses
@@ -159,10 +169,9 @@ class _Ring:
     def take(self, n):
         """A free slot grown to at least n bytes and its writable view of n bytes, or None."""
         with self.lock:
-            free = np.flatnonzero(self.busy[:len(self.fds)] == 0)
-            if not len(free):
+            i = self.busy[:len(self.fds)].tobytes().find(0)  # the first free slot
+            if i < 0:
                 return None
-            i = int(free[0])
             self.busy[i] = 1
         if self.caps[i] < n:  # grown by powers of two past 1 MiB: a few growths, ever
             cap = max(1 << 20, 1 << (n - 1).bit_length())
@@ -429,8 +438,8 @@ class LancedDataset(torch.utils.data.Dataset):
         {column: tensor or Ragged} for DataLoader(..., batch_size=None, num_workers=W).
         DataLoader worker w reads batches w, w + W, w + 2W, ... of batch_sampler's order (same
         arguments; set_epoch(e) on what this returns before each epoch when distributed or
-        shuffled with a seed), keeping prefetch requests in flight (threads, one connection
-        each), so it never waits a round trip between batches; batches come in order."""
+        shuffled with a seed), keeping up to prefetch requests in flight, pipelined on one
+        connection, so it never waits a round trip between batches; batches come in order."""
         return LancedBatches(self, self.batch_sampler(batch_size, shuffle, drop_last, rank=rank,
                                                       world_size=world_size, seed=seed), prefetch)
 
@@ -450,7 +459,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
         # Before, set_epoch never reached them: every epoch drew epoch 0's order.
         self._shared = multiprocessing.RawArray("q", 3)  # epoch, rows, version (-1: none)
         self._publish()
-        self._carry = None  # (pid, the epoch foreseen, its pipeline, its buffer): _predict
+        self._carry = None  # (pid, the epoch foreseen, its pipeline, its buffer, its batches): _predict
         self._last = None  # (pid, the last epoch's key)
 
     def _publish(self):
@@ -495,8 +504,9 @@ class LancedBatches(torch.utils.data.IterableDataset):
         # In a worker each answer is read straight into a slot of its ring.
         shared = info is not None and ds.transform is None
         key = (self.sampler.epoch, self.sampler.n, version, wid, nw, shared)
-        mine = self._mine(self.sampler.epoch, wid, nw)
-        answers, alloc = self._carried(key)
+        answers, alloc, mine = self._carried(key)
+        if mine is None:
+            mine = self._mine(self.sampler.epoch, wid, nw)
         if answers is None:
             # One connection, prefetch requests pipelined on it (Client.take_arrays_iter): the
             # daemon works on the next batches while this worker reads the last, with no
@@ -509,7 +519,8 @@ class LancedBatches(torch.utils.data.IterableDataset):
                                                         self.prefetch))
         nxt = self._predict(key)
         if nxt is not None:  # the next epoch's first batches go out as this one's last come in
-            answers[0].add(self._mine(nxt[0], wid, nw))
+            nxt_mine = self._mine(nxt[0], wid, nw)
+            answers[0].add(nxt_mine)
         kept = False
         try:
             for _ in range(len(mine)):
@@ -521,7 +532,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
                 batch = {k: _to_torch(v) for k, v in cols.items()}
                 yield ds.transform(batch) if ds.transform else batch
             if nxt is not None:
-                self._carry, kept = (os.getpid(), nxt, answers, alloc), True
+                self._carry, kept = (os.getpid(), nxt, answers, alloc, nxt_mine), True
             else:
                 next(answers[1], None)  # the pipeline ends with every request answered
         finally:
@@ -560,18 +571,20 @@ class LancedBatches(torch.utils.data.IterableDataset):
         return (key[0] + step,) + key[1:] if step in (0, 1) else None
 
     def _carried(self, key):
-        """The pipeline kept from the last epoch, (feed, answers) and its buffer, if it was
-        foreseen for key; (None, None) otherwise (a pipeline foreseen wrongly is closed)."""
+        """The pipeline kept from the last epoch, (feed, answers), its buffer and this
+        worker's batches of the epoch (drawn when they were foreseen: not drawn twice), if it
+        was foreseen for key; (None, None, None) otherwise (a pipeline foreseen wrongly is
+        closed)."""
         carry, self._carry = self._carry, None
         if carry is None or carry[0] != os.getpid():  # a fork's child: the parent's to close
-            return None, None
-        _, foreseen, answers, alloc = carry
+            return None, None, None
+        _, foreseen, answers, alloc, mine = carry
         if foreseen == key:
-            return answers, alloc
+            return answers, alloc, mine
         answers[1].close()
         if alloc is not None:
             alloc.drop()
-        return None, None
+        return None, None, None
 
 
 class _Feed:

@@ -257,6 +257,42 @@ def _count_rebuilds(monkeypatch):
     return seen
 
 
+def _leaf_specs(specs):
+    for sp in specs:
+        if sp[0] == "r":  # a Ragged's values, offsets, validity
+            yield from _leaf_specs(sp[2:])
+        else:
+            yield sp
+
+
+@pytest.mark.parametrize("path", ["data/types21", "data/lists21"])
+def test_shared_layout_from_where_arrays_were_read(daemon, path):
+    """_SharedAnswer lays a batch out from read_stream's places (where each array lies in the
+    answer) and the main process rebuilds it from that layout: every column equal to the
+    arrays read. places of other bytes (the same answer read from a copy) are not trusted:
+    the layout is then what the arrays' own addresses say, and still equal."""
+    raw = []
+
+    def keep(n):
+        raw.append(bytearray(n))
+        return raw[-1]
+    client = lanced.Client(daemon)
+    ids = list(range(0, 60, 3))
+    want = client.take_arrays(path, ids, buffer=keep)
+    answer = raw[-1]
+    cols = lanced.arrow.read_stream(answer)
+    assert cols.places and set(cols) <= set(want) and cols  # the columns Arrow carries
+    for buf, trusted in ((answer, True), (bytearray(answer), False)):
+        shared = lt._SharedAnswer(memoryview(buf), len(buf), cols)
+        got = lt._columns(np.frombuffer(buf, np.uint8), shared.layout)
+        views = [sp for sp in _leaf_specs(shared.layout.values()) if sp[0] == "t"]
+        assert bool(views) == trusted, path  # copies ("o") where the arrays lie elsewhere
+        for c in cols:
+            for i in range(len(ids)):
+                _same_value(got[c][i], want[c][i], "%s %s[%d]" % (path, c, i))
+        del shared
+
+
 def test_ring_slots_come_back_when_batches_die(daemon, monkeypatch):
     """A batch's slot is free again as soon as the main process drops its last tensor of it,
     without the garbage collector (off here): three epochs of a consumer that keeps nothing
