@@ -657,6 +657,37 @@ START_TEST(test_engine_dataset_recreated_in_window) {
 }
 END_TEST
 
+/* lnc_engine_is_dataset, as a take with a version pinned asks it (lanced, before each such
+ * take): a dataset checked within revalidate_ms is known from the cache without opening its
+ * directory; with revalidate_ms 0 the disk is asked every time. The directory moved away
+ * tells the two apart. */
+START_TEST(test_engine_is_dataset_known_in_window) {
+  for (int window = 0; window < 2; window++) {
+    make_root();
+    add_fixture("multi_v22", "ds");
+    struct lnc_engine_config cfg;
+    lnc_engine_config_default(&cfg);
+    cfg.root = tmproot;
+    cfg.revalidate_ms = window ? 600000 : 0;
+    lnc_engine *e = NULL;
+    struct lnc_error err = {0};
+    ck_assert_msg(lnc_engine_new(&cfg, &e, &err) == 0, "%s", err.message);
+    lnc_worker *w = worker_of(e);
+    ck_assert(!lnc_engine_is_dataset(w, "ds2"));
+    uint64_t first = 0;
+    char *j = take_json(w, "ds", 0, &first, 1, &err); /* checked now: the latest resolved */
+    ck_assert_msg(j, "%s", err.message);
+    free(j);
+    tsup_sh("mv %s/ds %s/ds2", tmproot, tmproot);
+    ck_assert_int_eq(lnc_engine_is_dataset(w, "ds"), window); /* known, or looked for */
+    ck_assert(lnc_engine_is_dataset(w, "ds2"));               /* not cached yet: looked for, found */
+    lnc_worker_free(w);
+    lnc_engine_free(e);
+    drop_root();
+  }
+}
+END_TEST
+
 /* A dataset replaced in place (its directory kept, so the same identity) by another with as
  * many versions: the cached version's number now names another manifest. The take that finds
  * the old files gone drops the cached version and reads the manifest again. */
@@ -849,6 +880,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_engine_dataset_removed);
   tcase_add_test(tc, test_engine_pinned_latest_pruned);
   tcase_add_test(tc, test_engine_dataset_recreated_in_window);
+  tcase_add_test(tc, test_engine_is_dataset_known_in_window);
   tcase_add_test(tc, test_engine_tags);
   tcase_add_test(tc, test_engine_dataset_replaced_same_version);
   tcase_add_test(tc, test_engine_dataset_describe);
