@@ -222,7 +222,8 @@ def _rows_body(ids, columns, version):
     rest = {"columns": columns}
     if version:
         rest["version"] = version
-    return b'{"%s":%s,%s' % (_ids_key(ids).encode(), list.__repr__(ids).encode(), json.dumps(rest).encode()[1:])
+    return b'{"%s":%s,%s' % (_ids_key(ids).encode(), list.__repr__(ids).encode(),
+                             json.dumps(rest).encode()[1:])  # rest's members after the ids
 
 
 def _error_answer(status, data):
