@@ -1,7 +1,13 @@
 """One rank of the DDP test (test_torch.py): torch.distributed over gloo, the rank's shard of
 each epoch read through a DataLoader, every rank's row ids all-gathered and written by rank 0.
 Environment: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (as torchrun sets them); argv: URL
-PATH OUT_JSON."""
+PATH OUT_JSON.
+
+Every wait is bounded: a rank that hangs (a rendezvous or a peer that never comes, a DataLoader
+worker stuck) prints every thread's stack and exits non-zero, so the test says where it stood
+rather than timing out with nothing to show."""
+import datetime
+import faulthandler
 import json
 import os
 import sys
@@ -13,15 +19,16 @@ import torch.utils.data
 sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")))
 from lanced.torch import LancedDataset  # noqa: E402
 
+faulthandler.dump_traceback_later(120, exit=True)
 url, path, out = sys.argv[1:4]
-dist.init_process_group("gloo")
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
 rank, world = dist.get_rank(), dist.get_world_size()
 ds = LancedDataset(url, path, ["id"])
 sampler = ds.batch_sampler(7, shuffle=True, rank=rank, world_size=world, seed=11)
 epochs = []
 for epoch in range(2):
     sampler.set_epoch(epoch)
-    loader = torch.utils.data.DataLoader(ds, batch_size=None, sampler=sampler, num_workers=1)
+    loader = torch.utils.data.DataLoader(ds, batch_size=None, sampler=sampler, num_workers=1, timeout=60)
     mine = [int(i) for batch in loader for i in batch["id"]]
     gathered = [None] * world
     dist.all_gather_object(gathered, mine)

@@ -188,12 +188,29 @@ def test_ddp_two_ranks_read_every_row_once_per_epoch(daemon):
     epoch, the shards are disjoint, and the next epoch draws another order."""
     out = os.path.join(tempfile.mkdtemp(prefix="lanced-ddp."), "ranks.json")
     port = _free_port()
-    procs = []
+    procs, logs = [], []
+    # GLOO_SOCKET_IFNAME: the ranks meet on loopback, as MASTER_ADDR says, whatever address
+    # the host name resolves to (gloo advertises that one otherwise).
     for rank in range(2):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-        procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_worker.py"), daemon, PATH, out], env=env))
-    for p in procs:
-        assert p.wait(timeout=180) == 0
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
+        logs.append(tempfile.TemporaryFile())  # not a pipe: a rank never blocks on its output
+        procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_worker.py"), daemon, PATH, out],
+                                      env=env, stdout=logs[-1], stderr=subprocess.STDOUT))
+    try:
+        for p in procs:  # each rank bounds its own waits (ddp_worker.py: stacks dumped at 120 s)
+            p.wait(timeout=180)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    said = []
+    for f in logs:
+        f.seek(0)
+        said.append(f.read().decode(errors="replace"))
+    codes = [p.returncode for p in procs]
+    assert codes == [0, 0], "".join("rank %d exited %d:\n%s\n" % (r, c, t[-3000:])
+                                    for r, (c, t) in enumerate(zip(codes, said)))
     got = json.load(open(out))
     n = got["n"]
     assert n > 0 and len(got["epochs"]) == 2
