@@ -409,6 +409,19 @@ def _settles_at(url, want, seconds=5.0):
         time.sleep(0.02)
 
 
+def _quiet(url, seconds=5.0):
+    """The answered count once nothing more is being answered (what an earlier test's workers
+    asked ahead may still be answered after that test ends): two reads 0.3 s apart agree."""
+    import time
+    deadline, last = time.monotonic() + seconds, _rows_answered(url)
+    while True:
+        time.sleep(0.3)
+        got = _rows_answered(url)
+        if got == last or time.monotonic() > deadline:
+            return got
+        last = got
+
+
 def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon):
     """Persistent workers that have seen an epoch follow another ask for the next epoch's
     first batches behind this one's last (prefetch - 1 per worker stay in flight) and use them
@@ -421,7 +434,7 @@ def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon):
     ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
     per = len(batches)
     ahead = sum(min(2, len(range(w, per, 2))) for w in range(2))  # each worker's share, up to 2
-    start = _rows_answered(daemon)
+    start = _quiet(daemon)
     # epoch: requests answered by its end, counted from the first (ahead: asked for the next)
     plan = [(0, per), (1, 2 * per + ahead), (2, 3 * per + ahead), (7, 4 * per + ahead),
             (7, 5 * per + 2 * ahead), (7, 6 * per + 2 * ahead)]
