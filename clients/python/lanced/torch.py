@@ -53,13 +53,11 @@ class _SharedAnswer:
         self.base, self.n = base.__array_interface__["data"][0], n
         # Where read_stream found each array in the answer (lanced.arrow.Columns), trusted once
         # one of them is seen to lie in buf where it says: cols were read from these bytes.
-        self.places = getattr(cols, "places", None) or {}
-        for a, off in self.places.values():
-            if a.__array_interface__["data"][0] - self.base != off:
-                self.places = {}
-            break
-        self.layout = {k: self.spec(v) for k, v in cols.items()}  # before the slot is reused
-        self.places = None
+        places = getattr(cols, "places", None) or {}
+        first = next(iter(places.values()), None)
+        if first is not None and first[0].__array_interface__["data"][0] - self.base != first[1]:
+            places = {}
+        self.layout = {k: self.spec(v, places) for k, v in cols.items()}  # before the slot is reused
         self.ring, self.slot, self.sent, self._local = ring, slot, False, None
         if ring is None:  # no slot was free: a memfd of its own, the answer copied in
             self.fd = os.memfd_create("lanced-answer", os.MFD_CLOEXEC)
@@ -67,15 +65,17 @@ class _SharedAnswer:
             while done < n:
                 done += os.write(self.fd, view[done:])
 
-    def spec(self, v):
+    def spec(self, v, places):
         """How the main process rebuilds column value v: a view of the shared bytes where v is
-        a numeric array over the answer, else a copy of v, converted and pickled as usual."""
+        a numeric array over the answer, else a copy of v, converted and pickled as usual.
+        places: {id(array): (array, offset in the answer)}, trusted (or empty)."""
         if v is None:
             return ("n",)
         if isinstance(v, Ragged):
-            return ("r", v.kind, self.spec(v.values), self.spec(v.offsets), self.spec(v.validity))
+            return ("r", v.kind, self.spec(v.values, places), self.spec(v.offsets, places),
+                    self.spec(v.validity, places))
         if type(v) is np.ndarray and v.dtype in _TORCH_DTYPES and v.flags.c_contiguous and v.size:
-            where = self.places.get(id(v))
+            where = places.get(id(v))
             off = where[1] if where is not None and where[0] is v else \
                 v.__array_interface__["data"][0] - self.base
             if 0 <= off and off + v.nbytes <= self.n and off % v.dtype.itemsize == 0:
