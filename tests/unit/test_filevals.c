@@ -339,33 +339,24 @@ START_TEST(test_mapped_copy_reads_the_file) {
 }
 END_TEST
 
-/* A 3 MiB file of three 1 MiB regions: 0 and 2 written, region 1 a hole but for its first
- * `written` bytes (a hole is never in the page cache). */
-static void sparse_source(char **dir, char **path, struct lnc_source *src, size_t written) {
-  *dir = tsup_mkdtemp("filemap");
-  *path = tsup_path(*dir, "sparse.bin");
-  int fd = open(*path, O_CREAT | O_TRUNC | O_RDWR, 0600);
-  ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(ftruncate(fd, 3 << 20), 0);
-  uint8_t *b = calloc(1, 1 << 20);
-  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 0), 1 << 20);
-  if (written) ck_assert_int_eq(pwrite(fd, b, written, 1 << 20), (ssize_t)written);
-  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 2 << 20), 1 << 20);
-  free(b);
-  *src = (struct lnc_source){.name = *path, .fd = fd, .fd_direct = -1, .size = 3 << 20};
-}
-
 /* A region the page cache holds only part of is not resident (its reads take preadv2, which
  * fails a miss with LNC_EAGAIN), and its neighbours' answers are their own. The part missing
  * is a hole never written, so never in the page cache. */
 START_TEST(test_mapped_region_partly_cached) {
-  char *dir, *path;
-  struct lnc_source src;
-  sparse_source(&dir, &path, &src, 4096); /* the first page of region 1 */
+  char *dir = tsup_mkdtemp("filemap"), *path = tsup_path(dir, "sparse.bin");
+  int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, 3 << 20), 0);
+  uint8_t *b = calloc(1, 1 << 20);
+  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 0), 1 << 20);       /* region 0 */
+  ck_assert_int_eq(pwrite(fd, b, 4096, 1 << 20), 4096);       /* the first page of region 1 */
+  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 2 << 20), 1 << 20); /* region 2 */
+  free(b);
+  struct lnc_source src = {.name = path, .fd = fd, .fd_direct = -1, .size = 3 << 20};
   struct lnc_filemap *m = lnc_source_map(&src);
   ck_assert_ptr_nonnull(m);
-  ck_assert(lnc_fd_resident(src.fd, 1 << 20, 4096));
-  ck_assert(!lnc_fd_resident(src.fd, (1 << 20) + 8192, 4096));
+  ck_assert(lnc_fd_resident(fd, 1 << 20, 4096));
+  ck_assert(!lnc_fd_resident(fd, (1 << 20) + 8192, 4096));
   ck_assert(lnc_filemap_resident(m, 0, 4096));
   ck_assert(!lnc_filemap_resident(m, (1 << 20) + 100, 16)); /* a resident page of that region */
   ck_assert(!lnc_filemap_resident(m, (1 << 20) + 100, 16)); /* the answer remembered */
@@ -382,9 +373,15 @@ END_TEST
  * there. A hole is not resident; a range that is not in the file, or empty, is not either,
  * and no region is asked about it. */
 START_TEST(test_source_resident_through_the_mapping) {
-  char *dir, *path;
-  struct lnc_source src;
-  sparse_source(&dir, &path, &src, 0);               /* region 1 a hole */
+  char *dir = tsup_mkdtemp("filemap"), *path = tsup_path(dir, "sparse.bin");
+  int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, 3 << 20), 0);
+  uint8_t *b = calloc(1, 1 << 20);
+  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 0), 1 << 20);       /* region 0; region 1 a hole */
+  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 2 << 20), 1 << 20); /* region 2 */
+  free(b);
+  struct lnc_source src = {.name = path, .fd = fd, .fd_direct = -1, .size = 3 << 20};
   ck_assert(!lnc_source_resident(&src, 3 << 20, 1)); /* past the end: not even mapped for it */
   ck_assert(!lnc_source_resident(&src, 0, 0));
   ck_assert_ptr_null(src.map);
