@@ -114,12 +114,9 @@ static inline size_t lnc_read_span(struct lnc_read *const *ord, size_t i, size_t
 }
 
 /* Whether the page cache holds all of [off, off+len) of a local file (cachestat(2), Linux
- * 6.5), so that sending it from the file will not wait for the device. Asked through the
- * file's mapping (lnc_filemap_resident: an answer per region, kept LNC_RESIDENT_TTL_NS and
- * shared by every thread), so a large page asked about on every take costs a few loads;
- * of the kernel each time where the file does not map. false where it cannot be told (an
- * older kernel, an object store) or the range is not in the file. */
-bool lnc_source_resident(struct lnc_source *s, uint64_t off, uint64_t len);
+ * 6.5), so that sending it from the file will not wait for the device. false where that
+ * cannot be told (an older kernel, an object store). */
+bool lnc_source_resident(const struct lnc_source *s, uint64_t off, uint64_t len);
 /* Performs every read (any order) with lnc_source_pread, merging touching reads. Adds to
  * stats->reads/bytes_read when stats is given. */
 int lnc_io_read_batch(const struct lnc_source *s, struct lnc_read *reads, size_t n,

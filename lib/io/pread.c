@@ -67,10 +67,8 @@ bool lnc_fd_resident(int fd, uint64_t off, uint64_t len) {
   return cs.nr_cache >= last - first + 1;
 }
 
-bool lnc_source_resident(struct lnc_source *s, uint64_t off, uint64_t len) {
-  if (s->s3 || !len || off > s->size || len > s->size - off) return false;
-  struct lnc_filemap *m = lnc_source_map(s);
-  return m ? lnc_filemap_resident(m, off, len) : lnc_fd_resident(s->fd, off, len);
+bool lnc_source_resident(const struct lnc_source *s, uint64_t off, uint64_t len) {
+  return !s->s3 && lnc_fd_resident(s->fd, off, len);
 }
 
 int lnc_read_by_off(const void *a, const void *b) {

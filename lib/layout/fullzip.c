@@ -4,9 +4,11 @@
 #include "page.h"
 #include "../io/io.h"
 #include "../util/error.h"
+#include "../util/clock.h"
 #include "../util/mem.h"
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* A full-zip page's buffers: the zipped values, then the repetition index when it has one. */
 enum { FZ_BUF_DATA = 0,
@@ -22,7 +24,25 @@ struct fz_state {
   uint8_t *repidx;      /* rows+1 entries of repidx_w bytes, or NULL */
   uint32_t repidx_w;
   bool repidx_on_disk; /* the index exists but is read per take (cache policy) */
+  /* Whether the page cache held all the page's values when last looked (cachestat of the
+   * whole buffer: a walk of its pages, a tenth of a training batch's time when it was done
+   * per take), and until when that answer stands (monotonic ns). Shared by the takes of
+   * every thread: relaxed atomics, a stale answer only costs a copy or a wait. Not the file
+   * mapping's per-region answers (lnc_filemap_resident): a region spans bytes of other
+   * columns too, and one of them evicted (proactive reclaim takes cold pages) would turn
+   * this page's values away from the file while they are all in the page cache. */
+  uint64_t resident_until;
+  bool resident;
 };
+
+static bool fz_resident(const struct lnc_take_ctx *c, const struct lnc_page *pg, struct fz_state *s) {
+  uint64_t now = lnc_coarse_ns();
+  if (now < __atomic_load_n(&s->resident_until, __ATOMIC_RELAXED)) return __atomic_load_n(&s->resident, __ATOMIC_RELAXED);
+  bool r = lnc_source_resident(&c->f->src, pg->buf_off[FZ_BUF_DATA], pg->buf_len[FZ_BUF_DATA]);
+  __atomic_store_n(&s->resident, r, __ATOMIC_RELAXED);
+  __atomic_store_n(&s->resident_until, now + LNC_RESIDENT_TTL_NS, __ATOMIC_RELAXED);
+  return r;
+}
 
 unsigned lnc_fullzip_init_bufs(const struct lnc_page *pg, uint32_t *bufs) {
   /* fz_init reads the index when the page has one (unless repidx_max keeps it on disk). */
@@ -276,9 +296,7 @@ bool lnc_fullzip_file_pending(const struct lnc_page_job *j, uint64_t *bytes, boo
   if (!pl || !pl->pending) return false;
   *bytes = 0;
   for (size_t i = 0; i < j->n; i++) *bytes += pl->data[i].len;
-  /* The whole page's values, not only these rows': the answer is one of the file mapping's
-   * regions, kept a while and shared by every take (io.h). */
-  *resident = lnc_source_resident(&j->c.f->src, j->pg->buf_off[FZ_BUF_DATA], j->pg->buf_len[FZ_BUF_DATA]);
+  *resident = fz_resident(&j->c, j->pg, j->pg->state);
   return true;
 }
 

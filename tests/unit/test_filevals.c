@@ -368,36 +368,6 @@ START_TEST(test_mapped_region_partly_cached) {
 }
 END_TEST
 
-/* lnc_source_resident (what a full-zip page's file values wait on) answers through the
- * file's mapping: it maps the file, and its answers are the mapping's regions', remembered
- * there. A hole is not resident; a range that is not in the file, or empty, is not either,
- * and no region is asked about it. */
-START_TEST(test_source_resident_through_the_mapping) {
-  char *dir = tsup_mkdtemp("filemap"), *path = tsup_path(dir, "sparse.bin");
-  int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
-  ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(ftruncate(fd, 3 << 20), 0);
-  uint8_t *b = calloc(1, 1 << 20);
-  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 0), 1 << 20);       /* region 0; region 1 a hole */
-  ck_assert_int_eq(pwrite(fd, b, 1 << 20, 2 << 20), 1 << 20); /* region 2 */
-  free(b);
-  struct lnc_source src = {.name = path, .fd = fd, .fd_direct = -1, .size = 3 << 20};
-  ck_assert(!lnc_source_resident(&src, 3 << 20, 1)); /* past the end: not even mapped for it */
-  ck_assert(!lnc_source_resident(&src, 0, 0));
-  ck_assert_ptr_null(src.map);
-  ck_assert(lnc_source_resident(&src, 100, 1 << 19));
-  struct lnc_filemap *m = src.map;
-  ck_assert_ptr_nonnull(m);
-  ck_assert_uint_eq(m->resident_until[0] & 1, 1); /* the answer is the region's */
-  ck_assert_uint_eq(m->resident_until[1], 0);
-  ck_assert(!lnc_source_resident(&src, 0, 3 << 20)); /* the hole in the middle */
-  ck_assert_uint_eq(m->resident_until[1] & 1, 0);
-  ck_assert(lnc_source_resident(&src, 2 << 20, 1 << 20));
-  ck_assert_ptr_eq(src.map, m); /* mapped once */
-  scratch_close(dir, path, &src);
-}
-END_TEST
-
 /* A file truncated under its mapping (which Lance never does, but a bad file must fail its
  * own requests): the guarded copy returns false where a plain load would have killed the
  * process with SIGBUS, and copies after it still work. */
@@ -498,7 +468,6 @@ static Suite *suite(void) {
   tcase_set_timeout(mc, 30);
   tcase_add_test(mc, test_mapped_copy_reads_the_file);
   tcase_add_test(mc, test_mapped_region_partly_cached);
-  tcase_add_test(mc, test_source_resident_through_the_mapping);
   tcase_add_test(mc, test_mapped_copy_survives_truncation);
   tcase_add_test(mc, test_foreign_sigbus_goes_on);
   tcase_add_test(mc, test_unguarded_sigbus_still_kills);
