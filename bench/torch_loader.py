@@ -1,6 +1,8 @@
 """Samples/s through torch's DataLoader(num_workers=2, batch_size=256) over a dataset served
-by lanced: lanced.torch.LancedDataset.batches (Arrow answers read into numpy, prefetched)
-against the same loop fed by JSON rows. Prints one JSON result line per run. Run by bench/run.sh (make bench); by hand:
+by lanced: lanced.torch.LancedDataset.batches (Arrow answers read into numpy, prefetched;
+through LancedBatches.loader()'s queues, or --queues feeder: multiprocessing's) against the
+same loop fed by JSON rows. Prints one JSON result line per run. Run by bench/run.sh and
+bench/training.sh (make bench); by hand:
   /usr/bin/python3 bench/torch_loader.py --url http://127.0.0.1:8080 --path vectors.lance \\
       --columns v --feed arrow --seconds 10"""
 import argparse
@@ -37,9 +39,12 @@ class JsonFedDataset(LancedDataset):
 def run(args):
     if args.feed == "arrow":
         ds = LancedDataset(args.url, args.path, args.columns.split(","))
-        dl = torch.utils.data.DataLoader(ds.batches(args.batch, shuffle=True, prefetch=args.prefetch),
-                                         batch_size=None, num_workers=args.workers,
-                                         persistent_workers=True)
+        batches = ds.batches(args.batch, shuffle=True, prefetch=args.prefetch)
+        if args.queues == "direct":  # what lanced.torch recommends (LancedBatches.loader)
+            dl = batches.loader(num_workers=args.workers)
+        else:  # multiprocessing's own queues, a feeder thread each
+            dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=args.workers,
+                                             persistent_workers=True)
     else:
         ds = JsonFedDataset(args.url, args.path, args.columns.split(","))
         dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=args.workers,
@@ -59,6 +64,7 @@ def run(args):
     secs = time.monotonic() - t0
     return {"system": "lanced-torch", "feed": args.feed, "dataset": args.name or args.path,
             "batch": args.batch, "workers": args.workers, "prefetch": args.prefetch, "columns": args.columns,
+            "queues": args.queues if args.feed == "arrow" else "feeder",
             "samples": samples, "seconds": round(secs, 3),
             "samples_per_s": samples / secs if secs > 0 else 0}
 
@@ -71,6 +77,8 @@ def main():
     p.add_argument("--columns", required=True)
     p.add_argument("--feed", choices=["arrow", "json"], default="arrow")
     p.add_argument("--prefetch", type=int, default=4)
+    p.add_argument("--queues", choices=["direct", "feeder"], default="direct",
+                   help="DataLoader's queues: lanced.torch.loader_context's, or multiprocessing's")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seconds", type=float, default=10)

@@ -5,8 +5,12 @@ import math
 import mmap
 import multiprocessing
 import multiprocessing.context
+import multiprocessing.queues
 import multiprocessing.reduction
 import os
+import queue
+import select
+import struct
 import threading
 import weakref
 
@@ -17,7 +21,7 @@ import torch.utils.data
 from .arrow import Ragged
 from .client import Client
 
-__all__ = ["LancedDataset", "BatchSampler", "LancedBatches"]
+__all__ = ["LancedDataset", "BatchSampler", "LancedBatches", "loader_context"]
 
 # What the dataset asks lanced for (bench/training.sh measures lanced-load in it): Arrow IPC,
 # read into numpy by lanced/arrow.py (clients/python/README.md says why not protobuf).
@@ -459,7 +463,8 @@ class LancedBatches(torch.utils.data.IterableDataset):
         # Before, set_epoch never reached them: every epoch drew epoch 0's order.
         self._shared = multiprocessing.RawArray("q", 3)  # epoch, rows, version (-1: none)
         self._publish()
-        self._carry = None  # (pid, the epoch foreseen, its pipeline, its buffer, its batches): _predict
+        # (pid, the epoch foreseen, its pipeline, its buffer, its batches, _ReadAhead): _predict
+        self._carry = None
         self._last = None  # (pid, the last epoch's key)
 
     def _publish(self):
@@ -493,6 +498,16 @@ class LancedBatches(torch.utils.data.IterableDataset):
     def __len__(self):
         return len(self.sampler)
 
+    def loader(self, num_workers=2, **kwargs):
+        """A torch DataLoader over these batches as they are meant to be read: whole batches
+        (batch_size=None), num_workers worker processes kept from epoch to epoch (so each
+        asks for the next epoch's first batches ahead, and set_epoch reaches it), queues
+        without feeder threads (loader_context). kwargs go to DataLoader and override these."""
+        if num_workers > 0:
+            kwargs.setdefault("persistent_workers", True)
+            kwargs.setdefault("multiprocessing_context", loader_context())
+        return torch.utils.data.DataLoader(self, batch_size=None, num_workers=num_workers, **kwargs)
+
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
         wid, nw = (info.id, info.num_workers) if info else (0, 1)
@@ -504,7 +519,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
         # In a worker each answer is read straight into a slot of its ring.
         shared = info is not None and ds.transform is None
         key = (self.sampler.epoch, self.sampler.n, version, wid, nw, shared)
-        answers, alloc, mine = self._carried(key)
+        answers, alloc, mine, first = self._carried(key)
         if mine is None:
             mine = self._mine(self.sampler.epoch, wid, nw)
         if answers is None:
@@ -524,15 +539,19 @@ class LancedBatches(torch.utils.data.IterableDataset):
         kept = False
         try:
             for _ in range(len(mine)):
-                cols = next(answers[1])
-                answer = alloc.answer(cols) if shared else None
+                if first is not None:  # read while DataLoader handed the epoch over
+                    (cols, answer), first = first, None
+                else:
+                    cols = next(answers[1])
+                    answer = alloc.answer(cols) if shared else None
                 if answer is not None:
                     yield answer
                     continue
                 batch = {k: _to_torch(v) for k, v in cols.items()}
                 yield ds.transform(batch) if ds.transform else batch
             if nxt is not None:
-                self._carry, kept = (os.getpid(), nxt, answers, alloc, nxt_mine), True
+                ahead = _ReadAhead(answers, alloc, shared) if nxt_mine else None
+                self._carry, kept = (os.getpid(), nxt, answers, alloc, nxt_mine, ahead), True
             else:
                 next(answers[1], None)  # the pipeline ends with every request answered
         finally:
@@ -571,20 +590,97 @@ class LancedBatches(torch.utils.data.IterableDataset):
         return (key[0] + step,) + key[1:] if step in (0, 1) else None
 
     def _carried(self, key):
-        """The pipeline kept from the last epoch, (feed, answers), its buffer and this
-        worker's batches of the epoch (drawn when they were foreseen: not drawn twice), if it
-        was foreseen for key; (None, None, None) otherwise (a pipeline foreseen wrongly is
-        closed)."""
+        """The pipeline kept from the last epoch, (feed, answers), its buffer, this worker's
+        batches of the epoch (drawn when they were foreseen: not drawn twice) and the first
+        of them as _ReadAhead read it ((columns, shared answer or None), or None), if it was
+        foreseen for key; four Nones otherwise (a pipeline foreseen wrongly is closed, and
+        the answer read ahead dropped)."""
         carry, self._carry = self._carry, None
         if carry is None or carry[0] != os.getpid():  # a fork's child: the parent's to close
-            return None, None, None
-        _, foreseen, answers, alloc, mine = carry
+            return None, None, None, None
+        _, foreseen, answers, alloc, mine, ahead = carry
         if foreseen == key:
-            return answers, alloc, mine
+            try:
+                return answers, alloc, mine, ahead.take() if ahead is not None else None
+            except BaseException:
+                answers[1].close()
+                if alloc is not None:
+                    alloc.drop()
+                raise
+        if ahead is not None:
+            ahead.cancel()
         answers[1].close()
         if alloc is not None:
             alloc.drop()
-        return None, None, None
+        return None, None, None, None
+
+
+class _ReadAhead:
+    """The next epoch's first answer, read while the worker waits for DataLoader to start that
+    epoch. Between two epochs a worker sends DataLoader its end-of-epoch mark and waits for
+    the main process to start the next epoch (a round trip through both queues), then for an
+    index, and only then asked its pipeline for an answer: the answer the daemon had ready
+    waited in the socket meanwhile, and as both workers start an epoch at the same moment,
+    the main process waited a whole worker's read of 6 MB for the epoch's first batch. On the
+    bench table (20 batches an epoch) the epoch edges were 12 % of the loader's time.
+
+    So the read is queued as idle work (_idle_work), which a worker's DataLoader queue
+    (_DirectQueue, loader_context's) starts when the worker is about to wait for its next
+    message, once the end-of-epoch mark is out; the read runs in a thread, once per epoch,
+    so that the worker's own thread answers the main process meanwhile. Started as the epoch
+    ended, the thread delayed the end-of-epoch mark by a millisecond (a thread start, the
+    GIL); run in the worker's own thread at the idle moment, the read delayed its answer to
+    the next epoch's start by two. With other queues (torch's own) nothing starts it, and
+    take() reads the answer when it is needed, as before."""
+
+    def __init__(self, answers, alloc, shared):
+        self.answers, self.alloc, self.shared = answers, alloc, shared
+        self.item, self.error, self.thread, self.taken = None, None, None, False
+        _idle_work.append((os.getpid(), self))
+
+    def run(self):
+        """Starts the read, in a thread of its own, unless it was started or done already."""
+        if self.thread is None and not self.taken:
+            self.thread = threading.Thread(target=self._read, name="lanced-read-ahead", daemon=True)
+            self.thread.start()
+
+    def _read(self):
+        try:
+            cols = next(self.answers[1])
+            self.item = (cols, self.alloc.answer(cols) if self.shared else None)
+        except BaseException as ex:  # said by take(), in the generator that needs the answer
+            self.error = ex
+
+    def take(self):
+        """(columns, shared answer or None) of the answer, read now if it was not yet; the
+        reading's error, raised here."""
+        if self.thread is None:
+            self._read()
+        else:
+            self.thread.join()
+        self.taken = True  # the pipeline is the generator's again: run() must not start it
+        if self.error is not None:
+            raise self.error
+        return self.item
+
+    def cancel(self):
+        """The epoch foreseen did not come: a read under way is waited for and its answer
+        dropped (its slot freed with it); one not started never starts."""
+        self.taken = True
+        if self.thread is not None:
+            self.thread.join()
+        self.item = self.error = None
+
+
+_idle_work = []  # (pid, task): what a worker does when it would otherwise wait (_run_idle_work)
+
+
+def _run_idle_work():
+    """Runs this process's idle work (a fork's child drops what its parent queued)."""
+    while _idle_work:
+        pid, task = _idle_work.pop(0)
+        if pid == os.getpid():
+            task.run()
 
 
 class _Feed:
@@ -636,6 +732,99 @@ class _SlotAlloc:
         if self.slot is not None:
             self.ring.release(self.slot)
         self.slot, self.buf = None, None
+
+
+class _DirectQueue(multiprocessing.queues.Queue):
+    """A multiprocessing.Queue whose put() pickles the object and writes it to the pipe itself,
+    under the queue's write lock, where Queue's hands it to a feeder thread that does both.
+
+    Why: DataLoader passes every batch through two queues, its index to a worker and the batch
+    back, and each put woke the putting process's feeder thread: two thread wake-ups per batch
+    (each a context switch, and across the two vCPUs of the bench machine an interrupt between
+    processors, a hypervisor exit), on CPUs the workers share with the daemon. Written directly,
+    the loader's processes spent 0.2-0.3 ms less CPU per batch of 256 rows, and in paired
+    runs the DataLoader answered 3-8 % more batches a second (docs/performance.md, "The
+    DataLoader's queues and epoch edges").
+
+    What changes: put() returns once the message is in the pipe, so it waits while the pipe is
+    full (64 KiB), as SimpleQueue's does, where Queue's returned at once. In DataLoader the
+    messages are small (an index; a batch handed over by _SharedAnswer or torch's shared
+    memory is a few hundred bytes of handles) and at most prefetch_factor per worker are
+    outstanding, so the pipe does not fill. The writing end is non-blocking, so a writer that
+    does wait polls, and every _WAIT_CHECK_S asks whether the reader can still come: a worker
+    whose main process is gone (it was reparented) raises BrokenPipeError instead of waiting
+    forever. Messages are framed as multiprocessing.connection frames them (a big-endian
+    length, then the pickle), so get() is Queue's own."""
+
+    _WAIT_CHECK_S = 1.0
+    _SMALL = 1 << 14  # frames up to this size are joined into one write (Connection's rule)
+
+    def __init__(self, maxsize=0, *, ctx):
+        super().__init__(maxsize, ctx=ctx)
+        # Every process holding the writing end shares this flag (one open file description):
+        # only _DirectQueue.put writes to it, and it never blocks.
+        os.set_blocking(self._writer.fileno(), False)
+
+    def put(self, obj, block=True, timeout=None):
+        if self._closed:
+            raise ValueError("Queue %r is closed" % self)
+        if not self._sem.acquire(block, timeout):
+            raise queue.Full
+        data = multiprocessing.reduction.ForkingPickler.dumps(obj)
+        n = len(data)
+        head = struct.pack("!i", n) if n <= 0x7fffffff else struct.pack("!iQ", -1, n)
+        parts = (head + data,) if n <= self._SMALL else (head, data)
+        if self._wlock is None:
+            self._write(parts)
+        else:
+            with self._wlock:  # a frame is written whole before another writer's begins
+                self._write(parts)
+
+    def get(self, block=True, timeout=None):
+        # About to wait for a message and none is here yet: first the work queued for such a
+        # moment (_ReadAhead: the next epoch's first answer, while DataLoader starts it).
+        if block and _idle_work and not self._poll():
+            _run_idle_work()
+        return super().get(block, timeout)
+
+    def _write(self, parts):
+        fd = self._writer.fileno()
+        for part in parts:
+            view = memoryview(part)
+            while view:
+                try:
+                    view = view[os.write(fd, view):]
+                except BlockingIOError:
+                    self._wait_writable(fd)
+
+    def _wait_writable(self, fd):
+        while not select.select((), (fd,), (), self._WAIT_CHECK_S)[1]:
+            # Here the reader is the process that made the queue (DataLoader's main process
+            # for its result queue), or a child of it (a worker, for its index queue).
+            if os.getpid() != self._opid and os.getppid() != self._opid:
+                raise BrokenPipeError("lanced: the process reading this queue (pid %d) is gone"
+                                      % self._opid)
+
+
+def _direct_queue(self, maxsize=0):
+    return _DirectQueue(maxsize, ctx=self.get_context())
+
+
+_direct_contexts = {}
+
+
+def loader_context(method=None):
+    """A multiprocessing context for DataLoader(multiprocessing_context=...): the start method
+    `method` ("fork", "spawn", "forkserver"; None: the default one), with queues that write
+    each message to their pipe directly instead of through a feeder thread (_DirectQueue).
+    LancedBatches.loader() uses it."""
+    base = type(multiprocessing.get_context(method))
+    with _rings_lock:
+        cls = _direct_contexts.get(base)
+        if cls is None:
+            cls = _direct_contexts[base] = type("Direct" + base.__name__, (base,),
+                                                {"Queue": _direct_queue, "__module__": __name__})
+    return cls()
 
 
 class BatchSampler(torch.utils.data.Sampler):

@@ -13,6 +13,7 @@ except ImportError as ex:  # pragma: no cover - make deps installs python3-torch
     pytest.skip("torch is not installed (Debian python3-torch): %s" % ex, allow_module_level=True)
 
 import lanced
+import lanced.torch as lt
 from lanced.torch import LancedDataset
 
 PATH, COLS = "data/emb21", ["id", "emb"]
@@ -75,18 +76,26 @@ def _same_value(got, want, where):
         assert got == want or (got != got and want != want), where
 
 
-@pytest.mark.parametrize("path", ["data/types21", "data/lists21"])
-def test_batches_two_workers_prefetched_every_type(daemon, path):
+@pytest.mark.parametrize("path,how", [("data/types21", "loader"), ("data/lists21", "loader"),
+                                      ("data/types21", "torch"), ("data/lists21", "spawn")])
+def test_batches_two_workers_prefetched_every_type(daemon, path, how):
     """ds.batches(): two DataLoader workers, three requests in flight each, the batches handed
     over in a memfd (lanced.torch._SharedAnswer). Every row once per epoch, in the sampler's
     order; every column (numbers, bools, temporals, strings, binaries, lists, with nulls, and
     the columns take_arrays leaves to take) equal to take_arrays in this process, which
-    test_client checks against Lance's answers."""
+    test_client checks against Lance's answers. how: batches.loader() (queues without feeder
+    threads, forked workers), torch's DataLoader as it comes (multiprocessing's queues), or
+    loader() with spawned workers."""
     client = lanced.Client(daemon)
     ds = LancedDataset(daemon, path, None)
     n = len(ds)
     batches = ds.batches(97, shuffle=True, prefetch=3, seed=11)
-    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2)
+    if how == "torch":
+        dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2)
+    else:
+        dl = batches.loader(num_workers=2, multiprocessing_context=lt.loader_context(
+            "spawn" if how == "spawn" else None))
+        assert isinstance(dl.multiprocessing_context.Queue(), lt._DirectQueue)
     order = [i for b in batches.sampler._batches() for i in b]
     seen = []
     for b in dl:
@@ -120,6 +129,7 @@ import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+import time  # noqa: E402
 
 from conftest import REPO, _start  # noqa: E402
 
@@ -252,8 +262,6 @@ def test_batch_read_inside_a_worker(daemon):
 # ---- the workers' shared-memory rings ------------------------------------------------------
 import gc  # noqa: E402
 
-import lanced.torch as lt  # noqa: E402
-
 
 def _count_rebuilds(monkeypatch):
     """How batches reached this process: from a ring slot, or copied into a memfd of their own."""
@@ -366,14 +374,24 @@ def _epoch_order(batches, epoch):
     return [i for b in twin._batches() for i in b]
 
 
-def test_persistent_workers_follow_set_epoch(daemon):
+def _loader(batches, how):
+    """batches through two persistent workers: batches.loader() (loader_context's queues, which
+    read the next epoch's first answer while the epoch is handed over), or torch's DataLoader
+    as it comes."""
+    if how == "loader":
+        return batches.loader(num_workers=2)
+    return torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+
+
+@pytest.mark.parametrize("how", ["loader", "torch"])
+def test_persistent_workers_follow_set_epoch(daemon, how):
     """With persistent_workers, set_epoch in the main process reaches the workers (shared
     memory): each epoch is the sampler's order for that epoch, a new one each time, every row
     once. (Before, persistent workers kept the epoch they started with: every epoch drew the
     same order.)"""
     ds = LancedDataset(daemon, "data/types21", ["i64"])
     batches = ds.batches(13, shuffle=True, prefetch=2, seed=9)
-    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+    dl = _loader(batches, how)
     ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
     orders = []
     for epoch in range(3):
@@ -399,7 +417,6 @@ def _rows_answered(url):
 def _settles_at(url, want, seconds=5.0):
     """The answered count once it reaches want (speculative answers arrive on their own
     time), or whatever it is after seconds."""
-    import time
     deadline = time.monotonic() + seconds
     while True:
         got = _rows_answered(url)
@@ -412,7 +429,6 @@ def _settles_at(url, want, seconds=5.0):
 def _quiet(url, seconds=5.0):
     """The answered count once nothing more is being answered (what an earlier test's workers
     asked ahead may still be answered after that test ends): two reads 0.3 s apart agree."""
-    import time
     deadline, last = time.monotonic() + seconds, _rows_answered(url)
     while True:
         time.sleep(0.3)
@@ -422,18 +438,22 @@ def _quiet(url, seconds=5.0):
         last = got
 
 
-def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon):
+@pytest.mark.parametrize("how", ["loader", "torch"])
+def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon, how):
     """Persistent workers that have seen an epoch follow another ask for the next epoch's
-    first batches behind this one's last (prefetch - 1 per worker stay in flight) and use them
-    only if the epoch that starts is the one foreseen: set_epoch(e + 1) each time foresees
-    e + 2, a jump foresees nothing (and drops what was asked), an epoch repeated foresees
-    itself. Every epoch is the sampler's order all the same, and no batch is asked twice."""
+    first batches behind this one's last (prefetch - 1 per worker stay in flight; through
+    loader()'s queues the first is read while the epoch is handed over, and one more asked:
+    prefetch) and use them only if the epoch that starts is the one foreseen: set_epoch(e + 1)
+    each time foresees e + 2, a jump foresees nothing (and drops what was asked), an epoch
+    repeated foresees itself. Every epoch is the sampler's order all the same, and no batch is
+    asked twice."""
     ds = LancedDataset(daemon, "data/types21", ["i64"])
     batches = ds.batches(13, shuffle=True, prefetch=3, seed=4)
-    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+    dl = _loader(batches, how)
     ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
     per = len(batches)
-    ahead = sum(min(2, len(range(w, per, 2))) for w in range(2))  # each worker's share, up to 2
+    most = 3 if how == "loader" else 2
+    ahead = sum(min(most, len(range(w, per, 2))) for w in range(2))  # each worker's share, up to most
     start = _quiet(daemon)
     # epoch: requests answered by its end, counted from the first (ahead: asked for the next)
     plan = [(0, per), (1, 2 * per + ahead), (2, 3 * per + ahead), (7, 4 * per + ahead),
@@ -445,16 +465,106 @@ def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon):
         assert _settles_at(daemon, start + answered) - start == answered, (epoch, answered)
 
 
-def test_persistent_workers_follow_refresh_each_epoch(live_table):
+@pytest.mark.parametrize("how", ["loader", "torch"])
+def test_persistent_workers_follow_refresh_each_epoch(live_table, how):
     """refresh_each_epoch with persistent workers: the version and row count set_epoch moved to
     reach the workers, which read the new version from the next epoch on."""
     url, root = live_table
     ds = LancedDataset(url, "live.lance", ["id"], refresh_each_epoch=True)
     batches = ds.batches(64, prefetch=2)
-    dl = torch.utils.data.DataLoader(batches, batch_size=None, num_workers=2, persistent_workers=True)
+    dl = _loader(batches, how)
     batches.set_epoch(0)
     epoch0 = sorted(int(i) for b in dl for i in b["id"])
     _write("delete", root, "live", "id >= 150")
     batches.set_epoch(1)
     epoch1 = sorted(int(i) for b in dl for i in b["id"])
     assert epoch0 == list(range(200)) and epoch1 == list(range(150)) and ds.version == 2
+
+
+# ---- DataLoader's queues without feeder threads (lanced.torch.loader_context) ---------------
+def _put_many(q, writer, sizes):
+    for k, size in enumerate(sizes):
+        q.put((writer, k, bytes([(writer * 31 + k) % 251]) * size))
+
+
+def test_direct_queue_frames_whole_from_concurrent_writers():
+    """Three processes put messages of 1 byte to 300 KiB (past the pipe's 64 KiB, so writes
+    are partial and wait for this reader) into one queue: each arrives whole, in its writer's
+    order, none interleaved with another's."""
+    ctx = lt.loader_context()
+    q = ctx.Queue()
+    sizes = [1, 70000, 5, 300000, 4090, 4096, 20000, 0, 131072, 17]
+    procs = [ctx.Process(target=_put_many, args=(q, w, sizes)) for w in range(3)]
+    for p in procs:
+        p.start()
+    got = collections.defaultdict(list)
+    for _ in range(3 * len(sizes)):
+        writer, k, data = q.get(timeout=60)
+        assert len(data) == sizes[k] and data == bytes([(writer * 31 + k) % 251]) * sizes[k]
+        got[writer].append(k)
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    assert dict(got) == {w: list(range(len(sizes))) for w in range(3)}
+    assert q.empty()
+
+
+_ORPHAN = r"""
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import lanced.torch as lt
+
+def writer(q, out):
+    with open(out + ".pid", "w") as f:
+        f.write(str(os.getpid()))
+    try:
+        q.put(b"x" * (4 << 20))  # never read: the pipe fills, and its reader goes away
+        said = "sent"
+    except BrokenPipeError as ex:
+        said = "broken: %s" % ex
+    with open(out, "w") as f:
+        f.write(said)
+
+if __name__ == "__main__":
+    ctx = lt.loader_context()
+    q = ctx.Queue()
+    ctx.Process(target=writer, args=(q, sys.argv[2])).start()
+    time.sleep(0.5)
+    os._exit(0)  # the queue's maker, its reader, gone without a word
+"""
+
+
+def test_direct_queue_writer_whose_reader_is_gone_stops():
+    """A worker blocked putting into a full queue whose reader (the process that made it, as
+    DataLoader's main process makes its result queue) has died raises BrokenPipeError rather
+    than waiting forever, as a DataLoader worker would after its trainer was killed."""
+    d = tempfile.mkdtemp(prefix="lanced-orphan.")
+    out = os.path.join(d, "said")
+    subprocess.run([sys.executable, "-c", _ORPHAN, os.path.join(HERE, ".."), out], timeout=60, check=True)
+    for _ in range(300):
+        if os.path.exists(out) and os.path.getsize(out):
+            break
+        time.sleep(0.1)
+    said = open(out).read() if os.path.exists(out) else "nothing (the writer still waits)"
+    try:  # a writer that still waits would wait forever: not left behind
+        os.kill(int(open(out + ".pid").read()), 9)
+    except (OSError, ValueError):
+        pass
+    shutil.rmtree(d, ignore_errors=True)
+    assert said.startswith("broken: ") and "is gone" in said, said
+
+
+def test_loader_workers_exit_when_the_loader_goes(daemon):
+    """batches.loader() left after one batch of its first epoch: its persistent workers are
+    told to stop through the queues and are gone once the loader is, none left waiting."""
+    ds = LancedDataset(daemon, PATH, COLS)
+    dl = ds.batches(50, shuffle=True, prefetch=3).loader(num_workers=2)
+    it = iter(dl)
+    assert len(next(it)["id"]) == 50
+    workers = list(it._workers)
+    assert len(workers) == 2 and all(w.is_alive() for w in workers)
+    del it, dl
+    gc.collect()
+    for w in workers:
+        w.join(timeout=30)
+    assert [w.exitcode for w in workers] == [0, 0]
