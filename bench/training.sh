@@ -17,6 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: bench/training.sh OUT_DIR DATA_DIR}
 DATA=${2:?usage: bench/training.sh OUT_DIR DATA_DIR}
+DATA=$(cd "$DATA" && pwd) || exit 1  # absolute: node reads its manifest by path
 BIN=${BIN:-bin}
 DURATION=${DURATION:-5}
 REPS=${REPS:-3}
@@ -26,7 +27,7 @@ TMP=$(mktemp -d)
 PIDS=()
 trap 'kill "${PIDS[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 [[ -d $DATA/training.lance ]] || { echo "training: $DATA/training.lance missing (node bench/gen.mjs)" >&2; exit 1; }
-FILE=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=>d.name==="training").file)' "$PWD/$DATA/manifest.json")
+FILE=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=>d.name==="training").file)' "$DATA/manifest.json")
 NCPU=$(nproc)
 R="$TMP/cells.txt"
 : > "$R"
@@ -55,7 +56,7 @@ load() {
 
 # One batch-100 Arrow answer of the same table, as nginx will serve it.
 mkdir -p "$TMP/www" "$TMP/logs" "$TMP/tmp"
-ids=$(node -e 'const r=new Uint32Array(require("fs").readFileSync(process.argv[1]).buffer.slice(0));console.log(Array.from(r.slice(0,100),x=>x%5000).join(","))' "$DATA/ids.u32")
+ids=$(node -e 'const r=new Uint32Array(require("fs").readFileSync(process.argv[1]).buffer.slice(0));const n=require(process.argv[2]).datasets.find(d=>d.name==="training").num_rows;console.log(Array.from(r.slice(0,100),x=>x%n).join(","))' "$DATA/ids.u32" "$DATA/manifest.json")
 curl -sf -H 'Accept: application/vnd.apache.arrow.stream' -o "$TMP/www/batch.arrow" \
   "$URL/files/$FILE/rows?ids=$ids" || { echo "training: could not fetch a batch-100 answer" >&2; exit 1; }
 ANSWER_BYTES=$(stat -c %s "$TMP/www/batch.arrow")
@@ -87,7 +88,7 @@ node bench/lancedb-inproc.mjs --root "$DATA" --table training --batch 100 --infl
 # The DataLoader against lanced-load sending what the client sends (batch 256, 2 connections).
 if "$PY" -c 'import torch, numpy, google.protobuf' 2>/dev/null; then
   fmt=$("$PY" -c 'import sys; sys.path.insert(0, "clients/python"); import lanced.torch as t; print(getattr(t, "WIRE_FORMAT", "proto"))')
-  cols=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=>d.name==="training").columns.join(","))' "$PWD/$DATA/manifest.json")
+  cols=$(node -e 'const m=require(process.argv[1]);console.log(m.datasets.find(d=>d.name==="training").columns.join(","))' "$DATA/manifest.json")
   loader_cell() {
     "$PY" bench/torch_loader.py --url "$URL" --path training.lance --name training --columns "$cols" \
       --feed "$fmt" --seconds "$DURATION" > "$TMP/loader.json" &&
