@@ -630,8 +630,8 @@ class _ReadAhead:
     so that the worker's own thread answers the main process meanwhile. Started as the epoch
     ended, the thread delayed the end-of-epoch mark by a millisecond (a thread start, the
     GIL); run in the worker's own thread at the idle moment, the read delayed its answer to
-    the next epoch's start by two. With other queues (torch's own) nothing starts it, and
-    take() reads the answer when it is needed, as before."""
+    the next epoch's start by two milliseconds. With other queues (torch's own) nothing
+    starts it, and take() reads the answer when it is needed, as before."""
 
     def __init__(self, answers, alloc, shared):
         self.answers, self.alloc, self.shared = answers, alloc, shared
@@ -799,11 +799,23 @@ class _DirectQueue(multiprocessing.queues.Queue):
 
     def _wait_writable(self, fd):
         while not select.select((), (fd,), (), self._WAIT_CHECK_S)[1]:
-            # Here the reader is the process that made the queue (DataLoader's main process
-            # for its result queue), or a child of it (a worker, for its index queue).
-            if os.getpid() != self._opid and os.getppid() != self._opid:
+            if self._maker_gone():
                 raise BrokenPipeError("lanced: the process reading this queue (pid %d) is gone"
                                       % self._opid)
+
+    def _maker_gone(self):
+        """Whether the process that made the queue, its reader when another process writes
+        (DataLoader's main process, for its result queue), has exited. The maker itself writes
+        to a worker's index queue and waits as a blocking write would."""
+        if os.getpid() == self._opid or os.getppid() == self._opid:
+            return False  # the maker, or its child while it lives (fork, spawn)
+        try:  # reparented, or started by a forkserver: the maker's pid says
+            os.kill(self._opid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass
+        return False
 
 
 def _direct_queue(self, maxsize=0):
@@ -819,11 +831,10 @@ def loader_context(method=None):
     each message to their pipe directly instead of through a feeder thread (_DirectQueue).
     LancedBatches.loader() uses it."""
     base = type(multiprocessing.get_context(method))
-    with _rings_lock:
-        cls = _direct_contexts.get(base)
-        if cls is None:
-            cls = _direct_contexts[base] = type("Direct" + base.__name__, (base,),
-                                                {"Queue": _direct_queue, "__module__": __name__})
+    cls = _direct_contexts.get(base)
+    if cls is None:  # setdefault: two threads here keep one class
+        cls = _direct_contexts.setdefault(base, type("Direct" + base.__name__, (base,),
+                                                     {"Queue": _direct_queue, "__module__": __name__}))
     return cls()
 
 

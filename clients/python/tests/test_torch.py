@@ -568,3 +568,39 @@ def test_loader_workers_exit_when_the_loader_goes(daemon):
     for w in workers:
         w.join(timeout=30)
     assert [w.exitcode for w in workers] == [0, 0]
+
+
+def _put_big(q, out):
+    try:
+        q.put(b"y" * (4 << 20))
+        said = "sent"
+    except BaseException as ex:  # said to the test, whatever it is
+        said = "%s: %s" % (type(ex).__name__, ex)
+    with open(out, "w") as f:
+        f.write(said)
+
+
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+def test_direct_queue_writer_waits_for_a_slow_reader(method):
+    """A worker's put into a full queue waits, polling, while the reader (the process that made
+    the queue) lives, however long it takes to read: 4 MiB put, read 2.5 s later, whole. With
+    forkserver the writer is not the maker's child, so the maker's pid, not the writer's
+    parent, says whether it lives."""
+    ctx = lt.loader_context(method)
+    q = ctx.Queue()
+    d = tempfile.mkdtemp(prefix="lanced-slow.")
+    out = os.path.join(d, "said")
+    p = ctx.Process(target=_put_big, args=(q, out))
+    p.start()
+    time.sleep(2.5)  # past two of the writer's checks on its reader
+    # Still waiting (a writer that gave up left half a frame, which no get() would finish).
+    early = open(out).read() if os.path.exists(out) else None
+    if early is not None:
+        p.join(timeout=60)
+        shutil.rmtree(d, ignore_errors=True)
+    assert early is None, early
+    data = q.get(timeout=60)
+    p.join(timeout=60)
+    said = open(out).read() if os.path.exists(out) else "nothing"
+    shutil.rmtree(d, ignore_errors=True)
+    assert said == "sent" and data == b"y" * (4 << 20) and p.exitcode == 0
