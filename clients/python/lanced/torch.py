@@ -752,7 +752,7 @@ class _DirectQueue(multiprocessing.queues.Queue):
     memory is a few hundred bytes of handles) and at most prefetch_factor per worker are
     outstanding, so the pipe does not fill. The writing end is non-blocking, so a writer that
     does wait polls, and every _WAIT_CHECK_S asks whether the reader can still come: a worker
-    whose main process is gone (it was reparented) raises BrokenPipeError instead of waiting
+    whose main process has exited (_maker_gone) raises BrokenPipeError instead of waiting
     forever. Messages are framed as multiprocessing.connection frames them (a big-endian
     length, then the pickle), so get() is Queue's own."""
 
