@@ -27,10 +27,10 @@ struct fz_state {
   /* Whether the page cache held all the page's values when last looked (cachestat of the
    * whole buffer: a walk of its pages, a tenth of a training batch's time when it was done
    * per take), and until when that answer stands (monotonic ns). Shared by the takes of
-   * every thread: relaxed atomics, a stale answer only costs a copy or a wait. Not the file
-   * mapping's per-region answers (lnc_filemap_resident): a region spans bytes of other
-   * columns too, and one of them evicted (proactive reclaim takes cold pages) would turn
-   * this page's values away from the file while they are all in the page cache. */
+   * every thread: relaxed atomics, a stale answer only costs a copy or a wait. Asked first,
+   * not instead of the rows' own pages (fz_rows_resident): the file mapping's regions span
+   * bytes of other columns too, and one of them evicted (proactive reclaim takes cold pages)
+   * must not turn this page's values away from the file while they are all cached. */
   uint64_t resident_until;
   bool resident;
 };
@@ -291,12 +291,32 @@ static int data_reads(struct lnc_page_job *j, struct fz_state *s, struct fz_plan
   return 0;
 }
 
+/* Whether the page cache holds the bytes of every row the job reads. The page's whole buffer
+ * seen resident says so without looking at rows. Otherwise each row is looked up in the file
+ * mapping's regions (one cachestat per region per TTL, shared), and a row in a region seen
+ * partly evicted is asked about on its own: a large page (a training table's images: 100 MB
+ * pages of a 4.7 GB file) nearly always has a few pages taken by proactive reclaim somewhere,
+ * and judging it whole sent every row of it through a read and a copy. Stops at the first
+ * row not held: one is enough to read the column in. */
+static bool fz_rows_resident(const struct lnc_page_job *j, const struct fz_plan *pl) {
+  if (fz_resident(&j->c, j->pg, j->pg->state)) return true;
+  struct lnc_source *src = &j->c.f->src;
+  struct lnc_filemap *m = lnc_source_map(src);
+  if (!m) return false;
+  for (size_t i = 0; i < j->n; i++) {
+    const struct lnc_read *r = &pl->data[i];
+    if (r->len && !lnc_filemap_resident(m, r->off, r->len) && !lnc_source_resident(src, r->off, r->len))
+      return false;
+  }
+  return true;
+}
+
 bool lnc_fullzip_file_pending(const struct lnc_page_job *j, uint64_t *bytes, bool *resident) {
   const struct fz_plan *pl = j->pg->kind == LNC_LAYOUT_FULLZIP ? j->plan : NULL;
   if (!pl || !pl->pending) return false;
   *bytes = 0;
   for (size_t i = 0; i < j->n; i++) *bytes += pl->data[i].len;
-  *resident = fz_resident(&j->c, j->pg, j->pg->state);
+  *resident = fz_rows_resident(j, pl);
   return true;
 }
 

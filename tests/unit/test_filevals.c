@@ -292,6 +292,117 @@ START_TEST(test_truncated_file_fails_the_answer) {
 }
 END_TEST
 
+/* fz_s's values of rows ids from f, file values asked for (file_min 1) or not (0), encoded
+ * to ipc when given, and the file offset and length of each row's value when left in the
+ * file; returns whether they were. */
+static bool fz_s_take(lnc_file *f, uint64_t file_min, const uint64_t *ids, size_t n, uint64_t *off,
+                      uint32_t *len, struct lnc_buf *ipc) {
+  struct lnc_error err = {0};
+  const char *col[] = {"fz_s"};
+  struct lnc_take_options o = {.file_values_min = file_min};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  ck_assert_msg(lnc_take_ex(f, ids, n, col, 1, &o, &s, &a, NULL, &err) == 0, "%s", err.message);
+  const struct lnc_filevals *fv = lnc_array_filevals(a.children[0]);
+  const int32_t *offs = a.children[0]->buffers[1];
+  for (size_t i = 0; fv && off && i < n; i++) {
+    off[i] = fv->off[i];
+    len[i] = (uint32_t)(offs[i + 1] - offs[i]);
+  }
+  if (ipc) ck_assert_msg(lnc_encode_arrow_ipc(&s, &a, ipc, &err) == 0, "%s", err.message);
+  a.release(&a);
+  s.release(&s);
+  return fv != NULL;
+}
+
+/* A copy of src at dst written a page at a time and synced: its page cache holds it in
+ * single pages, clean, so that one of them can be dropped (a larger write makes large folios,
+ * which a one-page POSIX_FADV_DONTNEED leaves alone, and a dirty page is not dropped). */
+static void copy_by_pages(const char *src, const char *dst) {
+  size_t n;
+  uint8_t *b = tsup_read_file(src, &n);
+  ck_assert_ptr_nonnull(b);
+  int fd = open(dst, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+  ck_assert_int_ge(fd, 0);
+  for (size_t at = 0; at < n; at += 4096) {
+    size_t k = n - at < 4096 ? n - at : 4096;
+    ck_assert_int_eq(pwrite(fd, b + at, k, (off_t)at), (ssize_t)k);
+  }
+  ck_assert_int_eq(fsync(fd), 0);
+  close(fd);
+  free(b);
+}
+
+/* Drops the OS page of path holding byte off from the page cache (asserted: a test of
+ * residency needs it gone; the copy lives on the build's file system, not a tmpfs). */
+static void evict_page(const char *path, uint64_t off) {
+  int fd = open(path, O_RDONLY);
+  ck_assert_int_ge(fd, 0);
+  uint64_t page = off & ~(uint64_t)4095;
+  ck_assert_int_eq(posix_fadvise(fd, (off_t)page, 4096, POSIX_FADV_DONTNEED), 0);
+  ck_assert_msg(!lnc_fd_resident(fd, page, 4096), "page at %llu still cached", (unsigned long long)page);
+  close(fd);
+}
+
+/* fz_s's values of rows ids from a newly opened path (so no answer about residency is
+ * remembered), as fz_s_take. */
+static bool fz_s_take_fresh(const char *path, const uint64_t *ids, size_t n, struct lnc_buf *ipc) {
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
+  bool in_file = fz_s_take(f, 1, ids, n, NULL, NULL, ipc);
+  lnc_file_close(f);
+  return in_file;
+}
+
+/* Residency is judged by the rows a take reads, not by the whole page of values: a large page
+ * (a training table's images, 100 MB pages) nearly always has a few OS pages taken by
+ * proactive reclaim, and judged whole it read every row of it in. fz_s's values (10 KB) span
+ * three OS pages or more: the first evicted, rows of the second still go out from the file;
+ * the second evicted too, they are read in, the same bytes. (Neither page is read when the
+ * file opens: its repetition index follows the values, on the last page.) */
+START_TEST(test_residency_by_the_rows_read) {
+  char *src = data_file(), *dir = tsup_mkdtemp_by_exe("filevals."), *copy = tsup_path(dir, "f.lance");
+  copy_by_pages(src, copy);
+  lnc_file *f;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_file_open(copy, &f, &err) == 0, "%s", err.message);
+  enum { ROWS = 1000, PICK = 8 };
+  uint64_t all[ROWS], off[ROWS];
+  uint32_t len[ROWS];
+  for (size_t i = 0; i < ROWS; i++) all[i] = i;
+  ck_assert(fz_s_take(f, 1, all, ROWS, off, len, NULL)); /* every page cached: in the file */
+  lnc_file_close(f);
+  uint64_t first = UINT64_MAX, end = 0;
+  for (size_t i = 0; i < ROWS; i++)
+    if (len[i]) {
+      first = off[i] < first ? off[i] : first;
+      end = off[i] + len[i] > end ? off[i] + len[i] : end;
+    }
+  uint64_t second = (first | 4095) + 1; /* the OS page after the first value's */
+  ck_assert_msg(second + 4096 <= ((end - 1) & ~4095ull), "fz_s's values span fewer than three OS pages");
+  uint64_t ids[PICK];
+  size_t k = 0;
+  for (size_t i = 0; i < ROWS && k < PICK; i++)
+    if (len[i] && off[i] >= second && off[i] + len[i] <= second + 4096) ids[k++] = i;
+  ck_assert_uint_eq(k, PICK);
+  evict_page(copy, first);
+  struct lnc_buf in_file = {0}, read_in = {0};
+  ck_assert_msg(fz_s_take_fresh(copy, ids, PICK, &in_file),
+                "rows whose pages are cached were read in: the page of values was judged whole");
+  evict_page(copy, second);
+  ck_assert(!fz_s_take_fresh(copy, ids, PICK, &read_in));
+  ck_assert_uint_eq(read_in.len, in_file.len);
+  ck_assert_mem_eq(read_in.data, in_file.data, in_file.len);
+  lnc_buf_free(&in_file);
+  lnc_buf_free(&read_in);
+  tsup_rmtree(dir);
+  free(copy);
+  free(dir);
+  free(src);
+}
+END_TEST
+
 /* ---- copies from the mapping (lnc_filemap_copy: buffered nowait reads) -------------------- */
 
 /* A scratch file of n bytes (byte i = i * 7 + 1), written, so the page cache holds it; its
@@ -463,6 +574,7 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_mixed_gather_reads_in);
   tcase_add_test(tc, test_array_outlives_file);
   tcase_add_test(tc, test_truncated_file_fails_the_answer);
+  tcase_add_test(tc, test_residency_by_the_rows_read);
   suite_add_tcase(s, tc);
   TCase *mc = tcase_create("mapped copies");
   tcase_set_timeout(mc, 30);
