@@ -192,10 +192,12 @@ def _free_port():
     return port
 
 
-def test_ddp_two_ranks_read_every_row_once_per_epoch(daemon):
+@pytest.mark.parametrize("how", ["batches", "sampler"])
+def test_ddp_two_ranks_read_every_row_once_per_epoch(daemon, how):
     """Real torch.distributed (gloo, 2 processes, as torchrun starts them): each rank reads its
-    shard through a DataLoader; all-gathered, the ranks' ids cover every row exactly once per
-    epoch, the shards are disjoint, and the next epoch draws another order."""
+    shard through a DataLoader (README's batches().loader(), or a map-style one over
+    batch_sampler; ddp_worker.py); all-gathered, the ranks' ids cover every row exactly once
+    per epoch, the shards are disjoint, and the next epoch draws another order."""
     out = os.path.join(tempfile.mkdtemp(prefix="lanced-ddp."), "ranks.json")
     port = _free_port()
     procs, logs = [], []
@@ -205,7 +207,7 @@ def test_ddp_two_ranks_read_every_row_once_per_epoch(daemon):
         env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo")
         logs.append(tempfile.TemporaryFile())  # not a pipe: a rank never blocks on its output
-        procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_worker.py"), daemon, PATH, out],
+        procs.append(subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_worker.py"), daemon, PATH, out, how],
                                       env=env, stdout=logs[-1], stderr=subprocess.STDOUT))
     try:
         for p in procs:  # each rank bounds its own waits (ddp_worker.py: stacks dumped at 120 s)
@@ -219,7 +221,7 @@ def test_ddp_two_ranks_read_every_row_once_per_epoch(daemon):
         f.seek(0)
         said.append(f.read().decode(errors="replace"))
     codes = [p.returncode for p in procs]
-    assert codes == [0, 0], "".join("rank %d exited %d:\n%s\n" % (r, c, t[-3000:])
+    assert codes == [0, 0], "".join("rank %d exited %d:\n%s\n" % (r, c, t[-12000:])
                                     for r, (c, t) in enumerate(zip(codes, said)))
     got = json.load(open(out))
     n = got["n"]
