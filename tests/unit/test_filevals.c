@@ -367,7 +367,8 @@ START_TEST(test_residency_by_the_rows_read) {
   lnc_file *f;
   struct lnc_error err = {0};
   ck_assert_msg(lnc_file_open(copy, &f, &err) == 0, "%s", err.message);
-  enum { ROWS = 1000, PICK = 8 };
+  enum { ROWS = 1000,
+         PICK = 8 };
   uint64_t all[ROWS], off[ROWS];
   uint32_t len[ROWS];
   for (size_t i = 0; i < ROWS; i++) all[i] = i;
