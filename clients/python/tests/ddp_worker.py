@@ -6,9 +6,10 @@ PATH OUT_JSON HOW, HOW one of
            workers live through the epochs, set_epoch before each;
   sampler  a map-style DataLoader over ds.batch_sampler(..., rank=, world_size=), made anew
            each epoch, its workers started by a forkserver. Not forked from the rank: a rank
-           has threads (gloo's, and the last loader's queue feeders, ending), and a fork while
-           one of them holds CPython's thread-state lock leaves the child waiting for it for
-           ever in PyOS_AfterFork_Child (seen here with Python 3.11, about one run in 30).
+           has threads (gloo's in C++; in Python the last loader's queue feeders, ending as
+           the next loader forks), and a fork while a Python thread holds CPython's
+           thread-state lock leaves the child waiting for it for ever in
+           PyOS_AfterFork_Child (seen here with Python 3.11, about one run in 30).
 
 Every wait is bounded: a rank that hangs (a rendezvous or a peer that never comes, a DataLoader
 worker stuck) prints every thread's stack and exits non-zero, so the test says where it stood
