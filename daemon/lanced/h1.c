@@ -262,7 +262,7 @@ static void frame_answer(struct ld_h1_conn *c, struct ld_req *r, struct ld_respo
   r->bytes_out = body_len;
   r->stage = LD_STAGE_SENT;
   c->state = H1_SEND;
-  ld_req_answered(r, body_len);
+  ld_req_answered(r, head_only ? 0 : ld_response_held(out));
 }
 
 /* Writes what is left of the answer: 1 all of it, 0 the socket is full (EPOLLOUT), -1 the

@@ -227,7 +227,9 @@ void ld_metrics_render(struct lnc_buf *o, uint64_t connections, uint64_t infligh
   gauge(o, "lanced_object_cache_bytes", "Bytes of object-store pages in memory.", es.object_cache_bytes);
   gauge(o, "lanced_object_cache_budget_bytes", "The page cache's budget (s3_cache_budget).", es.object_cache_budget);
   gauge(o, "lanced_inflight_requests", "Requests received and not yet completed.", inflight);
-  gauge(o, "lanced_unsent_answer_bytes", "Bytes of answers built and not yet taken by their clients (max_unsent_bytes).",
+  gauge(o, "lanced_unsent_answer_bytes",
+        "Bytes of answers built and not yet taken by their clients, held in memory (max_unsent_bytes; "
+        "values sent from the page cache are not counted).",
         ld_server_unsent_bytes());
   gauge(o, "lanced_connections", "Open client connections.", connections);
   int per[1024];

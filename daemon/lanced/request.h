@@ -30,6 +30,9 @@ struct ld_response { /* what a handler produces; h1.c or h2.c frames it */
 
 /* The answer's length: its body and its refs. */
 size_t ld_response_len(const struct ld_response *out);
+/* Of that, what the daemon's memory holds: all but the refs' runs of files' mappings, which
+ * are the page cache's (what max_unsent_bytes, a budget of the daemon's memory, counts). */
+size_t ld_response_held(const struct ld_response *out);
 /* The refs copied into the body (for a framing that sends one buffer: HTTP/2), file runs
  * read in; -1 out of memory or a file run unreadable, out unchanged. */
 int ld_response_flatten(struct ld_response *out);

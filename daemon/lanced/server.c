@@ -214,6 +214,10 @@ uint64_t ld_server_unsent_bytes(void) { return __atomic_load_n(&unsent_bytes, __
 
 size_t ld_response_len(const struct ld_response *out) { return out->body.len + (out->refs ? out->refs->bytes : 0); }
 
+size_t ld_response_held(const struct ld_response *out) {
+  return ld_response_len(out) - (out->refs ? (size_t)out->refs->file_bytes : 0);
+}
+
 int ld_response_flatten(struct ld_response *out) {
   struct ld_refs *refs = out->refs;
   if (!refs) return 0;
