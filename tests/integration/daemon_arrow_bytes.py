@@ -98,11 +98,15 @@ ec = http.client.HTTPConnection("127.0.0.1", eport, timeout=30)
 fc = http.client.HTTPConnection("127.0.0.1", fport, timeout=30)
 
 
-def file_bytes(conn):
-    """lanced_answer_file_bytes_total of the daemon behind conn."""
+def metric(conn, name):
+    """The value of the unlabelled metric name of the daemon behind conn (-1: not there)."""
     _, m = get(conn, "/metrics", accept="text/plain")
-    v = re.search(rb"^lanced_answer_file_bytes_total (\d+)", m, re.M)
+    v = re.search(rb"^" + name.encode() + rb" (\d+)", m, re.M)
     return int(v.group(1)) if v else -1
+
+
+def file_bytes(conn):
+    return metric(conn, "lanced_answer_file_bytes_total")
 
 
 compared, mismatched, h2_compared, large, undescribed, all_targets = 0, [], 0, 0, [], targets()
@@ -211,12 +215,6 @@ for what, rel, ids, cols in cases:
 # max_unsent_bytes is a budget of the daemon's memory: an answer left unread counts what it
 # holds, not its values that go out from the file's mapping (before, a training batch of
 # 24 MB, most of it images from the file, counted whole: 64 such clients made 28 % 503s).
-def unsent(conn):
-    _, m = get(conn, "/metrics", accept="text/plain")
-    v = re.search(rb"^lanced_unsent_answer_bytes (\d+)", m, re.M)
-    return int(v.group(1)) if v else -1
-
-
 q = json.dumps({"ids": enc_ids, "columns": ["fz_s"]}).encode()
 before = file_bytes(fc)
 fc.request("POST", f"/files/{enc}/rows", q, {"Accept": ARROW, "Content-Type": "application/json"})
@@ -231,7 +229,7 @@ s.sendall(64 * ((f"POST /files/{enc}/rows HTTP/1.1\r\nHost: x\r\nAccept: {ARROW}
 held, t0 = 0, time.time()
 while held <= 0 and time.time() - t0 < 20:
     time.sleep(0.05)
-    held = unsent(fc)
+    held = metric(fc, "lanced_unsent_answer_bytes")
 s.close()
 check(from_file > 0 and held == len(whole) - from_file,
       f"an unread answer of {len(whole)} bytes, {from_file} of them from the file, counts {held} bytes "

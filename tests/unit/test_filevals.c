@@ -295,14 +295,13 @@ START_TEST(test_truncated_file_fails_the_answer) {
 }
 END_TEST
 
-/* fz_s's values of rows ids from f, file values asked for (file_min 1) or not (0), encoded
- * to ipc when given, and the file offset and length of each row's value when left in the
- * file; returns whether they were. */
-static bool fz_s_take(lnc_file *f, uint64_t file_min, const uint64_t *ids, size_t n, uint64_t *off,
-                      uint32_t *len, struct lnc_buf *ipc) {
+/* fz_s's values of rows ids from f, file values asked for, encoded to ipc when given, and the
+ * file offset and length of each row's value when left in the file; returns whether they were. */
+static bool fz_s_take(lnc_file *f, const uint64_t *ids, size_t n, uint64_t *off, uint32_t *len,
+                      struct lnc_buf *ipc) {
   struct lnc_error err = {0};
   const char *col[] = {"fz_s"};
-  struct lnc_take_options o = {.file_values_min = file_min};
+  struct lnc_take_options o = {.file_values_min = 1};
   struct ArrowSchema s;
   struct ArrowArray a;
   ck_assert_msg(lnc_take_ex(f, ids, n, col, 1, &o, &s, &a, NULL, &err) == 0, "%s", err.message);
@@ -353,7 +352,7 @@ static bool fz_s_take_fresh(const char *path, const uint64_t *ids, size_t n, str
   lnc_file *f;
   struct lnc_error err = {0};
   ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
-  bool in_file = fz_s_take(f, 1, ids, n, NULL, NULL, ipc);
+  bool in_file = fz_s_take(f, ids, n, NULL, NULL, ipc);
   lnc_file_close(f);
   return in_file;
 }
@@ -385,7 +384,7 @@ START_TEST(test_residency_by_the_rows_read) {
   uint64_t all[ROWS], off[ROWS];
   uint32_t len[ROWS];
   for (size_t i = 0; i < ROWS; i++) all[i] = i;
-  ck_assert(fz_s_take(f, 1, all, ROWS, off, len, NULL)); /* every page cached: in the file */
+  ck_assert(fz_s_take(f, all, ROWS, off, len, NULL)); /* every page cached: in the file */
   lnc_file_close(f);
   uint64_t first = UINT64_MAX, end = 0;
   for (size_t i = 0; i < ROWS; i++)
