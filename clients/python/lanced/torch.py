@@ -88,6 +88,18 @@ class _SharedAnswer:
             v = v.copy()
         return ("o", _to_torch(v))
 
+    def own(self):
+        """The batch for this process itself, never handed over (batches() read without
+        DataLoader workers): {column: tensor views of the slot}, the slot released once the
+        last of them dies, as _rebuild_slot does in the main process (or of a memfd of its own,
+        when no slot was free)."""
+        self.sent = True  # from now on the tensors release the slot
+        if self.ring is not None:
+            base = self.ring.bytes(self.slot, self.n)
+            weakref.finalize(base, _release_slot, self.ring.busy, self.slot)
+            return _columns(base, self.layout)
+        return _rebuild_fd(os.dup(self.fd), self.n, self.layout)
+
     def __reduce__(self):
         self.sent = True  # from now on the main process releases the slot
         if self.ring is not None:
@@ -204,7 +216,8 @@ _rings_lock = threading.Lock()  # a map-style dataset may be read by several thr
 
 
 def _worker_ring(slots):
-    """This worker process's ring (made at its first batch; a fork's child makes its own)."""
+    """This process's ring: a DataLoader worker's, or a process's own that reads batches()
+    itself (made at its first batch; a fork's child makes its own)."""
     with _rings_lock:
         r = _rings.get(os.getpid())
         if r is None:
@@ -516,8 +529,14 @@ class LancedBatches(torch.utils.data.IterableDataset):
         ds = self.dataset
         len(ds)  # the version pinned first
         version = None if ds.follow else ds.version
-        # In a worker each answer is read straight into a slot of its ring.
-        shared = info is not None and ds.transform is None
+        # Each answer is read straight into a slot of this process's ring. In a worker (without
+        # a transform, which runs there) the batch goes to the main process in its slot. Read
+        # here, the slot is the batch's memory, reused once its last tensor dies: a fresh
+        # bytearray per answer (zeroed, then faulted in page by page, then unmapped) cost a
+        # process reading 6 MB batches itself a third of its rate (docs/performance.md, "The
+        # DataLoader's reads without DataLoader").
+        handover = info is not None and ds.transform is None
+        shared = handover or info is None
         key = (self.sampler.epoch, self.sampler.n, version, wid, nw, shared)
         answers, alloc, mine, first = self._carried(key)
         if mine is None:
@@ -544,10 +563,10 @@ class LancedBatches(torch.utils.data.IterableDataset):
                 else:
                     cols = next(answers[1])
                     answer = alloc.answer(cols) if shared else None
-                if answer is not None:
+                if answer is not None and handover:
                     yield answer
                     continue
-                batch = {k: _to_torch(v) for k, v in cols.items()}
+                batch = answer.own() if answer is not None else {k: _to_torch(v) for k, v in cols.items()}
                 yield ds.transform(batch) if ds.transform else batch
             if nxt is not None:
                 ahead = _ReadAhead(answers, alloc, shared) if nxt_mine else None

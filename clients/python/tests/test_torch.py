@@ -368,6 +368,45 @@ def test_held_batches_are_never_overwritten(daemon, monkeypatch):
     assert at == len(order)
 
 
+def test_batches_read_here_reuse_slots_and_keep_what_is_held(daemon):
+    """batches() iterated in this process (no DataLoader workers) reads each answer into a slot
+    of this process's ring, which is then the batch's memory: a consumer that keeps nothing
+    leaves every slot free again as each batch's last tensor dies (gc off), one that keeps
+    every batch (more than the ring has slots: the rest are copied into memfds of their own)
+    never sees a kept batch change, and every value equals take_arrays'."""
+    path, cols = "data/types21", ["i64", "f64", "s"]
+    client = lanced.Client(daemon)
+    ds = LancedDataset(daemon, path, cols)
+    batches = ds.batches(7, shuffle=True, prefetch=2, seed=3)
+    order = [i for b in batches.sampler._batches() for i in b]
+    gc.collect()  # batches other tests left for the collector
+    gc.disable()
+    try:
+        n = 0
+        for b in batches:
+            n += len(b["i64"])
+            del b
+        ring = lt._rings[os.getpid()]
+        assert n == len(ds) and not ring.busy[:len(ring.fds)].any()
+    finally:
+        gc.enable()
+    kept = list(batches)  # the same epoch again: the same order
+    assert len(kept) > len(ring.fds) and ring.busy[:len(ring.fds)].all()
+    want = client.take_arrays(path, order, cols)
+    at = 0
+    for b in kept:
+        assert list(b) == cols and isinstance(b["i64"], torch.Tensor)
+        k = len(b["i64"])
+        for i in range(k):
+            for c in cols:
+                _same_value(b[c][i], want[c][at + i], "%s[%d]" % (c, at + i))
+        at += k
+    assert at == len(order) == len(ds)
+    del kept, b
+    gc.collect()
+    assert not ring.busy[:len(ring.fds)].any()
+
+
 def _epoch_order(batches, epoch):
     """The order batches' sampler draws for epoch (in this process, on a copy)."""
     s = batches.sampler
