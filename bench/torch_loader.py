@@ -1,7 +1,9 @@
 """Samples/s through torch's DataLoader(num_workers=2, batch_size=256) over a dataset served
 by lanced: lanced.torch.LancedDataset.batches (Arrow answers read into numpy, prefetched;
 through LancedBatches.loader()'s queues, or --queues feeder: multiprocessing's) against the
-same loop fed by JSON rows. Prints one JSON result line per run. Run by bench/run.sh and
+same loop fed by JSON rows. --queues none reads the same batches without DataLoader: --workers
+processes, each iterating its rank's shard of every epoch itself (what a worker does, less the
+hand-over to a main process). Prints one JSON result line per run. Run by bench/run.sh and
 bench/training.sh (make bench); by hand:
   /usr/bin/python3 bench/torch_loader.py --url http://127.0.0.1:8080 --path vectors.lance \\
       --columns v --feed arrow --seconds 10"""
@@ -10,6 +12,7 @@ import json
 import os
 import sys
 import time
+import traceback
 
 import numpy as np
 
@@ -36,7 +39,62 @@ class JsonFedDataset(LancedDataset):
         return out
 
 
+def _bare_process(args, rank, deadline, out):
+    """One of --queues none's processes: its shard of each epoch, epoch after epoch, until
+    deadline; writes "samples seconds" of what it read after its first batch to out."""
+    ds = LancedDataset(args.url, args.path, args.columns.split(","))
+    batches = ds.batches(args.batch, shuffle=True, prefetch=args.prefetch, rank=rank,
+                         world_size=args.workers)
+    samples, t0, epoch = None, None, 0
+    while time.monotonic() < deadline:
+        batches.set_epoch(epoch)
+        for b in batches:
+            if samples is None:  # the connection and first answer are not a sample rate
+                samples, t0 = 0, time.monotonic()
+                continue
+            samples += len(next(iter(b.values())))
+            if time.monotonic() >= deadline:
+                break
+        epoch += 1
+    os.write(out, b"%d %f\n" % (samples or 0, time.monotonic() - (t0 or deadline)))
+
+
+def run_bare(args):
+    """The DataLoader's reads without DataLoader: --workers forked processes, one rank each."""
+    deadline = time.monotonic() + args.seconds
+    rd, wr = os.pipe()
+    pids = []
+    for rank in range(args.workers):
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.close(rd)
+                _bare_process(args, rank, deadline, wr)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)  # a forked child: not the parent's exit handlers
+        pids.append(pid)
+    os.close(wr)
+    failed = [p for p in pids if os.waitpid(p, 0)[1] != 0]
+    with os.fdopen(rd) as f:
+        got = [line.split() for line in f.read().splitlines()]
+    if failed or len(got) != args.workers:
+        sys.exit("torch_loader: %d of %d reading processes failed" % (len(failed) or args.workers - len(got),
+                                                                      args.workers))
+    samples = sum(int(n) for n, _ in got)
+    secs = max(float(t) for _, t in got)
+    return {"system": "lanced-python", "feed": "arrow", "dataset": args.name or args.path,
+            "batch": args.batch, "workers": args.workers, "prefetch": args.prefetch,
+            "columns": args.columns, "queues": "none", "samples": samples, "seconds": round(secs, 3),
+            "samples_per_s": sum(int(n) / float(t) for n, t in got if float(t) > 0)}
+
+
 def run(args):
+    if args.queues == "none":
+        return run_bare(args)
     if args.feed == "arrow":
         ds = LancedDataset(args.url, args.path, args.columns.split(","))
         batches = ds.batches(args.batch, shuffle=True, prefetch=args.prefetch)
@@ -77,12 +135,16 @@ def main():
     p.add_argument("--columns", required=True)
     p.add_argument("--feed", choices=["arrow", "json"], default="arrow")
     p.add_argument("--prefetch", type=int, default=4)
-    p.add_argument("--queues", choices=["direct", "feeder"], default="direct",
-                   help="DataLoader's queues: lanced.torch.loader_context's, or multiprocessing's")
+    p.add_argument("--queues", choices=["direct", "feeder", "none"], default="direct",
+                   help="DataLoader's queues: lanced.torch.loader_context's, or multiprocessing's; "
+                        "none: no DataLoader, --workers processes reading for themselves (arrow)")
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seconds", type=float, default=10)
-    print(json.dumps(run(p.parse_args())))
+    args = p.parse_args()
+    if args.queues == "none" and args.feed != "arrow":
+        p.error("--queues none reads Arrow answers (--feed arrow)")
+    print(json.dumps(run(args)))
 
 
 if __name__ == "__main__":

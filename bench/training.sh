@@ -8,7 +8,7 @@
 #   - LanceDB in-process: takeOffsets batch 100, 4 in flight, all columns;
 #   - the PyTorch DataLoader (2 workers, batch 256, every column, shuffled) through
 #     lanced.torch beside lanced-load sending the same requests (batch 256, 2 connections,
-#     the client's format).
+#     the client's format), and the same reads in two processes without DataLoader.
 # lanced and nginx alternate REPS times (the shared machine's noise hits both), and so do the
 # DataLoader and lanced-load; each pair's ratio is kept and the report judges their median. Writes OUT/training.json and a report
 # section OUT/training.md. Usage: bench/training.sh OUT_DIR DATA_DIR
@@ -98,6 +98,14 @@ if "$PY" -c 'import torch, numpy, google.protobuf' 2>/dev/null; then
       --feed "$fmt" --seconds "$DURATION" > "$TMP/loader.json" &&
       echo "loader $1 $(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).samples_per_s.toFixed(0))' "$TMP/loader.json")" >> "$R"
   }
+  # The same reads without DataLoader: two processes, each reading its rank's shard itself
+  # (torch_loader.py --queues none). Beside the DataLoader's figure it shows how much of the
+  # gap to lanced-load is DataLoader's hand-over and how much the client's own reading.
+  bare_cell() {
+    "$PY" bench/torch_loader.py --url "$URL" --path training.lance --name training --columns "$cols" \
+      --feed arrow --queues none --seconds "$DURATION" > "$TMP/bare.json" &&
+      echo "bare $1 $(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).samples_per_s.toFixed(0))' "$TMP/bare.json")" >> "$R"
+  }
   load256_cell() {
     read -r rows errs < <(load training.lance 256 2 "$fmt")
     echo "load256 $1 $rows $errs" >> "$R"
@@ -107,6 +115,7 @@ if "$PY" -c 'import torch, numpy, google.protobuf' 2>/dev/null; then
   for rep in $(seq "$REPS"); do
     echo "training: DataLoader vs lanced-load ($fmt, batch 256), repetition $rep of $REPS" >&2
     if ((rep % 2)); then loader_cell "$rep"; load256_cell "$rep"; else load256_cell "$rep"; loader_cell "$rep"; fi
+    [[ $fmt == arrow ]] && bare_cell "$rep"
   done
 fi
 kill -0 "$LPID" 2>/dev/null || { echo "training: lanced died during the cells" >&2; tail -20 "$TMP/lanced.log" >&2; exit 1; }
