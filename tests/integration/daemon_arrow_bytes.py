@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from lanced_it import Checks, start
+from lanced_it import Checks, metric, start
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 T = Checks("arrow bytes")
@@ -98,15 +98,9 @@ ec = http.client.HTTPConnection("127.0.0.1", eport, timeout=30)
 fc = http.client.HTTPConnection("127.0.0.1", fport, timeout=30)
 
 
-def metric(conn, name):
-    """The value of the unlabelled metric name of the daemon behind conn (-1: not there)."""
-    _, m = get(conn, "/metrics", accept="text/plain")
-    v = re.search(rb"^" + name.encode() + rb" (\d+)", m, re.M)
-    return int(v.group(1)) if v else -1
-
-
-def file_bytes(conn):
-    return metric(conn, "lanced_answer_file_bytes_total")
+def file_bytes():
+    """The daemon leaving values in their file (fport): the bytes it has sent from files."""
+    return metric(fport, "lanced_answer_file_bytes_total")
 
 
 compared, mismatched, h2_compared, large, undescribed, all_targets = 0, [], 0, 0, [], targets()
@@ -128,9 +122,9 @@ for i, rel in enumerate(all_targets):
         continue
     s1, b1 = get(pc, path)
     s2, b2 = get(ec, path)
-    before = file_bytes(fc)
+    before = file_bytes()
     s3, b3 = get(fc, path)
-    from_file = file_bytes(fc) - before
+    from_file = file_bytes() - before
     if from_file > 0:
         files_sent.append(rel.split("/")[1])
     compared += 1
@@ -187,7 +181,7 @@ for what, rel, ids, cols in cases:
            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
     for name, port in (("default threshold", pport), ("every buffer a piece", eport),
                        ("values left in their file", fport)):
-        before = file_bytes(fc)
+        before = file_bytes()
         s = socket.create_connection(("127.0.0.1", port))
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
         s.sendall(req + req)  # two pipelined: the second answer's head follows the first's last piece
@@ -205,7 +199,7 @@ for what, rel, ids, cols in cases:
         s.close()
         parts = re.split(rb"HTTP/1\.1 200 OK\r\n", got)[1:]
         bodies = [p.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in p else b"" for p in parts]
-        sent = file_bytes(fc) - before
+        sent = file_bytes() - before
         check(want is not None and len(want) > 64 * 1024 and bodies == [want, want] and
               (port != fport or cols is None or sent > 0),
               f"{what}, {name}: two pipelined answers of {len(want or b'') / 1e6:.2f} MB, read slowly, each "
@@ -216,10 +210,11 @@ for what, rel, ids, cols in cases:
 # holds, not its values that go out from the file's mapping (before, a training batch of
 # 24 MB, most of it images from the file, counted whole: 64 such clients made 28 % 503s).
 q = json.dumps({"ids": enc_ids, "columns": ["fz_s"]}).encode()
-before = file_bytes(fc)
+before = file_bytes()
+fc.close()  # idle since the files' loop: the daemon may have closed it; http.client opens anew
 fc.request("POST", f"/files/{enc}/rows", q, {"Accept": ARROW, "Content-Type": "application/json"})
 whole = fc.getresponse().read()
-from_file = file_bytes(fc) - before
+from_file = file_bytes() - before
 s = socket.create_connection(("127.0.0.1", fport))
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a reader that takes nothing
 # Pipelined, 64 of them (6 MB): the socket's buffers take the first few answers whole, and
@@ -229,7 +224,7 @@ s.sendall(64 * ((f"POST /files/{enc}/rows HTTP/1.1\r\nHost: x\r\nAccept: {ARROW}
 held, t0 = 0, time.time()
 while held <= 0 and time.time() - t0 < 20:
     time.sleep(0.05)
-    held = metric(fc, "lanced_unsent_answer_bytes")
+    held = metric(fport, "lanced_unsent_answer_bytes") or 0
 s.close()
 check(from_file > 0 and held == len(whole) - from_file,
       f"an unread answer of {len(whole)} bytes, {from_file} of them from the file, counts {held} bytes "

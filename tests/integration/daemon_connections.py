@@ -13,7 +13,7 @@ import socket
 import sys
 import time
 
-from lanced_it import Checks, read_to_close, start as start_lanced
+from lanced_it import Checks, metric, read_to_close, start as start_lanced
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 T = Checks("connections")
@@ -48,16 +48,6 @@ def http_get(port, path, timeout=2.0, src="127.0.0.1"):
         return int(m.group(1)) if m else "no status: %r" % data[:40]
     except OSError as e:
         return "error: %s" % e
-
-
-def metric(port, name, src="127.0.0.1"):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
-    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    data, _ = read_to_close(s, errors=())
-    for line in data.decode(errors="replace").split("\r\n\r\n", 1)[-1].splitlines():
-        if line.startswith(name + " ") or line.startswith(name + "{"):
-            return float(line.rsplit(" ", 1)[1])
-    return None
 
 
 def post(port, body, timeout=3.0):

@@ -16,10 +16,9 @@ import os
 import re
 import socket
 import sys
-import threading
 import time
 
-from lanced_it import Checks, read_to_close, start
+from lanced_it import Checks, metric_in, metrics, start
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 T = Checks("placement")
@@ -36,18 +35,6 @@ def connect(rcvbuf=None):
     s.connect(("127.0.0.1", port))
     time.sleep(0.15)  # its network thread has seen it (counted as waiting for a request)
     return s
-
-
-def metrics():
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    data, _ = read_to_close(s, errors=())
-    return data.decode(errors="replace")
-
-
-def gauge(text, name):
-    m = re.search(r"^%s (\d+)" % re.escape(name), text, re.M)
-    return int(m.group(1)) if m else None
 
 
 def answers(s, n):
@@ -80,8 +67,8 @@ x.sendall(STALLED)                  # ... and busy for 1.5 s on a take thread
 time.sleep(0.2)
 i2 = connect()                      # thread 0 (not busy)
 y = connect()                       # the old rule: thread 1, beside the busy x (2 open against 2)
-text = metrics()                    # its own connection goes to thread 0 as well
-per = [gauge(text, 'lanced_network_thread_connections{thread="%d"}' % t) for t in (0, 1)]
+text = metrics(port)                    # its own connection goes to thread 0 as well
+per = [metric_in(text, 'lanced_network_thread_connections{thread="%d"}' % t) for t in (0, 1)]
 check(per == [4, 1], "a new connection goes where no request is in progress: per-thread "
       "connections [4, 1] with the busy one alone (got %s)" % per)
 got = answers(x, 1)
@@ -107,14 +94,14 @@ time.sleep(0.2)
 h1 = connect(rcvbuf=4096)           # thread 1
 h2 = connect(rcvbuf=4096)           # thread 1: beside h1, neither busy yet
 check(answers(s, 1)[0][0] == 200, "the stalled description is answered (thread 0 is idle again)")
-before = gauge(metrics(), "lanced_take_handoffs_crowded_total") or 0
+before = metric_in(metrics(port), "lanced_take_handoffs_crowded_total") or 0
 h1.sendall(HEAVY * 3)               # the first runs inline (now heavy); its answer is not read
 time.sleep(0.5)
 h2.sendall(HEAVY * 3)               # h1 still in its first answer: thread 0 has two busy
 time.sleep(0.5)
 got1 = answers(h1, 3)               # h1's next two: heavy, h2's answer unsent meanwhile
 got2 = answers(h2, 3)
-after = gauge(metrics(), "lanced_take_handoffs_crowded_total")
+after = metric_in(metrics(port), "lanced_take_handoffs_crowded_total")
 check(len(got1) == 3 and len(got2) == 3, "all six pipelined answers come (%d + %d)" % (len(got1), len(got2)))
 check(all(g == want[0] for g in got1 + got2), "each is the 2,000-row answer byte for byte")
 check(after is not None and after - before >= 1,
@@ -124,12 +111,12 @@ for c in (h1, h2, s):
 
 # Light requests stay on their thread: single rows on two crowded connections are not handed over.
 a, b = connect(), connect()
-before = gauge(metrics(), "lanced_take_handoffs_crowded_total")
+before = metric_in(metrics(port), "lanced_take_handoffs_crowded_total")
 for k in range(20):
     for c in (a, b):
         c.sendall(b"GET /files/sample.lance/rows?ids=%d HTTP/1.1\r\nHost: x\r\n\r\n" % k)
     answers(a, 1), answers(b, 1)
-check(gauge(metrics(), "lanced_take_handoffs_crowded_total") == before,
+check(metric_in(metrics(port), "lanced_take_handoffs_crowded_total") == before,
       "single-row requests are never handed over for crowding")
 p.terminate()
 p.wait(timeout=10)

@@ -4,7 +4,6 @@ that is not UTF-8 (rows, file description, Connect), request paths and column na
 errors (`/files/%c0%ae%c0%ae/...`, `%ff`), each body decoded strictly (UTF-8, then JSON), and
 the damaged name comes back as U+FFFD. Usage: tests/integration/daemon_utf8.py BIN ROOT"""
 import json
-import shutil
 import subprocess
 import sys
 import urllib.error

@@ -61,3 +61,28 @@ def read_to_close(s, errors=(socket.timeout,)):
         pass
     s.close()
     return out, closed
+
+
+def metrics(port, src="127.0.0.1"):
+    """The daemon's /metrics page (its text), read on a connection of its own from address src
+    (a second loopback address is another client to the per-client limits)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    data, _ = read_to_close(s, errors=())
+    return data.decode(errors="replace").split("\r\n\r\n", 1)[-1]
+
+
+def metric_in(text, name):
+    """The value of series name on a /metrics page: an unlabelled metric, or a series named with
+    its labels (name{label="v"}); a labelled metric's first series when name has none. An int
+    when whole, None when the page has no such series."""
+    for line in text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            v = float(line.rsplit(" ", 1)[1])
+            return int(v) if v.is_integer() else v
+    return None
+
+
+def metric(port, name, src="127.0.0.1"):
+    """metric_in of the daemon's /metrics page, read now."""
+    return metric_in(metrics(port, src), name)
