@@ -407,12 +407,13 @@ class LancedDataset(torch.utils.data.Dataset):
         transform, no split into rows), so in a DataLoader worker it may be a _SharedAnswer."""
         len(self)  # the version pinned first
         version = None if self.follow else self.version
-        if not whole or torch.utils.data.get_worker_info() is None:
+        if not whole:
             cols = self.client.take_arrays(self.path, indices, self.columns, version)
             return {k: _to_torch(v) for k, v in cols.items()}
-        # In a DataLoader worker the batch goes to the main process (_SharedAnswer): read
-        # straight into a free slot of this worker's ring, else into this thread's buffer
-        # (then copied into a memfd of its own).
+        # A whole batch is read straight into a free slot of this process's ring, else into
+        # this thread's buffer (then copied into a memfd of its own). In a DataLoader worker it
+        # goes to the main process in it (_SharedAnswer); read here, it is the batch's memory
+        # (_SharedAnswer.own), as for batches().
         alloc = _SlotAlloc(_worker_ring(self._ring_slots))
         try:
             cols = self.client.take_arrays(self.path, indices, self.columns, version, buffer=alloc)
@@ -420,8 +421,9 @@ class LancedDataset(torch.utils.data.Dataset):
             alloc.drop()
             raise
         shared = alloc.answer(cols)
-        # None: no Arrow answer (every column came another way)
-        return shared if shared is not None else {k: _to_torch(v) for k, v in cols.items()}
+        if shared is None:  # no Arrow answer (every column came another way)
+            return {k: _to_torch(v) for k, v in cols.items()}
+        return shared if torch.utils.data.get_worker_info() is not None else shared.own()
 
     def __getitem__(self, index):
         if isinstance(index, (list, tuple, np.ndarray, torch.Tensor)):

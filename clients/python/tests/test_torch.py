@@ -368,29 +368,34 @@ def test_held_batches_are_never_overwritten(daemon, monkeypatch):
     assert at == len(order)
 
 
-def test_batches_read_here_reuse_slots_and_keep_what_is_held(daemon):
-    """batches() iterated in this process (no DataLoader workers) reads each answer into a slot
-    of this process's ring, which is then the batch's memory: a consumer that keeps nothing
-    leaves every slot free again as each batch's last tensor dies (gc off), one that keeps
-    every batch (more than the ring has slots: the rest are copied into memfds of their own)
-    never sees a kept batch change, and every value equals take_arrays'."""
+@pytest.mark.parametrize("how", ["batches", "sampler"])
+def test_batches_read_here_reuse_slots_and_keep_what_is_held(daemon, how):
+    """Whole batches read in this process (no DataLoader workers: batches() iterated, or
+    ds[indices] for batch_sampler's lists) go into a slot of this process's ring, which is then
+    the batch's memory: a consumer that keeps nothing leaves every slot free again as each
+    batch's last tensor dies (gc off), one that keeps every batch (more than the ring has
+    slots: the rest are copied into memfds of their own) never sees a kept batch change, and
+    every value equals take_arrays'."""
     path, cols = "data/types21", ["i64", "f64", "s"]
     client = lanced.Client(daemon)
     ds = LancedDataset(daemon, path, cols)
     batches = ds.batches(7, shuffle=True, prefetch=2, seed=3)
     order = [i for b in batches.sampler._batches() for i in b]
+
+    def read():  # the epoch's batches, in order
+        return iter(batches) if how == "batches" else (ds[b] for b in batches.sampler._batches())
     gc.collect()  # batches other tests left for the collector
     gc.disable()
     try:
         n = 0
-        for b in batches:
+        for b in read():
             n += len(b["i64"])
             del b
         ring = lt._rings[os.getpid()]
         assert n == len(ds) and not ring.busy[:len(ring.fds)].any()
     finally:
         gc.enable()
-    kept = list(batches)  # the same epoch again: the same order
+    kept = list(read())  # the same epoch again: the same order
     assert len(kept) > len(ring.fds) and ring.busy[:len(ring.fds)].all()
     want = client.take_arrays(path, order, cols)
     at = 0
