@@ -535,7 +535,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
         # a transform, which runs there) the batch goes to the main process in its slot. Read
         # here, the slot is the batch's memory, reused once its last tensor dies: a fresh
         # bytearray per answer (zeroed, then faulted in page by page, then unmapped) cost a
-        # process reading 6 MB batches itself a third of its rate (docs/performance.md, "The
+        # process reading 6 MB batches itself a quarter of its rate (docs/performance.md, "The
         # DataLoader's reads without DataLoader").
         handover = info is not None and ds.transform is None
         shared = handover or info is None
