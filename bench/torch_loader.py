@@ -39,24 +39,34 @@ class JsonFedDataset(LancedDataset):
         return out
 
 
+def _samples_until(deadline, epoch_batches):
+    """Samples in the batches of epoch_batches(0), epoch_batches(1), ... until deadline, counted
+    from the first batch on (connections, workers' start-up and the first answer are not a
+    sample rate): (samples, seconds)."""
+    samples, t0, first, epoch = 0, time.monotonic(), True, 0
+    while time.monotonic() < deadline:
+        for b in epoch_batches(epoch):
+            if first:
+                first, t0 = False, time.monotonic()
+                continue
+            samples += len(next(iter(b.values())))
+            if time.monotonic() >= deadline:
+                break
+        epoch += 1
+    return samples, time.monotonic() - t0
+
+
 def _bare_process(args, rank, deadline, out):
     """One of --queues none's processes: its shard of each epoch, epoch after epoch, until
     deadline; writes "samples seconds" of what it read after its first batch to out."""
     ds = LancedDataset(args.url, args.path, args.columns.split(","))
     batches = ds.batches(args.batch, shuffle=True, prefetch=args.prefetch, rank=rank,
                          world_size=args.workers)
-    samples, t0, epoch = None, None, 0
-    while time.monotonic() < deadline:
-        batches.set_epoch(epoch)
-        for b in batches:
-            if samples is None:  # the connection and first answer are not a sample rate
-                samples, t0 = 0, time.monotonic()
-                continue
-            samples += len(next(iter(b.values())))
-            if time.monotonic() >= deadline:
-                break
-        epoch += 1
-    os.write(out, b"%d %f\n" % (samples or 0, time.monotonic() - (t0 or deadline)))
+
+    def epoch(e):
+        batches.set_epoch(e)
+        return batches
+    os.write(out, b"%d %f\n" % _samples_until(deadline, epoch))
 
 
 def run_bare(args):
@@ -108,18 +118,7 @@ def run(args):
         dl = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=args.workers,
                                          sampler=ds.batch_sampler(args.batch, shuffle=True),
                                          persistent_workers=True)
-    samples, t0 = 0, time.monotonic()
-    deadline = t0 + args.seconds
-    first = None
-    while time.monotonic() < deadline:
-        for b in dl:
-            if first is None:  # the workers' start-up is not a sample rate
-                first, samples, t0 = True, 0, time.monotonic()
-                continue
-            samples += len(next(iter(b.values())))
-            if time.monotonic() >= deadline:
-                break
-    secs = time.monotonic() - t0
+    samples, secs = _samples_until(time.monotonic() + args.seconds, lambda e: dl)
     return {"system": "lanced-torch", "feed": args.feed, "dataset": args.name or args.path,
             "batch": args.batch, "workers": args.workers, "prefetch": args.prefetch, "columns": args.columns,
             "queues": args.queues if args.feed == "arrow" else "feeder",

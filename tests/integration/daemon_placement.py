@@ -18,7 +18,7 @@ import socket
 import sys
 import time
 
-from lanced_it import Checks, metric_in, metrics, start
+from lanced_it import Checks, metric, metric_in, metrics, start
 
 BIN, ROOT = sys.argv[1], sys.argv[2]
 T = Checks("placement")
@@ -94,14 +94,14 @@ time.sleep(0.2)
 h1 = connect(rcvbuf=4096)           # thread 1
 h2 = connect(rcvbuf=4096)           # thread 1: beside h1, neither busy yet
 check(answers(s, 1)[0][0] == 200, "the stalled description is answered (thread 0 is idle again)")
-before = metric_in(metrics(port), "lanced_take_handoffs_crowded_total") or 0
+before = metric(port, "lanced_take_handoffs_crowded_total") or 0
 h1.sendall(HEAVY * 3)               # the first runs inline (now heavy); its answer is not read
 time.sleep(0.5)
 h2.sendall(HEAVY * 3)               # h1 still in its first answer: thread 0 has two busy
 time.sleep(0.5)
 got1 = answers(h1, 3)               # h1's next two: heavy, h2's answer unsent meanwhile
 got2 = answers(h2, 3)
-after = metric_in(metrics(port), "lanced_take_handoffs_crowded_total")
+after = metric(port, "lanced_take_handoffs_crowded_total")
 check(len(got1) == 3 and len(got2) == 3, "all six pipelined answers come (%d + %d)" % (len(got1), len(got2)))
 check(all(g == want[0] for g in got1 + got2), "each is the 2,000-row answer byte for byte")
 check(after is not None and after - before >= 1,
@@ -111,12 +111,12 @@ for c in (h1, h2, s):
 
 # Light requests stay on their thread: single rows on two crowded connections are not handed over.
 a, b = connect(), connect()
-before = metric_in(metrics(port), "lanced_take_handoffs_crowded_total")
+before = metric(port, "lanced_take_handoffs_crowded_total")
 for k in range(20):
     for c in (a, b):
         c.sendall(b"GET /files/sample.lance/rows?ids=%d HTTP/1.1\r\nHost: x\r\n\r\n" % k)
     answers(a, 1), answers(b, 1)
-check(metric_in(metrics(port), "lanced_take_handoffs_crowded_total") == before,
+check(metric(port, "lanced_take_handoffs_crowded_total") == before,
       "single-row requests are never handed over for crowding")
 p.terminate()
 p.wait(timeout=10)

@@ -211,11 +211,12 @@ class _Ring:
 
 
 _tls = threading.local()
-_rings = {}  # in a worker: {pid: _Ring}; in the main process: {token: _RingView}
+_rings = {}  # {pid: _Ring}: this process's own (a worker's, or one reading batches itself);
+# {token: _RingView}: in a DataLoader's main process, its workers' rings
 _rings_lock = threading.Lock()  # a map-style dataset may be read by several threads of a worker
 
 
-def _worker_ring(slots):
+def _process_ring(slots):
     """This process's ring: a DataLoader worker's, or a process's own that reads batches()
     itself (made at its first batch; a fork's child makes its own)."""
     with _rings_lock:
@@ -414,7 +415,7 @@ class LancedDataset(torch.utils.data.Dataset):
         # this thread's buffer (then copied into a memfd of its own). In a DataLoader worker it
         # goes to the main process in it (_SharedAnswer); read here, it is the batch's memory
         # (_SharedAnswer.own), as for batches().
-        alloc = _SlotAlloc(_worker_ring(self._ring_slots))
+        alloc = _SlotAlloc(_process_ring(self._ring_slots))
         try:
             cols = self.client.take_arrays(self.path, indices, self.columns, version, buffer=alloc)
         except BaseException:
@@ -548,7 +549,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
             # daemon works on the next batches while this worker reads the last, with no
             # thread pool (threads contend for the GIL on every read, and a wake-up is a
             # hypervisor exit here).
-            alloc = _SlotAlloc(_worker_ring(ds._ring_slots)) if shared else None
+            alloc = _SlotAlloc(_process_ring(ds._ring_slots)) if shared else None
             feed = _Feed()
             feed.add(mine)
             answers = (feed, ds.client.take_arrays_iter(ds.path, feed, ds.columns, version, alloc,
