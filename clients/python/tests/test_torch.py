@@ -650,3 +650,73 @@ def test_direct_queue_writer_waits_for_a_slow_reader(method):
     said = open(out).read() if os.path.exists(out) else "nothing"
     shutil.rmtree(d, ignore_errors=True)
     assert said == "sent" and data == b"y" * (4 << 20) and p.exitcode == 0
+
+
+# Epoch orders without a Python int per row. The old definition (a list of every row, cut into
+# lists, a worker keeping batches k with k % workers == its id) is the oracle for the batches.
+def _old_batches(n, bs, shuffle, drop_last, rank, world_size, seed, epoch):
+    if shuffle:
+        g = torch.Generator()
+        g.manual_seed(seed + epoch)
+        order = torch.randperm(n, generator=g).tolist()
+    else:
+        order = list(range(n))
+    if world_size is not None:
+        order = order[rank * n // world_size:(rank + 1) * n // world_size]
+    out = [order[i:i + bs] for i in range(0, len(order), bs)]
+    return [b for b in out if len(b) == bs or not drop_last]
+
+
+def _share(sampler, epoch, wid, nw):
+    holder = lt.LancedBatches.__new__(lt.LancedBatches)  # _mine reads only the sampler
+    holder.sampler = sampler
+    return holder._mine(epoch, wid, nw)
+
+
+@pytest.mark.parametrize("n,bs,drop_last,world", [(1, 4, False, None), (10, 4, False, None),
+                                                  (10, 4, True, None), (12, 4, False, None),
+                                                  (1003, 32, False, 3), (1003, 32, True, 3),
+                                                  (5, 8, True, None), (0, 4, False, None)])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_sampler_and_worker_shares_match_the_list_definition(n, bs, drop_last, world, shuffle):
+    for rank in range(world or 1):
+        kw = dict(rank=rank, world_size=world) if world else {}
+        s = lt.BatchSampler(n, bs, shuffle=shuffle, drop_last=drop_last, seed=5, **kw)
+        for epoch in (0, 3):
+            s.set_epoch(epoch)
+            want = _old_batches(n, bs, shuffle, drop_last, rank if world else None, world, 5, epoch)
+            got = list(s)
+            assert got == want and len(s) == len(want)
+            assert all(type(b) is list and all(type(i) is int for i in b) for b in got)
+            for nw in (1, 2, 3):
+                for wid in range(nw):
+                    share = _share(s, epoch, wid, nw)
+                    assert list(share) == want[wid::nw] and len(share) == len(want[wid::nw])
+                    assert list(share) == list(share)  # iterated again: the same batches
+
+
+def test_sampler_sizes_and_unshuffled_batches_hold_no_row_list():
+    # 10**12 rows: a list of them cannot be made (the old __len__ and iteration made one)
+    n = 10 ** 12
+    s = lt.BatchSampler(n, 256, rank=1, world_size=3)
+    lo, hi = n // 3, 2 * n // 3
+    assert len(s) == -(-(hi - lo) // 256)
+    assert next(iter(s)) == list(range(lo, lo + 256))
+    share = _share(s, 0, 1, 2)
+    assert len(share) == len(range(1, len(s), 2))
+    assert next(iter(share)) == list(range(lo + 256, lo + 512))
+
+
+def test_shuffled_worker_share_keeps_ids_off_the_python_heap():
+    import tracemalloc
+    n = 2_000_000  # as Python ints (the old lists): 36 bytes a row, 72 MB
+    s = lt.BatchSampler(n, 256, shuffle=True, seed=1)
+    tracemalloc.start()
+    try:
+        share = _share(s, 0, 0, 2)
+        first = next(iter(share))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(first) == 256 and len(share) == len(range(0, len(s), 2))
+    assert peak < 1 << 20, peak
