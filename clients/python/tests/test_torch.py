@@ -709,7 +709,7 @@ def test_sampler_sizes_and_unshuffled_batches_hold_no_row_list():
 
 def test_shuffled_worker_share_keeps_ids_off_the_python_heap():
     import tracemalloc
-    n = 2_000_000  # as Python ints (the old lists): 36 bytes a row, 72 MB
+    n = 2_000_000  # as Python ints (the old lists): 88 MB on the Python heap
     s = lt.BatchSampler(n, 256, shuffle=True, seed=1)
     tracemalloc.start()
     try:
