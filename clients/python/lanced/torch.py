@@ -914,11 +914,7 @@ class BatchSampler(torch.utils.data.Sampler):
         return self._batches()
 
     def _batches(self, epoch=None):
-        mine = self._shard(self._order(epoch))
-        for i in range(0, len(mine), self.batch_size):
-            chunk = mine[i:i + self.batch_size]
-            if len(chunk) == self.batch_size or not self.drop_last:
-                yield _id_list(chunk)
+        yield from _Share(self, epoch, 0, 1)  # the order drawn at the first batch, as before
 
     def _count(self, rows):
         """Batches in rows rows (the last one short unless drop_last)."""
@@ -936,8 +932,9 @@ def _id_list(rows):
 
 class _Share:
     """A DataLoader worker's batches of one epoch: batches wid, wid + nw, wid + 2 nw, ... of the
-    sampler's, each made a list as it is asked for. Shuffled, the worker keeps a copy of its own
-    batches' ids (4 bytes a row), not the epoch's whole order."""
+    sampler's (all of them for wid 0 of 1: the sampler's own iteration), each made a list as it
+    is asked for. Shuffled, one of several workers keeps a copy of its own batches' ids (4 bytes
+    a row), not the epoch's whole order."""
 
     def __init__(self, sampler, epoch, wid, nw):
         rows = sampler._shard(sampler._order(epoch))
@@ -947,10 +944,13 @@ class _Share:
         self.rows = self.grid = self.tail = None
         if isinstance(rows, range):
             self.rows = rows  # unshuffled: sliced as asked, nothing held
-        else:
-            self.grid = rows[:full * self.bs].view(full, self.bs)[wid::nw].clone()
+        else:  # one of several workers copies its batches out, so the whole order can go
+            self.grid = rows[:full * self.bs].view(full, self.bs)[wid::nw]
             if total > full and (total - 1) % nw == wid:  # the short last batch is this worker's
-                self.tail = rows[full * self.bs:].clone()
+                self.tail = rows[full * self.bs:]
+            if nw > 1:
+                self.grid = self.grid.clone()
+                self.tail = None if self.tail is None else self.tail.clone()
 
     def __len__(self):
         return len(self.picks)
@@ -958,7 +958,7 @@ class _Share:
     def __iter__(self):
         if self.rows is not None:
             for k in self.picks:
-                yield list(self.rows[k * self.bs:(k + 1) * self.bs])
+                yield _id_list(self.rows[k * self.bs:(k + 1) * self.bs])
             return
         for row in self.grid:
             yield row.tolist()
