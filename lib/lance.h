@@ -195,14 +195,17 @@ struct lnc_take_options {
   /* enum lnc_ids_kind: what the ids are. Datasets only: a data file's row ids are its
    * offsets. */
   int ids;
-  /* 0 = off. Otherwise binary and string values of a local file are left in the file where they lie as
-   * they are (uncompressed full-zip pages, 2.1+) and the page cache holds them: the answer's
-   * array then names each value's file range instead of holding its bytes, so a server
-   * writes them to its socket from a mapping of the file, one copy (the kernel's) instead
-   * of four. Only whole columns: a column goes to the file when every requested page of it
-   * can and its requested rows average this many bytes. Such an array is for
+  /* 0 = off. Otherwise binary and string values of a local file, and vectors (fixed-size
+   * lists of byte-wide items, none null), are left in the file where they lie as they are
+   * (uncompressed full-zip pages, 2.1+) and the page cache holds them: the answer's array
+   * then names each value's file range instead of holding its bytes, so a server writes
+   * them to its socket from a mapping of the file, one copy (the kernel's) instead of
+   * three or four. Only whole columns: a column goes to the file when every requested page
+   * of it can and its requested rows average this many bytes and hold four times as many
+   * together (a lone vector of a few KiB is cheaper copied). Such an array is for
    * lnc_encode_arrow_ipc(_refs) only (which read or name the ranges); its variable-width
-   * buffer is NULL. It keeps the file's mapping and a descriptor of it while it lives. */
+   * buffer (a vector's items buffer) is NULL. It keeps the file's mapping and a descriptor
+   * of it while it lives. */
   uint64_t file_values_min;
 };
 /* OFFSETS: offsets among the live rows of the version (Lance's dataset.take, LanceDB's

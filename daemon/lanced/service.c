@@ -158,10 +158,14 @@ static int mount_all(const struct ld_config *c) {
 #define REF_MIN_BYTES (16 * 1024)
 static size_t ref_min_bytes = REF_MIN_BYTES;
 /* A column's values stay in their file for an Arrow answer when its rows average this many
- * bytes (images, documents): each is a sendfile of its own, which costs about what copying
- * 4 KiB four times does (read, order, gather, socket). LANCED_TEST_FILE_VALUES_MIN lowers it
- * (1: every plain string and binary column the page cache holds), for the same tests. */
-#define FILE_VALUES_MIN (4 * 1024)
+ * bytes (images, documents, vectors of 256 floats and more): each is an iovec of the
+ * answer's sendmsg (h1.c; a run of them back to back in the file, one), where copied its
+ * bytes go through three or four copies (read, order, gather, socket). The bench's 3 KiB
+ * vectors sent from the file cost the daemon 13 % less CPU per batch of 256 training rows
+ * (docs/performance.md); smaller values are not measured and stay copied.
+ * LANCED_TEST_FILE_VALUES_MIN lowers it (1: every plain string, binary and vector column
+ * the page cache holds), for the same tests. */
+#define FILE_VALUES_MIN (1 * 1024)
 static uint64_t file_values_min = FILE_VALUES_MIN;
 
 int ld_service_init(const struct ld_config *c) {

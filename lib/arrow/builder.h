@@ -24,17 +24,20 @@ int lnc_array_init(struct ArrowArray *out, int64_t length, int64_t null_count,
 /* Gives buffer i to the array; the array frees it on release. */
 void lnc_array_set_buffer(struct ArrowArray *a, int64_t i, void *buf);
 
-/* The bytes of a variable-width array's values left in files (lnc_take_options.
- * file_values_min): value i, counted from the start of the array's buffers (before its
- * offset), is off[i] of maps[file ? file[i] : 0] (lib/io's mapped file), as long as the
- * offsets buffer says. The array's value buffer (buffers[2]) is NULL. Made by lib/take and
- * the gathers of lib/arrow; read by the IPC encoder, which names or reads the ranges. */
+/* The bytes of an array's values left in files (lnc_take_options.file_values_min).
+ * Variable width (stride 0): value i, counted from the start of the array's buffers (before
+ * its offset), is off[i] of maps[file ? file[i] : 0] (lib/io's mapped file), as long as the
+ * offsets buffer says; the value buffer (buffers[2]) is NULL. Fixed width (the items of a
+ * fixed-size list): entry i is the `per` items [i * per, (i + 1) * per), `stride` bytes at
+ * off[i] of its file; the value buffer (buffers[1]) is NULL. Made by lib/take and the gathers
+ * of lib/arrow; read by the IPC encoder, which names or reads the ranges. */
 struct lnc_filemap;
 struct lnc_filevals {
   struct lnc_filemap **maps; /* a reference each, dropped with the array */
   size_t n_maps;
   uint64_t *off;
-  uint32_t *file; /* NULL: every value is in maps[0] */
+  uint32_t *file;       /* NULL: every value is in maps[0] */
+  uint64_t stride, per; /* fixed width: bytes and items per entry; 0 for variable width */
 };
 /* Gives fv (malloc'd, its arrays and descriptors too) to a made-here array; on LNC_EINVAL
  * (another array) fv is freed. */

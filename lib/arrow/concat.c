@@ -405,14 +405,28 @@ static int gather_fixed(const struct ArrowSchema *s, const struct ktype *t, cons
   return 0;
 }
 
+/* The array of part a holding the values: a itself, or a fixed-size list's items (dim > 0). */
+static const struct ArrowArray *values_of(const struct ArrowArray *a, size_t dim) {
+  return dim ? a->children[0] : a;
+}
+
+/* Row r of part a (r counted from a's buffers) as its values' lnc_filevals entry: the row
+ * itself, or for a fixed-size list of dim items (dim > 0) its items' range, whose first item
+ * the items array's offset moves (fsl_filevals checked it lands on an entry). */
+static uint64_t filevals_entry(const struct ArrowArray *a, uint64_t r, size_t dim) {
+  return dim ? (uint64_t)a->children[0]->offset / dim + r : r;
+}
+
 /* Values left in files (lnc_filevals) gathered as such: each row's file and offset, with a
- * reference of the output's own to every one of the parts' mappings. */
+ * reference of the output's own to every one of the parts' mappings. dim > 0: the parts are
+ * fixed-size lists of dim items of w bytes, their items in the files, and out their items. */
 static int gather_filevals(const struct ArrowSchema *s, const struct ArrowArray *const *parts, size_t nparts,
-                           const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out, struct lnc_error *err) {
+                           const struct lnc_row_ref *refs, size_t n, size_t dim, size_t w, struct ArrowArray *out,
+                           struct lnc_error *err) {
   struct lnc_filevals *fv = calloc(1, sizeof *fv);
   size_t *base = calloc(nparts ? nparts : 1, sizeof *base), nmaps = 0;
   for (size_t p = 0; p < nparts; p++) {
-    const struct lnc_filevals *pf = lnc_array_filevals(parts[p]);
+    const struct lnc_filevals *pf = lnc_array_filevals(values_of(parts[p], dim));
     base[p] = nmaps;
     nmaps += pf ? pf->n_maps : 0;
   }
@@ -427,13 +441,14 @@ static int gather_filevals(const struct ArrowSchema *s, const struct ArrowArray 
     return oom(s, n, err);
   }
   for (size_t p = 0; p < nparts; p++) {
-    const struct lnc_filevals *pf = lnc_array_filevals(parts[p]);
+    const struct lnc_filevals *pf = lnc_array_filevals(values_of(parts[p], dim));
     for (size_t k = 0; pf && k < pf->n_maps; k++) fv->maps[fv->n_maps++] = lnc_filemap_ref(pf->maps[k]);
   }
+  if (dim) fv->per = dim, fv->stride = dim * w;
   for (size_t i = 0; i < n; i++) {
     const struct ArrowArray *a = parts[refs[i].part];
-    const struct lnc_filevals *pf = lnc_array_filevals(a);
-    uint64_t r = (uint64_t)a->offset + refs[i].row;
+    const struct lnc_filevals *pf = lnc_array_filevals(values_of(a, dim));
+    uint64_t r = filevals_entry(a, (uint64_t)a->offset + refs[i].row, dim);
     fv->off[i] = pf ? pf->off[r] : 0; /* a part without: its rows here hold no bytes */
     if (fv->file) fv->file[i] = (uint32_t)(base[refs[i].part] + (pf && pf->file ? pf->file[r] : 0));
   }
@@ -469,7 +484,7 @@ static int gather_var(const struct ArrowSchema *s, const struct ktype *t, const 
   uint8_t *d = in_files ? NULL : arr_buf_raw(out, 2, (size_t)total);
   if (!offs || (!in_files && !d)) return oom(s, n, err);
   if (in_files) {
-    int rc = gather_filevals(s, parts, nparts, refs, n, out, err);
+    int rc = gather_filevals(s, parts, nparts, refs, n, 0, 0, out, err);
     if (rc) return rc;
   }
   uint64_t pos = 0;
@@ -496,9 +511,21 @@ static int gather_var(const struct ArrowSchema *s, const struct ktype *t, const 
   return 0;
 }
 
+/* The items of fixed-size list part a (dim items of w bytes a row) left in files, if they are:
+ * one file range a row, none of them null (lib/take leaves only such items there). */
+static const struct lnc_filevals *fsl_filevals(const struct ArrowArray *a, size_t dim, size_t w) {
+  const struct ArrowArray *c = a->children[0];
+  const struct lnc_filevals *fv = lnc_array_filevals(c);
+  return fv && fv->per == dim && fv->stride == dim * w && !c->buffers[1] && !c->null_count &&
+                 (uint64_t)c->offset % dim == 0
+             ? fv
+             : NULL;
+}
+
 /* A fixed-size list of fixed-width items (a vector column): each row's items are one range,
  * copied as such with their validity, instead of one row reference per item (16 bytes each:
  * 17,000 rows of 1,024 uint8 were 280 MB of references for a 17 MB answer). */
+
 static int gather_fsl_fixed(const struct ArrowSchema *s, const struct ktype *t, const struct ArrowArray *const *parts,
                             size_t nparts, const struct lnc_row_ref *refs, size_t n, struct ArrowArray *out,
                             struct lnc_error *err) {
@@ -507,19 +534,32 @@ static int gather_fsl_fixed(const struct ArrowSchema *s, const struct ktype *t, 
   for (size_t p = 0; p < nparts; p++) { /* the items the parts' rows name must be there */
     const struct ArrowArray *a = parts[p], *c = a->children[0];
     uint64_t need = ((uint64_t)a->offset + (uint64_t)a->length) * dim;
-    if (!c || !c->release || c->n_buffers != 2 || c->offset < 0 || (uint64_t)c->length < need || (need && !c->buffers[1]))
+    if (!c || !c->release || c->n_buffers != 2 || c->offset < 0 || (uint64_t)c->length < need ||
+        (need && !c->buffers[1] && !fsl_filevals(a, dim, w)))
       return lnc_errf(err, LNC_EINVAL, "arrow: part %zu's '%s' items do not cover its rows", p, cs->format);
   }
   if (n > SIZE_MAX / dim / w) return oom(s, n, err);
   size_t items = n * dim;
   struct ArrowArray *child = out->children[0];
   if (lnc_array_init(child, (int64_t)items, 0, 2, 0)) return oom(s, n, err);
+  /* Items some part left in its files stay there when every row comes from such a part (a
+   * take of one dataset version's fragments), and are read in otherwise. */
+  bool in_files = n > 0;
+  for (size_t i = 0; i < n && in_files; i++) in_files = fsl_filevals(parts[refs[i].part], dim, w) != NULL;
+  if (in_files) return gather_filevals(cs, parts, nparts, refs, n, dim, w, child, err);
   uint8_t *d = arr_buf_raw(child, 1, items * w), *v = NULL;
   if (!d) return oom(s, n, err);
   int64_t nulls = 0;
   for (size_t i = 0; i < n; i++) {
     const struct ArrowArray *a = parts[refs[i].part], *c = a->children[0];
     uint64_t first = (uint64_t)c->offset + ((uint64_t)a->offset + refs[i].row) * dim;
+    const struct lnc_filevals *pf = c->buffers[1] ? NULL : fsl_filevals(a, dim, w);
+    if (pf) { /* a part's items left in its file, read in */
+      uint64_t e = first / dim;
+      int rc = lnc_filemap_read(pf->maps[pf->file ? pf->file[e] : 0], d + i * dim * w, pf->off[e], dim * w, err);
+      if (rc) return rc;
+      continue; /* no item of such a part is null */
+    }
     memcpy(d + i * dim * w, (const uint8_t *)c->buffers[1] + first * w, dim * w);
     if (!c->buffers[0]) continue;
     for (size_t k = 0; k < dim; k++) {

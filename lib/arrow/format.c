@@ -238,6 +238,13 @@ int lnc_arrow_n_buffers(enum lnc_atype kind) {
   }
 }
 
+/* Whether buffer i of a is its values left in a file (lnc_filevals): a variable-width array's
+ * bytes (buffer 2), or fixed-width items (buffer 1). */
+static bool filevals_buffer(const struct ArrowArray *a, int i) {
+  const struct lnc_filevals *fv = lnc_array_filevals(a);
+  return fv && i == (fv->stride ? 1 : 2);
+}
+
 static int validate(const struct ArrowSchema *s, const struct ArrowArray *a, int depth,
                     struct lnc_error *err) {
   if (depth > 64) return lnc_errf(err, LNC_EUNSUPPORTED, "arrow nesting deeper than 64");
@@ -266,7 +273,7 @@ static int validate(const struct ArrowSchema *s, const struct ArrowArray *a, int
                     s->format, (long long)a->n_buffers, nb);
   if (a->length > 0)
     for (int i = 1; i < nb; i++)
-      if (!a->buffers[i] && !(i == 2 && lnc_array_filevals(a))) /* values left in a file */
+      if (!a->buffers[i] && !filevals_buffer(a, i)) /* values left in a file */
         return lnc_errf(err, LNC_EINVAL, "field \"%s\": buffer %d is NULL", name, i);
   if (nb && !a->buffers[0] && a->null_count > 0)
     return lnc_errf(err, LNC_EINVAL, "field \"%s\": nulls but no validity buffer", name);

@@ -52,7 +52,7 @@ enum src_kind { SRC_EMPTY,
 struct src {
   enum src_kind kind;
   const uint8_t *ptr;            /* SRC_FILE: the array's offsets buffer */
-  const struct lnc_filevals *fv; /* SRC_FILE: values [bit_off, bit_off + count) of the array */
+  const struct lnc_filevals *fv; /* SRC_FILE: values (fixed width: entries) [bit_off, bit_off + count) of the array */
   bool large;                    /* SRC_FILE: 64-bit offsets */
   int64_t bit_off;               /* SRC_BITS: first bit */
   int64_t count;                 /* SRC_BITS: bits; SRC_OFF*: number of offsets */
@@ -155,6 +155,17 @@ static int add_file(struct ipc *w, const struct lnc_filevals *fv, const void *of
   return add_src(w, (struct src){.kind = SRC_FILE, .ptr = offs, .fv = fv, .large = large, .bit_off = j0, .count = n, .len = len});
 }
 
+/* Items [j0, j0 + n) of a fixed-width array of wd-byte items left in files, whole entries of
+ * fv (a fixed-size list's rows: plan_array reaches the items through them). */
+static int add_file_items(struct ipc *w, const struct lnc_filevals *fv, int64_t j0, int64_t n, int64_t wd) {
+  int64_t per = (int64_t)fv->per;
+  if (per <= 0 || j0 % per || n % per || fv->stride != (uint64_t)(per * wd))
+    return lnc_errf(w->err, LNC_EINTERNAL, "arrow ipc: items [%lld, +%lld) of %lld-byte file ranges of %lld items",
+                    (long long)j0, (long long)n, (long long)fv->stride, (long long)per);
+  if (!n) return add_copy(w, NULL, 0);
+  return add_src(w, (struct src){.kind = SRC_FILE, .fv = fv, .bit_off = j0 / per, .count = n / per, .len = n * wd});
+}
+
 static int add_bits(struct ipc *w, const void *ptr, int64_t off, int64_t n) {
   return add_src(w, (struct src){.kind = n ? SRC_BITS : SRC_EMPTY, .ptr = ptr, .bit_off = off, .count = n, .len = (n + 7) / 8});
 }
@@ -215,6 +226,8 @@ static int plan_array(struct ipc *w, const struct ArrowSchema *s, const struct A
   case LNC_AT_DURATION:
   case LNC_AT_FIXED_BINARY: {
     int64_t wd = t.bits / 8;
+    const struct lnc_filevals *fv = lnc_array_filevals(a);
+    if (fv && fv->stride) return add_file_items(w, fv, j0, len, wd);
     return add_copy(w, len ? (const uint8_t *)b1 + j0 * wd : NULL, len * wd);
   }
   case LNC_AT_BINARY:
@@ -457,16 +470,21 @@ static int add_ref(struct ipc *w, size_t at, const void *ptr, size_t len) {
   return 0;
 }
 
-/* Value k's mapped file, offset and length of a SRC_FILE source (the offset checked to lie
- * in the mapping: take.c put it there from the file's own index, the mapping is the file). */
+/* Value (fixed width: entry) k's mapped file, offset and length of a SRC_FILE source (the
+ * offset checked to lie in the mapping: take.c put it there from the file's own index, the
+ * mapping is the file). */
 static int file_value(struct ipc *w, const struct src *s, int64_t k, const struct lnc_filemap **map, uint64_t *off,
                       uint64_t *len) {
   int64_t j = s->bit_off + k;
-  int64_t a = s->large ? ((const int64_t *)(const void *)s->ptr)[j] : ((const int32_t *)(const void *)s->ptr)[j];
-  int64_t b = s->large ? ((const int64_t *)(const void *)s->ptr)[j + 1] : ((const int32_t *)(const void *)s->ptr)[j + 1];
   *map = s->fv->maps[s->fv->file ? s->fv->file[j] : 0];
   *off = s->fv->off[j];
-  *len = b > a ? (uint64_t)(b - a) : 0;
+  if (s->fv->stride) {
+    *len = s->fv->stride;
+  } else {
+    int64_t a = s->large ? ((const int64_t *)(const void *)s->ptr)[j] : ((const int32_t *)(const void *)s->ptr)[j];
+    int64_t b = s->large ? ((const int64_t *)(const void *)s->ptr)[j + 1] : ((const int32_t *)(const void *)s->ptr)[j + 1];
+    *len = b > a ? (uint64_t)(b - a) : 0;
+  }
   if (*off > (*map)->len || *len > (*map)->len - *off)
     return lnc_errf(w->err, LNC_EINTERNAL, "arrow ipc: a value at %llu past its file's end", (unsigned long long)*off);
   return 0;

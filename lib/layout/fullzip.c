@@ -3,6 +3,7 @@
  * index (kept in the search cache) gives each row's byte range, so a row is one read. */
 #include "page.h"
 #include "../io/io.h"
+#include "../util/assert.h"
 #include "../util/error.h"
 #include "../util/clock.h"
 #include "../util/mem.h"
@@ -252,10 +253,25 @@ struct fz_plan {
   bool pending, in_file; /* file values: ranges known, reads not listed yet / heads only */
 };
 
+/* Whether fixed-width values are their plain bytes: Flat without a buffer compression, or a
+ * fixed-size list of such items without item validity (a vector column). */
+static bool fz_raw_fixed(const lnc_enc *e) {
+  if (e && e->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST) {
+    if (!e->fixed_size_list || e->fixed_size_list->has_validity) return false;
+    e = e->fixed_size_list->values;
+  }
+  return e && e->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT && e->flat &&
+         !e->flat->data && e->flat->bits_per_value % 8 == 0;
+}
+
 /* Whether a page's values can stay in the file: plain bytes (no compression to undo), one
- * level per row (no repetition), ranges from the cached index (no round for it). */
+ * level per row (no repetition). Variable width: ranges from the cached index (no round for
+ * it). Fixed width: rows without a control word (no value can be null: a null row's bytes
+ * are whatever the writer left, where an answer's are zeros), each row its value. */
 static bool fz_file_ok(const struct fz_state *s) {
-  return !s->fixed && s->L.max_rep == 0 && s->repidx && !s->repidx_on_disk &&
+  if (s->L.max_rep) return false;
+  if (s->fixed) return s->cw_bytes == 0 && s->value_bytes && fz_raw_fixed(s->fz->value_compression);
+  return s->repidx && !s->repidx_on_disk &&
          s->fz->value_compression->compression_case == LANCE__ENCODINGS21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE;
 }
 
@@ -333,13 +349,14 @@ int lnc_fullzip_commit(struct lnc_page_job *j, bool in_file) {
     if (in_file) {
       pl->row_len[i] = r->len;
       if (r->len > head) r->len = head;
+      if (!head) continue; /* a fixed row without a control word: nothing to read (no dst) */
     }
     if (!(r->dst = lnc_arena_alloc(c->arena, r->len ? r->len : 1))) return lnc_page_err(c, LNC_ENOMEM, "out of memory");
   }
   pl->pending = false;
   pl->in_file = in_file;
   j->reads = pl->data;
-  j->nreads = j->n;
+  j->nreads = in_file && !head ? 0 : j->n; /* fixed rows without a control word: nothing to read */
   return 0;
 }
 
@@ -386,6 +403,15 @@ int lnc_fullzip_advance(struct lnc_page_job *j) {
  * the rest of the row exactly (one level per row: fz_file_ok). */
 static int decode_row_in_file(struct lnc_take_ctx *c, struct fz_state *s, const struct lnc_read *r, uint64_t row_len,
                               struct lnc_leafrows *out) {
+  int rc;
+  if (s->fixed) { /* the whole row is the value (fz_file_ok: no control word) */
+    LNC_ASSERT(!s->cw_bytes && row_len == s->value_bytes);
+    if (c->levels && (rc = lnc_leafrows_push_level(out, 0, 0))) return lnc_page_err(c, rc, "out of memory");
+    rc = lnc_valbuf_append_file(&out->values, r->off, row_len);
+    if (rc == LNC_ENOMEM) return lnc_page_err(c, rc, "out of memory");
+    if (rc) return lnc_page_err(c, LNC_ECORRUPT, "values of %llu bytes for this fixed-size list", (unsigned long long)row_len);
+    return 0;
+  }
   const uint8_t *p = r->dst;
   size_t len = (size_t)r->len, pos = 0;
   uint16_t def = 0;
@@ -403,7 +429,6 @@ static int decode_row_in_file(struct lnc_take_ctx *c, struct fz_state *s, const 
   if (vl != row_len - pos)
     return lnc_page_err(c, LNC_ECORRUPT, "value of %llu bytes in a row of %llu", (unsigned long long)vl,
                         (unsigned long long)row_len);
-  int rc;
   if (c->levels && (rc = lnc_leafrows_push_level(out, 0, canon))) return lnc_page_err(c, rc, "out of memory");
   if ((rc = lnc_valbuf_append_file(&out->values, r->off + pos, vl)))
     return lnc_page_err(c, rc, rc == LNC_ENOMEM ? "out of memory" : "values of a column both in memory and in the file");

@@ -201,6 +201,7 @@ int lnc_valbuf_append_null(struct lnc_valbuf *v) {
     v->offsets[++v->n] = v->data_len;
     return 0;
   }
+  if (v->in_file) return LNC_EINTERNAL; /* fixed values stay in the file only where none is null (fullzip.c) */
   int rc = fixed_append(v, NULL, 0, true);
   if (rc) return rc;
   if (lnc_valbuf_has_item_validity(v) && (rc = item_validity_append(v, NULL, 0, false))) return rc;
@@ -222,7 +223,7 @@ int lnc_valbuf_append_fixed(struct lnc_valbuf *v, const uint8_t *data, uint64_t 
 
 void lnc_valbuf_zero_fixed(struct lnc_valbuf *v, uint64_t i) {
   size_t w = v->bits / 8;
-  if (i < v->n && (i + 1) * w <= v->data_len) memset(v->data + i * w, 0, w);
+  if (v->data && i < v->n && (i + 1) * w <= v->data_len) memset(v->data + i * w, 0, w);
 }
 
 int lnc_valbuf_append_bytes(struct lnc_valbuf *v, const uint8_t *p, size_t len) {
@@ -240,8 +241,29 @@ int lnc_valbuf_append_bytes(struct lnc_valbuf *v, const uint8_t *p, size_t len) 
   return lnc_valbuf_append(v, &one, 0);
 }
 
+/* A fixed-width in_file buffer's bytes per value; 0 when its shape cannot stay in the file. */
+static uint64_t in_file_width(const struct lnc_valbuf *v) {
+  if (v->kind != LNC_VALUES_FIXED || v->bits == 0 || v->bits % 8 || v->fsl_levels != 1 ||
+      lnc_valbuf_has_item_validity(v) || v->items_per_value > UINT64_MAX / (v->bits / 8))
+    return 0;
+  return v->items_per_value * (v->bits / 8);
+}
+
+/* A fixed-width value left in the file: its offset, and its bytes counted. */
+static int append_file_fixed(struct lnc_valbuf *v, uint64_t off, uint64_t len) {
+  uint64_t w = in_file_width(v);
+  if (!w || len != w) return LNC_EINTERNAL;
+  if (len > SIZE_MAX - v->data_len) return LNC_ENOMEM;
+  if (lnc_grow_array((void **)&v->foff, &v->foff_cap, v->n + 1, 8)) return LNC_ENOMEM;
+  v->foff[v->n++] = off;
+  v->data_len += (size_t)len;
+  return 0;
+}
+
 int lnc_valbuf_append_file(struct lnc_valbuf *v, uint64_t off, uint64_t len) {
-  if (v->kind != LNC_VALUES_VARIABLE || !v->in_file || v->data) return LNC_EINTERNAL;
+  if (!v->in_file || v->data) return LNC_EINTERNAL;
+  if (v->kind == LNC_VALUES_FIXED) return append_file_fixed(v, off, len);
+  if (v->kind != LNC_VALUES_VARIABLE) return LNC_EINTERNAL;
   if (len > SIZE_MAX - v->data_len) return LNC_ENOMEM;
   if (lnc_grow_array((void **)&v->offsets, &v->off_cap, v->n + 2, 8) ||
       lnc_grow_array((void **)&v->foff, &v->foff_cap, v->n + 1, 8))
@@ -256,6 +278,17 @@ int lnc_valbuf_append_file(struct lnc_valbuf *v, uint64_t off, uint64_t len) {
 static int append_range_in_file(struct lnc_valbuf *dst, const struct lnc_valbuf *src, uint64_t from,
                                 uint64_t count) {
   if (dst->data || (dst->n && !dst->in_file)) return LNC_EINTERNAL;
+  if (src->kind == LNC_VALUES_FIXED) { /* every value the same width */
+    uint64_t w = in_file_width(src);
+    if (!w || dst->kind != LNC_VALUES_FIXED) return LNC_EINTERNAL;
+    if (count > (SIZE_MAX - dst->data_len) / w) return LNC_ENOMEM;
+    if (lnc_grow_array((void **)&dst->foff, &dst->foff_cap, dst->n + count, 8)) return LNC_ENOMEM;
+    dst->in_file = true;
+    memcpy(dst->foff + dst->n, src->foff + from, count * sizeof *dst->foff);
+    dst->data_len += (size_t)(count * w);
+    dst->n += count;
+    return 0;
+  }
   uint64_t a = src->offsets[from], b = src->offsets[from + count];
   if (lnc_grow_array((void **)&dst->offsets, &dst->off_cap, dst->n + count + 1, 8) ||
       lnc_grow_array((void **)&dst->foff, &dst->foff_cap, dst->n + count, 8))

@@ -31,9 +31,10 @@ struct lnc_valbuf {
   uint64_t fsl_per_value[LNC_FSL_MAX_LEVELS];
   uint8_t *item_valid[LNC_FSL_MAX_LEVELS];
   size_t iv_cap[LNC_FSL_MAX_LEVELS];
-  /* VARIABLE, in_file (lnc_take_options.file_values_min): the values' bytes stay in the
-   * file; value k is [foff[k], foff[k] + offsets[k+1] - offsets[k]) of it. data stays NULL
-   * and data_len counts the bytes the values would take. */
+  /* in_file (lnc_take_options.file_values_min): the values' bytes stay in the file; value k
+   * is [foff[k], foff[k] + its length) of it (VARIABLE: offsets[k+1] - offsets[k]; FIXED, a
+   * single-level fixed-size list of byte-wide items without item validity: the value's
+   * width). data stays NULL and data_len counts the bytes the values would take. */
   bool in_file;
   uint64_t *foff;
   size_t foff_cap;
@@ -63,7 +64,8 @@ int lnc_valbuf_append_fixed(struct lnc_valbuf *v, const uint8_t *data, uint64_t 
 /* Sets fixed-width value i (< n, byte-aligned width) to zero bytes, as a null slot holds. */
 void lnc_valbuf_zero_fixed(struct lnc_valbuf *v, uint64_t i);
 /* Appends a value whose len bytes are at file offset off, to an in_file buffer (the planner
- * sets in_file before the first value; LNC_EINTERNAL on any other). */
+ * sets in_file before the first value; LNC_EINTERNAL on any other, and on a fixed-width
+ * value of another width). */
 int lnc_valbuf_append_file(struct lnc_valbuf *v, uint64_t off, uint64_t len);
 /* Appends values [from, from+count) of src to dst (same kind). */
 int lnc_valbuf_append_range(struct lnc_valbuf *dst, const struct lnc_valbuf *src, uint64_t from,

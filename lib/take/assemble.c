@@ -104,16 +104,18 @@ static void *take_buf(uint8_t **p, size_t min) {
 static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_leafrows *S,
                       const struct slots *sl, struct ArrowArray *out);
 
-/* A binary array whose values stay in the file: validity and offsets as usual, no value
- * buffer; the values' file offsets move into it with a reference to the file's mapping (the
- * file may be closed, evicted from a cache, before the array is sent). Takes validity and
- * offs. */
+/* An array whose values stay in the file: validity (and a binary's offsets) as usual, no
+ * value buffer; the values' file offsets move into it with a reference to the file's mapping
+ * (the file may be closed, evicted from a cache, before the array is sent). A binary has n
+ * values; fixed-width items come `per` to a file range (a fixed-size list's row), n / per
+ * ranges. Takes validity and offs (NULL for fixed-width items). */
 static int in_file_array(struct lnc_asm *a, struct lnc_valbuf *v, int64_t n, int64_t nulls, uint8_t *validity,
-                         void *offs, struct ArrowArray *out) {
+                         void *offs, uint64_t per, struct ArrowArray *out) {
   struct lnc_filevals *fv = calloc(1, sizeof *fv);
   struct lnc_filemap **maps = malloc(sizeof *maps);
   LNC_ASSERT(a->file_map); /* planned in the file only with one (take.c) */
-  if (!fv || !maps || !offs || lnc_array_init(out, n, nulls, 3, 0)) {
+  LNC_ASSERT(!per || (!offs && (uint64_t)n == v->n * per));
+  if (!fv || !maps || (!per && !offs) || lnc_array_init(out, n, nulls, per ? 2 : 3, 0)) {
     free(fv);
     free(maps);
     free(offs);
@@ -121,9 +123,10 @@ static int in_file_array(struct lnc_asm *a, struct lnc_valbuf *v, int64_t n, int
     return lnc_errf(a->err, LNC_ENOMEM, "out of memory");
   }
   lnc_array_set_buffer(out, 0, validity);
-  lnc_array_set_buffer(out, 1, offs);
+  if (offs) lnc_array_set_buffer(out, 1, offs);
   maps[0] = lnc_filemap_ref(a->file_map);
   *fv = (struct lnc_filevals){.maps = maps, .n_maps = 1, .off = v->foff};
+  if (per) fv->per = per, fv->stride = per * (v->bits / 8);
   v->foff = NULL;
   if (!fv->off && !(fv->off = calloc(1, sizeof *fv->off))) { /* no values */
     lnc_filevals_free(fv);
@@ -289,6 +292,8 @@ static int fsl_items(struct lnc_asm *a, const struct lnc_field *fld, struct lnc_
       iv = NULL;
     }
   }
+  if (item->type != LNC_AT_FIXED_LIST && v->in_file) /* a vector left in the file (take.c) */
+    return in_file_array(a, v, items, inulls, iv, NULL, (uint64_t)fld->fixed_size, out);
   if (item->type != LNC_AT_FIXED_LIST) return fixed_array(a, items, inulls, iv, take_buf(&v->data, 8), out);
   if (lnc_array_init(out, items, inulls, 1, 1)) {
     free(iv);
@@ -475,7 +480,7 @@ static int leaf_array(struct lnc_asm *a, const struct lnc_proj *p, struct lnc_le
       for (int64_t i = 0; i <= n; i++) o32[i] = v->offsets ? (int32_t)v->offsets[i] : 0;
       offs = o32;
     }
-    if (v->in_file) return in_file_array(a, v, n, nulls, validity, offs, out);
+    if (v->in_file) return in_file_array(a, v, n, nulls, validity, offs, 0, out);
     void *data = take_buf(&v->data, 1);
     if (!offs || !data || lnc_array_init(out, n, nulls, 3, 0)) {
       free(offs);

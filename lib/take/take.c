@@ -319,20 +319,30 @@ static int plan_column20(struct lnc_file *f, uint32_t col, const uint64_t *uniq,
 }
 
 /* Whether column col may leave its values in the file (lnc_take_options.file_values_min):
- * binaries and strings (no blob, dictionary or list above them) of a local 2.1+ file. A
- * string's bytes are served as the file holds them in any case: Arrow answers pass them on. */
+ * binaries and strings, and fixed-size lists of byte-wide items (vectors), with no blob,
+ * dictionary or list above them, of a local 2.1+ file. A string's bytes are served as the
+ * file holds them in any case: Arrow answers pass them on; so are a vector's, little-endian
+ * in the file as in the answer. */
 static bool file_values_column(const struct lnc_file *f, const struct lnc_field *leaf, bool has_list,
                                uint64_t file_min) {
   bool var = leaf->type == LNC_AT_BINARY || leaf->type == LNC_AT_LARGE_BINARY || leaf->type == LNC_AT_UTF8 ||
              leaf->type == LNC_AT_LARGE_UTF8;
-  return file_min && var && !f->v20 && !f->src.s3 && f->src.fd >= 0 && !has_list && !leaf->blob && !leaf->dict_index[0];
+  bool vec = leaf->type == LNC_AT_FIXED_LIST && leaf->n_children == 1 && leaf->children[0]->byte_width &&
+             !leaf->children[0]->n_children;
+  return file_min && (var || vec) && !f->v20 && !f->src.s3 && f->src.fd >= 0 && !has_list && !leaf->blob &&
+         !leaf->dict_index[0];
 }
 
 /* The column's jobs [from, jobs->n) were planned with file values allowed: they go to the
- * file when all of them can, their rows average file_min bytes or more (each value is a
- * system call of its own to send: small ones are cheaper copied), and the page cache holds
- * their pages (sending from the file then waits for no device), and the file maps (io.h:
+ * file when all of them can, their rows average file_min bytes or more and hold
+ * FILE_VALUES_SHARE times that together (each value is an iovec of its own to send: small
+ * ones, and a lone row of a few KiB, are cheaper copied), and the page cache holds their
+ * pages (sending from the file then waits for no device), and the file maps (io.h:
  * lnc_filemap). Otherwise they read as usual. */
+/* A single 3 KiB vector from the file cost lanced about 5 % more CPU than copied (8 alternated
+ * pairs, docs/performance.md); two or more, and single values of 4 KiB and up (an image),
+ * cost less from the file. */
+#define FILE_VALUES_SHARE 4
 static int commit_file_values(struct lnc_file *f, struct job_list *jobs, size_t from, uint64_t file_min,
                               struct lnc_leafrows *out) {
   uint64_t bytes = 0, rows = 0;
@@ -344,7 +354,8 @@ static int commit_file_values(struct lnc_file *f, struct job_list *jobs, size_t 
     bytes += b;
     rows += jobs->v[k].n;
   }
-  bool in_file = all && rows && bytes / rows >= file_min && lnc_source_map(&f->src);
+  bool in_file = all && rows && bytes / rows >= file_min && bytes / FILE_VALUES_SHARE >= file_min &&
+                 lnc_source_map(&f->src);
   out->values.in_file = in_file;
   for (size_t k = from; k < jobs->n; k++) {
     int rc = lnc_fullzip_commit(&jobs->v[k], in_file);

@@ -38,7 +38,7 @@ static uint8_t *refs_stream(const struct lnc_buf *out, const struct lnc_ipc_ref 
   return s;
 }
 
-/* A take that leaves plain strings in the file (file_values_min) must encode to the bytes of
+/* A take that leaves plain strings and vectors in the file (file_values_min) must encode to the bytes of
  * the ordinary take want[0..wn), flat and through refs, whenever both takes succeed (a damaged
  * row may fail only the one that checks its length prefix against its range). */
 static void check_file_values(lnc_file *f, const uint64_t *ids, size_t n, const char *const *cols, size_t ncols,

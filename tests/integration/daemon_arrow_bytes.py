@@ -7,8 +7,8 @@ must equal `lancectl take --format arrow` (the flat encoder) byte for byte: from
 the default threshold (only buffers of 16 KiB and more are pieces) and from one where every
 value buffer is a piece (LANCED_TEST_REF_MIN_BYTES=1), over HTTP/1.1 and, for a share of the
 files, HTTP/2; protobuf answers, whose binaries and tensors are pieces too, byte for byte a
-daemon's that packs them flat. A third daemon (buffered reads) leaves plain strings and binaries in their
-file (LANCED_TEST_FILE_VALUES_MIN=1): its answers are the same bytes, the values written from
+daemon's that packs them flat. A third daemon (buffered reads) leaves plain strings, binaries and
+vectors in their file (LANCED_TEST_FILE_VALUES_MIN=1): its answers are the same bytes, the values written from
 the file's mapping (lanced_answer_file_bytes_total counts them). Then answers larger than the
 socket takes at once: 10,000 rows of the 33-column file and of enc21's full-zip strings, read
 slowly (the iovecs advanced across partial writes), pipelined behind each other on one
@@ -158,6 +158,9 @@ check(proto_compared >= 20 and not proto_mismatched,
 check({"enc21", "enc22"} <= set(files_sent),
       f"values written to the socket from their file's mapping for {sorted(set(files_sent))}, each also equal "
       f"over HTTP/2 (read in there)")
+# Vectors too: emb21's emb (full-zip FixedSizeList(128, Flat(32)), all valid; its only such
+# column: emb_n beside it has nulls and stays copied).
+check("emb21" in files_sent, f"vectors written from their file's mapping: emb21 among {sorted(set(files_sent))}")
 
 # Larger than the socket takes at once: the answer goes out over several sendmsg calls, the
 # iovecs advanced across partial writes (a slow reader makes them many).

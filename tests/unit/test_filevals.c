@@ -1,8 +1,9 @@
 /* Unit tests for values left in their file (lnc_take_options.file_values_min, issue 34): a
- * take that names its string and binary values' file ranges instead of copying them encodes
- * to the very Arrow IPC stream of an ordinary take, flat (the encoder reads the ranges) and
- * with refs (the ranges named in the file's mapping, for the socket), for a data file, a dataset (the fragments'
- * parts gathered) and a gather mixing parts in memory and in the file. */
+ * take that names its string and binary values' file ranges, or its vectors' (fixed-size
+ * lists of floats), instead of copying them encodes to the very Arrow IPC stream of an
+ * ordinary take, flat (the encoder reads the ranges) and with refs (the ranges named in the
+ * file's mapping, for the socket), for a data file, a dataset (the fragments' parts
+ * gathered) and a gather mixing parts in memory and in the file. */
 #include "lance.h"
 #include "arrow/builder.h"
 #include "arrow/concat.h"
@@ -28,9 +29,18 @@
 #define FIX "tests/fixtures/data/enc21" /* the dataset; its data file: tsup_fixture_file */
 static const uint64_t IDS[] = {998, 3, 3, 500, 17, 999, 0, 250, 251, 252, 640, 17, 731, 2, 998, 64};
 #define NIDS (sizeof IDS / sizeof IDS[0])
+/* The fixture with a full-zip vector column of 500 rows (emb: FixedSizeList(128, Flat(32)),
+ * all_valid_item; emb_n beside it is nullable, FixedSizeList(128, nullable, Flat(32)), and
+ * stays copied), and its ids. */
+#define VFIX "tests/fixtures/data/emb21"
+static const uint64_t VIDS[] = {499, 3, 3, 250, 17, 0, 251, 252, 17, 2, 499, 64, 128, 129};
+#define NVIDS (sizeof VIDS / sizeof VIDS[0])
+/* The ids the take functions below ask for: IDS, or a vector test's VIDS. */
+static const uint64_t *ids_now = IDS;
+static size_t nids_now = NIDS;
 
-static char *data_file(void) {
-  char *path = tsup_fixture_file("enc21"); /* tests/fixtures/index.json */
+static char *data_file_of(const char *name) {
+  char *path = tsup_fixture_file(name); /* tests/fixtures/index.json */
   ck_assert_ptr_nonnull(path);
   /* Read once whole: the page cache holds it, as file values need (lnc_source_resident). */
   size_t len;
@@ -38,15 +48,19 @@ static char *data_file(void) {
   return path;
 }
 
-/* The fixture's data file, open (asserted). */
-static lnc_file *open_fixture(void) {
-  char *path = data_file();
+static char *data_file(void) { return data_file_of("enc21"); }
+
+/* A fixture's data file, open (asserted). */
+static lnc_file *open_fixture_of(const char *name) {
+  char *path = data_file_of(name);
   lnc_file *f;
   struct lnc_error err = {0};
   ck_assert_msg(lnc_file_open(path, &f, &err) == 0, "%s", err.message);
   free(path);
   return f;
 }
+
+static lnc_file *open_fixture(void) { return open_fixture_of("enc21"); }
 
 /* An ordinary take (0) and one with every plain string in the file (1), of the same ids. */
 struct two {
@@ -104,13 +118,13 @@ static uint8_t *rebuild(const struct lnc_buf *out, const struct lnc_ipc_ref *ref
 static void file_take(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a) {
   struct lnc_take_options o = {.file_values_min = file_min};
   struct lnc_error err = {0};
-  ck_assert_msg(lnc_take_ex(src, IDS, NIDS, NULL, 0, &o, s, a, NULL, &err) == 0, "%s", err.message);
+  ck_assert_msg(lnc_take_ex(src, ids_now, nids_now, NULL, 0, &o, s, a, NULL, &err) == 0, "%s", err.message);
 }
 
 static void dataset_take(void *src, uint64_t file_min, struct ArrowSchema *s, struct ArrowArray *a) {
   struct lnc_take_options o = {.file_values_min = file_min};
   struct lnc_error err = {0};
-  ck_assert_msg(lnc_dataset_take_ex(src, IDS, NIDS, NULL, 0, &o, s, a, NULL, &err) == 0, "%s", err.message);
+  ck_assert_msg(lnc_dataset_take_ex(src, ids_now, nids_now, NULL, 0, &o, s, a, NULL, &err) == 0, "%s", err.message);
 }
 
 /* The three encodings of a file-values take against the flat encoding of an ordinary one. */
@@ -121,7 +135,7 @@ static void check_same_stream(take_fn take, void *src) {
   struct ArrowSchema *s0 = &t.s[0], *s1 = &t.s[1];
   struct ArrowArray *a0 = &t.a[0], *a1 = &t.a[1];
   ck_assert_int_eq(count_filevals(a0), 0);
-  ck_assert_int_ge(count_filevals(a1), 1); /* fz_s (and the other plain strings) in the file */
+  ck_assert_int_ge(count_filevals(a1), 1); /* fz_s (and the other plain strings), or emb, in the file */
   struct lnc_buf want = {0}, flat = {0}, out = {0};
   ck_assert(lnc_encode_arrow_ipc(s0, a0, &want, &err) == 0);
   ck_assert_msg(lnc_encode_arrow_ipc(s1, a1, &flat, &err) == 0, "%s", err.message);
@@ -222,6 +236,140 @@ START_TEST(test_mixed_gather_reads_in) {
   want.release(&want);
   free_two(&t);
   lnc_file_close(f);
+}
+END_TEST
+
+/* ---- vectors: fixed-size lists of floats left in the file ---------------------------------- */
+
+/* The child index of the top-level column named name. */
+static int column_index(const struct ArrowSchema *s, const char *name) {
+  for (int64_t i = 0; i < s->n_children; i++)
+    if (!strcmp(s->children[i]->name, name)) return (int)i;
+  ck_abort_msg("no column %s", name);
+  return -1;
+}
+
+/* A vector column's rows are one file range each: its items array holds no value buffer but
+ * lnc_filevals of 128 float items (512 bytes) an entry; the nullable one beside it stays
+ * copied. The three encodings equal an ordinary take's stream. */
+START_TEST(test_vector_take_same_stream) {
+  ids_now = VIDS, nids_now = NVIDS;
+  lnc_file *f = open_fixture_of("emb21");
+  struct two t;
+  take_two(file_take, f, &t);
+  int emb = column_index(&t.s[1], "emb"), emb_n = column_index(&t.s[1], "emb_n");
+  const struct ArrowArray *items = t.a[1].children[emb]->children[0];
+  const struct lnc_filevals *fv = lnc_array_filevals(items);
+  ck_assert_ptr_nonnull(fv);
+  ck_assert_ptr_null(items->buffers[1]);
+  ck_assert_uint_eq(fv->per, 128);
+  ck_assert_uint_eq(fv->stride, 512);
+  ck_assert_int_eq(items->length, (int64_t)NVIDS * 128);
+  ck_assert_int_eq(count_filevals(t.a[1].children[emb_n]), 0);
+  /* Each entry is that row's 512 bytes in the file: the ordinary take's items. */
+  const uint8_t *want = t.a[0].children[emb]->children[0]->buffers[1];
+  for (size_t i = 0; i < NVIDS; i++) {
+    uint8_t buf[512];
+    ck_assert_int_eq(pread(fv->maps[0]->fd, buf, sizeof buf, (off_t)fv->off[i]), 512);
+    ck_assert_mem_eq(buf, want + i * 512, 512);
+  }
+  free_two(&t);
+  check_same_stream(file_take, f);
+  lnc_file_close(f);
+  ids_now = IDS, nids_now = NIDS;
+}
+END_TEST
+
+/* At a threshold of one vector (512 bytes), a lone row stays copied and four go to the file:
+ * a column's rows read (each once, however often asked for) must also hold four times the
+ * threshold together. */
+START_TEST(test_lone_vector_copied) {
+  lnc_file *f = open_fixture_of("emb21");
+  struct lnc_take_options o = {.file_values_min = 512};
+  const char *cols[] = {"emb"};
+  for (size_t n = 1; n <= 5; n += 2) { /* VIDS[..n): 1, 2 (3 repeats) and 4 rows read */
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    struct lnc_error err = {0};
+    ck_assert_msg(lnc_take_ex(f, VIDS, n, cols, 1, &o, &s, &a, NULL, &err) == 0, "%s", err.message);
+    ck_assert_int_eq(count_filevals(&a), n == 5);
+    a.release(&a);
+    s.release(&s);
+  }
+  lnc_file_close(f);
+}
+END_TEST
+
+START_TEST(test_vector_dataset_take_same_stream) {
+  ids_now = VIDS, nids_now = NVIDS;
+  free(data_file_of("emb21"));
+  lnc_dataset *ds;
+  struct lnc_error err = {0};
+  ck_assert_msg(lnc_dataset_open(VFIX, 0, &ds, &err) == 0, "%s", err.message);
+  check_same_stream(dataset_take, ds);
+  lnc_dataset_close(ds);
+  ids_now = IDS, nids_now = NIDS;
+}
+END_TEST
+
+/* The gathers of a dataset's fragments: vector parts all in the file stay there (each output
+ * row its part's range); one part in memory and one in the file read the file's in. Both
+ * equal the gather of parts in memory. */
+START_TEST(test_vector_gathers) {
+  ids_now = VIDS, nids_now = NVIDS;
+  lnc_file *f = open_fixture_of("emb21");
+  struct lnc_error err = {0};
+  struct two t;
+  take_two(file_take, f, &t);
+  int col = column_index(&t.s[0], "emb");
+  const struct ArrowSchema *cs = t.s[0].children[col];
+  const struct ArrowArray *inf = t.a[1].children[col], *mem = t.a[0].children[col];
+  const struct ArrowArray *files[2] = {inf, inf}, *mixed[2] = {inf, mem}, *plain[2] = {mem, mem};
+  struct lnc_row_ref refs[2 * NVIDS];
+  for (size_t i = 0; i < NVIDS; i++) {
+    refs[2 * i] = (struct lnc_row_ref){0, (NVIDS - 1 - i)};
+    refs[2 * i + 1] = (struct lnc_row_ref){1, i};
+  }
+  struct ArrowArray want, got, kept;
+  ck_assert_int_eq(lnc_arrow_gather_multi(cs, plain, 2, refs, 2 * NVIDS, &want, &err), 0);
+  const uint8_t *w = want.children[0]->buffers[1];
+  ck_assert_msg(lnc_arrow_gather_multi(cs, mixed, 2, refs, 2 * NVIDS, &got, &err) == 0, "%s", err.message);
+  ck_assert_ptr_null(lnc_array_filevals(got.children[0]));
+  ck_assert_mem_eq(got.children[0]->buffers[1], w, 2 * NVIDS * 512);
+  ck_assert_msg(lnc_arrow_gather_multi(cs, files, 2, refs, 2 * NVIDS, &kept, &err) == 0, "%s", err.message);
+  const struct lnc_filevals *fv = lnc_array_filevals(kept.children[0]);
+  ck_assert_ptr_nonnull(fv);
+  ck_assert_ptr_null(kept.children[0]->buffers[1]);
+  ck_assert_uint_eq(fv->per, 128);
+  ck_assert_uint_eq(fv->stride, 512);
+  for (size_t i = 0; i < 2 * NVIDS; i++) {
+    uint8_t buf[512];
+    int fd = fv->maps[fv->file ? fv->file[i] : 0]->fd;
+    ck_assert_int_eq(pread(fd, buf, sizeof buf, (off_t)fv->off[i]), 512);
+    ck_assert_mem_eq(buf, w + i * 512, 512);
+  }
+  /* The kept gather, encoded (flat: the ranges read), is the plain gather's stream (each
+   * wrapped as a batch's one column, moved in: released with it). */
+  struct ArrowSchema ws[2];
+  struct ArrowArray wa[2] = {want, kept};
+  struct lnc_buf enc[2] = {{0}};
+  for (int k = 0; k < 2; k++) {
+    ck_assert_int_eq(lnc_arrow_schema_copy(cs, &ws[k], &err), 0);
+    struct ArrowSchema one;
+    struct ArrowArray batch;
+    ck_assert_int_eq(lnc_arrow_struct_wrap(1, &ws[k], &wa[k], 2 * NVIDS, &one, &batch, &err), 0);
+    ck_assert_msg(lnc_encode_arrow_ipc(&one, &batch, &enc[k], &err) == 0, "%s", err.message);
+    batch.release(&batch);
+    one.release(&one);
+  }
+  ck_assert_uint_eq(enc[0].len, enc[1].len);
+  ck_assert_mem_eq(enc[0].data, enc[1].data, enc[0].len);
+  lnc_buf_free(&enc[0]);
+  lnc_buf_free(&enc[1]);
+  got.release(&got);
+  free_two(&t);
+  lnc_file_close(f);
+  ids_now = IDS, nids_now = NIDS;
 }
 END_TEST
 
@@ -585,6 +733,10 @@ static Suite *suite(void) {
   tcase_add_test(tc, test_dataset_take_same_stream);
   tcase_add_test(tc, test_small_values_copied);
   tcase_add_test(tc, test_mixed_gather_reads_in);
+  tcase_add_test(tc, test_vector_take_same_stream);
+  tcase_add_test(tc, test_lone_vector_copied);
+  tcase_add_test(tc, test_vector_dataset_take_same_stream);
+  tcase_add_test(tc, test_vector_gathers);
   tcase_add_test(tc, test_array_outlives_file);
   tcase_add_test(tc, test_truncated_file_fails_the_answer);
   tcase_add_test(tc, test_residency_by_the_rows_read);
