@@ -1,5 +1,5 @@
 // Seed corpus for tests/fuzz/fuzz_file.c: tiny real Lance files (2.0, 2.1 and 2.2, a handful of
-// types, nulls, nested, a zstd column, a 128-float vector that goes full-zip) written by @lancedb/lancedb, plus damaged variants
+// types, nulls, nested, a zstd column, 128-float vectors that go full-zip, with nulls and without) written by @lancedb/lancedb, plus damaged variants
 // (truncated, footer only, flipped bytes). Keeps tests/fuzz/corpus/fuzz_file/ well under 1 MB.
 //   node tests/fuzz/gen_corpus_file.mjs          (from the repository root)
 import fs from 'node:fs';
@@ -57,6 +57,22 @@ for (const [name, version, n] of [['real21', '2.1', 40], ['real22', '2.2', 40], 
   const bytes = fs.readFileSync(path.join(dir, file));
   fs.writeFileSync(path.join(OUT, `${name}.lance`), bytes);
   written.push([name, bytes]);
+}
+// A vector column with no nulls (full-zip FixedSizeList(128, Flat(32)) without a control word):
+// the one lanced leaves in the file for an Arrow answer, which file_common.h checks against
+// the ordinary take.
+function vectors(n) {
+  const FSL = new arrow.FixedSizeList(128, new arrow.Field('item', new arrow.Float32(), true));
+  return makeTable([
+    { field: field('id', new arrow.Int32(), false), values: Array.from({ length: n }, (_, i) => i) },
+    { field: field('e', FSL, false), values: Array.from({ length: n }, (_, i) => Array.from({ length: 128 }, (_, k) => Math.fround(((i + 1) * (k + 3)) % 89 / 9))) },
+  ]);
+}
+for (const [name, version] of [['vec21', '2.1'], ['vec22', '2.2']]) {
+  const buf = Buffer.from(arrow.tableToIPC(vectors(12), 'file'));
+  await db.inner.createTable(name, buf, 'overwrite', [], { new_table_data_storage_version: version });
+  const dir = path.join(tmp, `${name}.lance`, 'data');
+  fs.copyFileSync(path.join(dir, fs.readdirSync(dir).find((f) => f.endsWith('.lance'))), path.join(OUT, `${name}.lance`));
 }
 // Fixed-size lists of fixed-size lists, nullable at every level (a validity layer per level in
 // the values; full-zip when wide): the shapes tests/fixtures/specs.mjs's nfsl2x serve.
