@@ -333,16 +333,17 @@ static bool file_values_column(const struct lnc_file *f, const struct lnc_field 
          !leaf->dict_index[0];
 }
 
+/* A single 3 KiB vector from the file cost lanced 5-10 % more CPU than copied (14 alternated
+ * pairs, docs/performance.md "Vectors from the file"); two or more, and single values of
+ * 4 KiB and up (an image), cost less from the file. */
+#define FILE_VALUES_SHARE 4
+
 /* The column's jobs [from, jobs->n) were planned with file values allowed: they go to the
  * file when all of them can, their rows average file_min bytes or more and hold
  * FILE_VALUES_SHARE times that together (each value is an iovec of its own to send: small
  * ones, and a lone row of a few KiB, are cheaper copied), and the page cache holds their
  * pages (sending from the file then waits for no device), and the file maps (io.h:
  * lnc_filemap). Otherwise they read as usual. */
-/* A single 3 KiB vector from the file cost lanced about 5 % more CPU than copied (8 alternated
- * pairs, docs/performance.md); two or more, and single values of 4 KiB and up (an image),
- * cost less from the file. */
-#define FILE_VALUES_SHARE 4
 static int commit_file_values(struct lnc_file *f, struct job_list *jobs, size_t from, uint64_t file_min,
                               struct lnc_leafrows *out) {
   uint64_t bytes = 0, rows = 0;
