@@ -39,6 +39,10 @@ struct lnc_filevals {
   uint32_t *file;       /* NULL: every value is in maps[0] */
   uint64_t stride, per; /* fixed width: bytes and items per entry; 0 for variable width */
 };
+/* The mapped file holding value (fixed width: entry) i of fv. */
+static inline struct lnc_filemap *lnc_filevals_map(const struct lnc_filevals *fv, uint64_t i) {
+  return fv->maps[fv->file ? fv->file[i] : 0];
+}
 /* Gives fv (malloc'd, its arrays and descriptors too) to a made-here array; on LNC_EINVAL
  * (another array) fv is freed. */
 int lnc_array_set_filevals(struct ArrowArray *a, struct lnc_filevals *fv);

@@ -496,7 +496,7 @@ static int gather_var(const struct ArrowSchema *s, const struct ktype *t, const 
     const struct lnc_filevals *pf = in_files || en <= st ? NULL : lnc_array_filevals(a);
     if (pf) {
       /* a part's values left in its file, read in */
-      int rc = lnc_filemap_read(pf->maps[pf->file ? pf->file[r] : 0], d + pos, pf->off[r], (uint64_t)(en - st), err);
+      int rc = lnc_filemap_read(lnc_filevals_map(pf, r), d + pos, pf->off[r], (uint64_t)(en - st), err);
       if (rc) return rc;
     } else if (en > st && !in_files) {
       if (!a->buffers[2]) return lnc_errf(err, LNC_EINVAL, "arrow: '%s' data buffer is NULL", s->format);
@@ -555,8 +555,8 @@ static int gather_fsl_fixed(const struct ArrowSchema *s, const struct ktype *t, 
     uint64_t first = (uint64_t)c->offset + ((uint64_t)a->offset + refs[i].row) * dim;
     const struct lnc_filevals *pf = c->buffers[1] ? NULL : fsl_filevals(a, dim, w);
     if (pf) { /* a part's items left in its file, read in */
-      uint64_t e = first / dim;
-      int rc = lnc_filemap_read(pf->maps[pf->file ? pf->file[e] : 0], d + i * dim * w, pf->off[e], dim * w, err);
+      uint64_t e = filevals_entry(a, (uint64_t)a->offset + refs[i].row, dim);
+      int rc = lnc_filemap_read(lnc_filevals_map(pf, e), d + i * dim * w, pf->off[e], dim * w, err);
       if (rc) return rc;
       continue; /* no item of such a part is null */
     }

@@ -476,7 +476,7 @@ static int add_ref(struct ipc *w, size_t at, const void *ptr, size_t len) {
 static int file_value(struct ipc *w, const struct src *s, int64_t k, const struct lnc_filemap **map, uint64_t *off,
                       uint64_t *len) {
   int64_t j = s->bit_off + k;
-  *map = s->fv->maps[s->fv->file ? s->fv->file[j] : 0];
+  *map = lnc_filevals_map(s->fv, (uint64_t)j);
   *off = s->fv->off[j];
   if (s->fv->stride) {
     *len = s->fv->stride;

@@ -227,7 +227,7 @@ START_TEST(test_mixed_gather_reads_in) {
     size_t l = (size_t)(wo[i + 1] - wo[i]);
     uint8_t buf[4096];
     ck_assert_uint_le(l, sizeof buf);
-    int fd = fv->maps[fv->file ? fv->file[i] : 0]->fd;
+    int fd = lnc_filevals_map(fv, i)->fd;
     ck_assert_int_eq(pread(fd, buf, l, (off_t)fv->off[i]), (ssize_t)l);
     ck_assert_mem_eq(buf, (const uint8_t *)want.buffers[2] + wo[i], l);
   }
@@ -344,7 +344,7 @@ START_TEST(test_vector_gathers) {
   ck_assert_uint_eq(fv->stride, 512);
   for (size_t i = 0; i < 2 * NVIDS; i++) {
     uint8_t buf[512];
-    int fd = fv->maps[fv->file ? fv->file[i] : 0]->fd;
+    int fd = lnc_filevals_map(fv, i)->fd;
     ck_assert_int_eq(pread(fd, buf, sizeof buf, (off_t)fv->off[i]), 512);
     ck_assert_mem_eq(buf, w + i * 512, 512);
   }
