@@ -1,6 +1,7 @@
 """lanced.torch.LancedDataset: a map-style PyTorch dataset over a Lance file or dataset
 served by lanced, fetching one batch per HTTP request."""
 import collections
+import itertools
 import math
 import mmap
 import multiprocessing
@@ -482,6 +483,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
         # (pid, the epoch foreseen, its pipeline, its buffer, its batches, _ReadAhead): _predict
         self._carry = None
         self._last = None  # (pid, the last epoch's key)
+        self._epochs_set = False  # set_epoch was called: loader()'s stream foresees e + 1
 
     def _publish(self):
         v = self.dataset.version
@@ -507,6 +509,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
         newest version here, in the main process, so the workers all read the same one
         (persistent workers too: they read both from shared memory as the epoch starts)."""
         self.sampler.set_epoch(epoch)
+        self._epochs_set = True
         if self.dataset.refresh_each_epoch:
             self.sampler.n = self.dataset.refresh()
         self._publish()
@@ -514,15 +517,32 @@ class LancedBatches(torch.utils.data.IterableDataset):
     def __len__(self):
         return len(self.sampler)
 
+    def _stream_key(self):
+        """What an epoch read as part of loader()'s stream is: (epoch, rows, version), or None
+        where the next epoch cannot be foreseen (a version that follows the newest, a count
+        redone each epoch, an order drawn from the caller's generator, no batches at all)."""
+        ds, s = self.dataset, self.sampler
+        if ds.follow or ds.refresh_each_epoch or not len(self):
+            return None
+        if s.shuffle and s.generator is not None and s.world_size is None:
+            return None
+        len(ds)  # the version pinned first
+        v = ds.version
+        if v is not None and type(v) is not int:
+            return None
+        return (s.epoch, s.n, -1 if v is None else v)
+
     def loader(self, num_workers=2, **kwargs):
         """A torch DataLoader over these batches as they are meant to be read: whole batches
-        (batch_size=None), num_workers worker processes kept from epoch to epoch (so each
-        asks for the next epoch's first batches ahead, and set_epoch reaches it), queues
-        without feeder threads (loader_context). kwargs go to DataLoader and override these."""
+        (batch_size=None), num_workers worker processes kept from epoch to epoch, which read
+        the epochs as one stream (the next epoch's batches asked for behind this one's, with
+        no hand-over between them; set_epoch reaches them: _EpochLoader), queues without
+        feeder threads (loader_context). len() is the batches of an epoch. kwargs go to
+        DataLoader and override these."""
         if num_workers > 0:
             kwargs.setdefault("persistent_workers", True)
             kwargs.setdefault("multiprocessing_context", loader_context())
-        return torch.utils.data.DataLoader(self, batch_size=None, num_workers=num_workers, **kwargs)
+        return _EpochLoader(self, num_workers, **kwargs)
 
     def __iter__(self):
         info = torch.utils.data.get_worker_info()
@@ -582,6 +602,38 @@ class LancedBatches(torch.utils.data.IterableDataset):
                 if alloc is not None:
                     alloc.drop()
 
+    def _stream(self, wid, nw, epoch, step):
+        """A DataLoader worker's batches of epochs epoch, epoch + step, epoch + 2 step, ...
+        without end (loader()'s stream, _EpochLoader): the epochs' batches numbered on, one
+        after another, and this worker's those numbered wid, wid + nw, ... (the order in which
+        DataLoader hands out its tasks, so the main process gets them in order, each epoch's
+        after the last one's). One pipeline for all of them: no epoch edge to wait at."""
+        ds = self.dataset
+        version = None if ds.follow else ds.version
+        per = len(self.sampler)
+        assert per > 0  # _stream_key: no stream without batches (it would spin yielding nothing)
+
+        def shares():
+            q = 0
+            while True:
+                yield _Share(self.sampler, epoch + q * step, (wid - q * per) % nw, nw)
+                q += 1
+        handover = ds.transform is None
+        alloc = _SlotAlloc(_process_ring(ds._ring_slots))
+        answers = ds.client.take_arrays_iter(ds.path, itertools.chain.from_iterable(shares()), ds.columns,
+                                             version, alloc, self.prefetch)
+        try:
+            for cols in answers:
+                answer = alloc.answer(cols)
+                if answer is not None and handover:
+                    yield answer
+                    continue
+                batch = answer.own() if answer is not None else {k: _to_torch(v) for k, v in cols.items()}
+                yield ds.transform(batch) if ds.transform else batch
+        finally:
+            answers.close()
+            alloc.drop()
+
     def _mine(self, epoch, wid, nw):
         """This worker's batches of epoch's order. Every worker draws the same order (the
         sampler's, from its seed and epoch; an unseeded shuffle would differ per worker, so
@@ -635,6 +687,105 @@ class LancedBatches(torch.utils.data.IterableDataset):
         if alloc is not None:
             alloc.drop()
         return None, None, None, None
+
+
+class _EpochStream(torch.utils.data.IterableDataset):
+    """What _EpochLoader's workers iterate: a LancedBatches' epochs as one stream (its
+    _stream), from the epoch, rows, version and step the main process published here before
+    it (re)started the workers' iteration; or, with step -1 published, the LancedBatches
+    itself, an epoch at a time (what DataLoader does with it)."""
+
+    def __init__(self, batches):
+        self.batches = batches
+        self._shared = multiprocessing.RawArray("q", 4)  # epoch, rows, version, step
+        self._shared[3] = -1
+
+    def publish(self, key, step):
+        self._shared[:] = list(key) + [step] if key is not None else [0, 0, -1, -1]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if multiprocessing.context.get_spawning_popen() is None:
+            state["_shared"] = list(self._shared)  # as LancedBatches.__getstate__
+        return state
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        epoch, n, version, step = self._shared[:]
+        if info is None or step < 0:
+            return iter(self.batches)
+        b = self.batches
+        b.sampler.epoch, b.sampler.n = epoch, n
+        if version >= 0:
+            b.dataset.version, b.dataset._len = version, n
+        return b._stream(info.id, info.num_workers, epoch, step)
+
+
+class _EpochLoader(torch.utils.data.DataLoader):
+    """LancedBatches.loader()'s DataLoader: with persistent workers, the epochs are one stream.
+
+    Why: DataLoader ends an epoch of an IterableDataset when every worker has run out, and
+    starts the next with a round trip to each worker (resume, acknowledge) before it hands
+    out the first task; meanwhile the workers read nothing and the daemon, their pipelines
+    answered, waits too. On the bench's 5,000-row table (20 batches of 256 an epoch) epochs
+    five times as long gave the DataLoader 4-15 % more rows a second at the same CPU per
+    batch (docs/performance.md, "Epochs as one stream"). So the workers read epoch after epoch
+    without an end (LancedBatches._stream), asking for the next epoch's batches behind this
+    one's, and each iteration of this loader takes len(batches) batches from that stream.
+
+    The stream reads ahead the epoch it foresees: the same (epoch, rows, version) with
+    set_epoch(e + 1) before each epoch (once set_epoch has been called) or the same epoch
+    again (never called), or what the last two epochs showed. An epoch that is not the one
+    foreseen (set_epoch jumped, an epoch left before its end, an error) restarts the workers'
+    iteration as DataLoader does each epoch (what they read ahead is dropped): its batches
+    are the sampler's order for that epoch all the same. Without a foreseeable next epoch
+    (version="latest", refresh_each_epoch, a caller's generator) or without persistent
+    workers, it is DataLoader as it comes, an epoch at a time."""
+
+    def __init__(self, batches, num_workers, **kwargs):
+        self._stream_ds = _EpochStream(batches)
+        super().__init__(self._stream_ds, batch_size=None, num_workers=num_workers, **kwargs)
+        self._batches = batches
+        self._live = None  # the DataLoader iteration the stream is read from
+        self._next = None  # the key of the epoch the stream holds next; None: restart it
+        self._last = None  # the key of the epoch read last
+        self._step = None
+
+    def __len__(self):
+        return len(self._batches)
+
+    def __iter__(self):
+        b = self._batches
+        key = b._stream_key() if self.num_workers > 0 and self.persistent_workers else None
+        foreseen, self._next = self._next, None
+        if key is None:
+            self._live = None
+            self._stream_ds.publish(None, -1)
+            return super().__iter__()
+        if self._live is None or key != foreseen:
+            last, self._last = self._last, key
+            # The step the epochs move by: what the last two showed, else 1 once set_epoch
+            # has been called (a training loop sets each epoch), else 0 (the same order).
+            if last is not None and last[1:] == key[1:] and key[0] - last[0] in (0, 1):
+                self._step = key[0] - last[0]
+            elif self._step is None:
+                self._step = 1 if b._epochs_set else 0
+            self._stream_ds.publish(key, self._step)
+            self._live = super().__iter__()  # the workers' iteration (re)started
+        self._last = key
+        return self._epoch(self._live, len(b), key)
+
+    def _epoch(self, live, n, key):
+        got = 0
+        while got < n:
+            try:
+                item = next(live)
+            except StopIteration:
+                raise RuntimeError("lanced: the DataLoader workers' stream of batches ended") from None
+            got += 1
+            yield item
+        if live is self._live:  # read to its end: the stream holds the next epoch foreseen
+            self._next = (key[0] + self._step,) + key[1:]
 
 
 class _ReadAhead:

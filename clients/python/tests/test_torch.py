@@ -484,22 +484,20 @@ def _quiet(url, seconds=5.0):
         last = got
 
 
-@pytest.mark.parametrize("how", ["loader", "torch"])
-def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon, how):
-    """Persistent workers that have seen an epoch follow another ask for the next epoch's
-    first batches behind this one's last (prefetch - 1 per worker stay in flight; through
-    loader()'s queues the first is read while the epoch is handed over, and one more asked:
-    prefetch) and use them only if the epoch that starts is the one foreseen: set_epoch(e + 1)
-    each time foresees e + 2, a jump foresees nothing (and drops what was asked), an epoch
-    repeated foresees itself. Every epoch is the sampler's order all the same, and no batch is
-    asked twice."""
+def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon):
+    """Persistent workers of torch's own DataLoader over batches() (an epoch at a time) that
+    have seen an epoch follow another ask for the next epoch's first batches behind this
+    one's last (prefetch - 1 per worker stay in flight) and use them only if the epoch that
+    starts is the one foreseen: set_epoch(e + 1) each time foresees e + 2, a jump foresees
+    nothing (and drops what was asked), an epoch repeated foresees itself. Every epoch is the
+    sampler's order all the same, and no batch is asked twice. (loader()'s epochs are one
+    stream: test_loader_reads_epochs_as_one_stream.)"""
     ds = LancedDataset(daemon, "data/types21", ["i64"])
     batches = ds.batches(13, shuffle=True, prefetch=3, seed=4)
-    dl = _loader(batches, how)
+    dl = _loader(batches, "torch")
     ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
     per = len(batches)
-    most = 3 if how == "loader" else 2
-    ahead = sum(min(most, len(range(w, per, 2))) for w in range(2))  # each worker's share, up to most
+    ahead = sum(min(2, len(range(w, per, 2))) for w in range(2))  # each worker's share, up to 2
     start = _quiet(daemon)
     # epoch: requests answered by its end, counted from the first (ahead: asked for the next)
     plan = [(0, per), (1, 2 * per + ahead), (2, 3 * per + ahead), (7, 4 * per + ahead),
@@ -509,6 +507,65 @@ def test_next_epoch_asked_ahead_used_only_when_foreseen(daemon, how):
         got = [int(v) for b in dl for v in b["i64"]]
         assert got == [int(ids[i]) for i in _epoch_order(batches, epoch)], epoch
         assert _settles_at(daemon, start + answered) - start == answered, (epoch, answered)
+
+
+def _epoch_ids(dl, limit=None):
+    got = []
+    for k, b in enumerate(dl):
+        if limit is not None and k == limit:
+            break
+        got.extend(int(v) for v in b["i64"])
+    return got
+
+
+def test_loader_reads_epochs_as_one_stream(daemon):
+    """loader()'s workers read epoch after epoch as one stream, the next epoch's batches asked
+    for behind this one's: an epoch foreseen (set_epoch(e + 1) each time, or the same epoch
+    again once two epochs showed it) costs the daemon exactly its own batches, none asked
+    twice, and no hand-over between epochs. Every epoch is the sampler's order for it (with
+    an odd number of batches an epoch, the two workers' turns cross epoch edges), also after
+    what the stream did not foresee: a jump, an epoch left after a few batches, a new epoch
+    count."""
+    ds = LancedDataset(daemon, "data/types21", ["i64"])
+    batches = ds.batches(13, shuffle=True, prefetch=3, seed=4)
+    dl = batches.loader(num_workers=2)
+    ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
+    per = len(batches)
+    assert per % 2 == 1
+    # (epoch, batches read of it or None for all, whether the stream foresaw it)
+    plan = [(0, None, False), (1, None, True), (2, None, True), (7, None, False), (7, None, False),
+            (7, None, True), (7, 3, True), (7, None, False), (8, None, False), (9, None, True)]
+    resets = []
+    for epoch, limit, foreseen in plan:
+        batches.set_epoch(epoch)
+        before = _quiet(daemon)
+        got = _epoch_ids(dl, limit)
+        want = [int(ids[i]) for i in _epoch_order(batches, epoch)]
+        assert got == (want if limit is None else want[:13 * limit]), epoch
+        if foreseen and limit is None:
+            assert _quiet(daemon) - before == per, epoch
+        if epoch == 0:  # from now on, count DataLoader's epoch hand-overs (resume round trips)
+            it = dl._iterator
+            reset = it._reset
+            it._reset = lambda *a, **k: (resets.append(epoch), reset(*a, **k))[1]
+    # Only the epochs not foreseen were handed over DataLoader's way.
+    assert len(resets) == sum(1 for _, _, foreseen in plan[1:] if not foreseen)
+    assert len(dl) == per
+
+
+def test_loader_stream_without_set_epoch(daemon):
+    """Never told an epoch, loader() reads epoch 0's order every time (as the sampler
+    draws it), the repeats foreseen by the stream: each costs the daemon its batches once."""
+    ds = LancedDataset(daemon, "data/types21", ["i64"])
+    batches = ds.batches(13, shuffle=True, prefetch=3, seed=5)
+    dl = batches.loader(num_workers=2)
+    ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
+    want = [int(ids[i]) for i in _epoch_order(batches, 0)]
+    assert _epoch_ids(dl) == want
+    for _ in range(2):
+        before = _quiet(daemon)
+        assert _epoch_ids(dl) == want
+        assert _quiet(daemon) - before == len(batches)
 
 
 @pytest.mark.parametrize("how", ["loader", "torch"])
@@ -607,7 +664,7 @@ def test_loader_workers_exit_when_the_loader_goes(daemon):
     dl = ds.batches(50, shuffle=True, prefetch=3).loader(num_workers=2)
     it = iter(dl)
     assert len(next(it)["id"]) == 50
-    workers = list(it._workers)
+    workers = list(dl._iterator._workers)
     assert len(workers) == 2 and all(w.is_alive() for w in workers)
     del it, dl
     gc.collect()
