@@ -750,6 +750,7 @@ class _EpochLoader(torch.utils.data.DataLoader):
         self._next = None  # the key of the epoch the stream holds next; None: restart it
         self._last = None  # the key of the epoch read last
         self._step = None
+        self._turn = 0  # iterations begun: only the latest one's end says what comes next
 
     def __len__(self):
         return len(self._batches)
@@ -758,6 +759,7 @@ class _EpochLoader(torch.utils.data.DataLoader):
         b = self._batches
         key = b._stream_key() if self.num_workers > 0 and self.persistent_workers else None
         foreseen, self._next = self._next, None
+        self._turn += 1
         if key is None:
             self._live = None
             self._stream_ds.publish(None, -1)
@@ -773,9 +775,9 @@ class _EpochLoader(torch.utils.data.DataLoader):
             self._stream_ds.publish(key, self._step)
             self._live = super().__iter__()  # the workers' iteration (re)started
         self._last = key
-        return self._epoch(self._live, len(b), key)
+        return self._epoch(self._live, len(b), key, self._turn)
 
-    def _epoch(self, live, n, key):
+    def _epoch(self, live, n, key, turn):
         got = 0
         while got < n:
             try:
@@ -784,7 +786,7 @@ class _EpochLoader(torch.utils.data.DataLoader):
                 raise RuntimeError("lanced: the DataLoader workers' stream of batches ended") from None
             got += 1
             yield item
-        if live is self._live:  # read to its end: the stream holds the next epoch foreseen
+        if turn == self._turn and live is self._live:  # read to its end: the next epoch is next
             self._next = (key[0] + self._step,) + key[1:]
 
 
