@@ -586,11 +586,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
                 else:
                     cols = next(answers[1])
                     answer = alloc.answer(cols) if shared else None
-                if answer is not None and handover:
-                    yield answer
-                    continue
-                batch = answer.own() if answer is not None else {k: _to_torch(v) for k, v in cols.items()}
-                yield ds.transform(batch) if ds.transform else batch
+                yield _item(ds, cols, answer, handover)
             if nxt is not None:
                 ahead = _ReadAhead(answers, alloc, shared) if nxt_mine else None
                 self._carry, kept = (os.getpid(), nxt, answers, alloc, nxt_mine, ahead), True
@@ -624,12 +620,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
                                              version, alloc, self.prefetch)
         try:
             for cols in answers:
-                answer = alloc.answer(cols)
-                if answer is not None and handover:
-                    yield answer
-                    continue
-                batch = answer.own() if answer is not None else {k: _to_torch(v) for k, v in cols.items()}
-                yield ds.transform(batch) if ds.transform else batch
+                yield _item(ds, cols, alloc.answer(cols), handover)
         finally:
             answers.close()
             alloc.drop()
@@ -687,6 +678,16 @@ class LancedBatches(torch.utils.data.IterableDataset):
         if alloc is not None:
             alloc.drop()
         return None, None, None, None
+
+
+def _item(ds, cols, answer, handover):
+    """What a batch read by a LancedBatches' iteration becomes: its shared answer as it is when
+    it goes to the main process (handover), else the batch here, the slot's tensors (or the
+    columns converted, when no Arrow answer came), transformed if ds says so."""
+    if answer is not None and handover:
+        return answer
+    batch = answer.own() if answer is not None else {k: _to_torch(v) for k, v in cols.items()}
+    return ds.transform(batch) if ds.transform else batch
 
 
 class _EpochStream(torch.utils.data.IterableDataset):
