@@ -568,6 +568,28 @@ def test_loader_stream_without_set_epoch(daemon):
         assert _quiet(daemon) - before == len(batches)
 
 
+def test_loader_stream_recovers_after_an_error(daemon):
+    """An error in the stream (here rows past the table's end, asked for because the sampler
+    was told of more rows than there are) reaches the training loop with the daemon's words; the
+    next epoch restarts the workers' stream and reads the sampler's order as before."""
+    ds = LancedDataset(daemon, "data/types21", ["i64"])
+    batches = ds.batches(13, shuffle=True, prefetch=3, seed=6)
+    dl = batches.loader(num_workers=2)
+    ids = lanced.Client(daemon).take_arrays("data/types21", list(range(len(ds))), ["i64"])["i64"]
+    batches.set_epoch(0)
+    assert _epoch_ids(dl) == [int(ids[i]) for i in _epoch_order(batches, 0)]
+    rows = batches.sampler.n
+    batches.sampler.n = rows + 200
+    batches.set_epoch(1)
+    with pytest.raises(Exception) as err:  # torch re-raises it as RuntimeError with its text
+        _epoch_ids(dl)
+    assert "out_of_range" in str(err.value), err.value
+    batches.sampler.n = rows
+    for epoch in (1, 2):
+        batches.set_epoch(epoch)
+        assert _epoch_ids(dl) == [int(ids[i]) for i in _epoch_order(batches, epoch)], epoch
+
+
 @pytest.mark.parametrize("how", ["loader", "torch"])
 def test_persistent_workers_follow_refresh_each_epoch(live_table, how):
     """refresh_each_epoch with persistent workers: the version and row count set_epoch moved to
