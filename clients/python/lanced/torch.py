@@ -500,7 +500,10 @@ class LancedBatches(torch.utils.data.IterableDataset):
 
     def _follow_main(self):
         """In a worker: the epoch, rows and version the main process last published."""
-        epoch, n, version = self._shared[:]
+        self._adopt(*self._shared[:])
+
+    def _adopt(self, epoch, n, version):
+        """The epoch, rows and version (-1: none) the main process published, taken here."""
         self.sampler.epoch, self.sampler.n = epoch, n
         if version >= 0 and not self.dataset.follow:
             self.dataset.version, self.dataset._len = version, n
@@ -606,7 +609,6 @@ class LancedBatches(torch.utils.data.IterableDataset):
         DataLoader hands out its tasks, so the main process gets them in order, each epoch's
         after the last one's). One pipeline for all of them: no epoch edge to wait at."""
         ds = self.dataset
-        version = None if ds.follow else ds.version
         per = len(self.sampler)
         assert per > 0  # _stream_key: no stream without batches (it would spin yielding nothing)
 
@@ -618,7 +620,7 @@ class LancedBatches(torch.utils.data.IterableDataset):
         handover = ds.transform is None
         alloc = _SlotAlloc(_process_ring(ds._ring_slots))
         answers = ds.client.take_arrays_iter(ds.path, itertools.chain.from_iterable(shares()), ds.columns,
-                                             version, alloc, self.prefetch)
+                                             ds.version, alloc, self.prefetch)
         try:
             for cols in answers:
                 yield _item(ds, cols, alloc.answer(cols), handover)
@@ -744,11 +746,8 @@ class _EpochStream(torch.utils.data.IterableDataset):
         epoch, n, version, step = self._shared[:]
         if info is None or step < 0:
             return iter(self.batches)
-        b = self.batches
-        b.sampler.epoch, b.sampler.n = epoch, n
-        if version >= 0:
-            b.dataset.version, b.dataset._len = version, n
-        return b._stream(info.id, info.num_workers, epoch, step)
+        self.batches._adopt(epoch, n, version)
+        return self.batches._stream(info.id, info.num_workers, epoch, step)
 
 
 class _EpochLoader(torch.utils.data.DataLoader):
@@ -802,7 +801,7 @@ class _EpochLoader(torch.utils.data.DataLoader):
             self._stream_ds.publish(None, -1)
             return super().__iter__()
         if self._live is None or key != foreseen:
-            last, self._last = self._last, key
+            last = self._last
             # The step the epochs move by: what the last two showed, else 1 once set_epoch
             # has been called (a training loop sets each epoch), else 0 (the same order).
             if last is not None and last[1:] == key[1:] and key[0] - last[0] in (0, 1):
@@ -827,7 +826,7 @@ class _EpochLoader(torch.utils.data.DataLoader):
                 raise RuntimeError("lanced: the DataLoader workers' stream of batches ended") from None
             got += 1
             yield item
-        if turn == self._turn and live is self._live:  # read to its end: the next epoch is next
+        if turn == self._turn:  # read to its end, and no iteration since: the next epoch is next
             self._next = (key[0] + self._step,) + key[1:]
 
 
